@@ -1,0 +1,550 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configure Start. A zero field means its default.
+type Options struct {
+	// Masters is the number of masters; the slots are split evenly between
+	// them. Default 3.
+	Masters int
+	// Replicas is the number of replicas of each master. Default 0.
+	Replicas int
+	// Dir holds one directory per node, named after its port; Start replaces
+	// any directory of that name. Default: a new temporary directory, which
+	// Stop removes.
+	Dir string
+	// RedisServer is the path of the server binary. Default: "redis-server"
+	// looked up on PATH.
+	RedisServer string
+	// ExtraConfig lines ("directive value") are appended to the config of
+	// every node, after the harness's own. Default none.
+	ExtraConfig []string
+}
+
+// Cluster is a running Redis Cluster: servers started by Start, or the
+// nodes of an existing cluster named by ATOMLEDGER_TEST_REDIS (see
+// StartForTest), which the harness never starts, kills or stops.
+type Cluster struct {
+	// Nodes are the servers of the cluster: with Start, the masters first,
+	// then the replicas of the first master, then those of the second, ...
+	Nodes []*Node
+
+	dir     string
+	tempDir bool
+
+	mu       sync.Mutex // guards the unexported fields of every Node, and stopped
+	stopped  bool
+	last     topology // the last slot map all live nodes agreed on
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// pollInterval is how often the harness re-reads the state it waits for.
+const pollInterval = 50 * time.Millisecond
+
+// Start starts a cluster of opt.Masters masters with opt.Replicas replicas
+// each, as redis-server processes on free ports of 127.0.0.1, and returns
+// once it is ready (see WaitReady). The deadline of ctx bounds the whole
+// start; on any failure everything started so far is stopped again.
+func Start(ctx context.Context, opt Options) (_ *Cluster, err error) {
+	if opt.Masters == 0 {
+		opt.Masters = 3
+	}
+	if opt.Masters < 0 || opt.Masters > Slots || opt.Replicas < 0 {
+		return nil, fmt.Errorf("start cluster: %d masters with %d replicas each", opt.Masters, opt.Replicas)
+	}
+	bin := opt.RedisServer
+	if bin == "" {
+		bin = "redis-server"
+	}
+	bin, err = exec.LookPath(bin)
+	if err != nil {
+		return nil, fmt.Errorf("start cluster: %w", err)
+	}
+
+	c := &Cluster{dir: opt.Dir}
+	if c.dir == "" {
+		if c.dir, err = os.MkdirTemp("", "atomledger-cluster-"); err != nil {
+			return nil, fmt.Errorf("start cluster: %w", err)
+		}
+		c.tempDir = true
+	} else if err = os.MkdirAll(c.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("start cluster: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, c.Stop())
+		}
+	}()
+
+	nodes := make([]*Node, opt.Masters*(1+opt.Replicas))
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i := range nodes {
+		wg.Go(func() { nodes[i], errs[i] = c.startNode(ctx, bin, opt.ExtraConfig) })
+	}
+	wg.Wait()
+	for _, n := range nodes {
+		if n != nil {
+			c.Nodes = append(c.Nodes, n)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("start cluster: %w", err)
+	}
+	if err := c.create(ctx, opt.Masters, opt.Replicas); err != nil {
+		return nil, fmt.Errorf("create cluster: %w", err)
+	}
+	if err := c.WaitReady(ctx); err != nil {
+		return nil, fmt.Errorf("start cluster: %w", err)
+	}
+	return c, nil
+}
+
+// startNode starts one server on a free port, trying other ports while the
+// chosen one turns out to be taken.
+func (c *Cluster) startNode(ctx context.Context, bin string, extra []string) (*Node, error) {
+	var err error
+	for range 5 {
+		var port int
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
+		var n *Node
+		if n, err = newNode(c.dir, bin, port, extra); err != nil {
+			return nil, err
+		}
+		var p *process
+		if p, err = n.launch(); err != nil {
+			return nil, err
+		}
+		if err = n.waitUp(ctx, p); err == nil {
+			n.proc = p
+			n.rdb = adminClient(n.Addr)
+			return n, nil
+		}
+		p.kill()
+		_ = os.RemoveAll(n.Dir)
+		if !addrInUse(err) {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+// create joins the started servers into one cluster, the way redis-cli
+// --cluster create does: slots first, a distinct config epoch per node (so
+// that no epoch collision has to be resolved), then MEET, then REPLICATE once
+// each replica knows its master.
+func (c *Cluster) create(ctx context.Context, masters, replicas int) error {
+	for i, n := range c.Nodes {
+		id, err := n.rdb.ClusterMyID(ctx).Result()
+		if err != nil {
+			return fmt.Errorf("%s: %w", n.Addr, err)
+		}
+		n.ID = id
+		if i < masters {
+			lo, hi := i*Slots/masters, (i+1)*Slots/masters-1
+			if err := n.rdb.ClusterAddSlotsRange(ctx, lo, hi).Err(); err != nil {
+				return fmt.Errorf("%s: add slots %d-%d: %w", n.Addr, lo, hi, err)
+			}
+		}
+		if err := n.rdb.Do(ctx, "cluster", "set-config-epoch", i+1).Err(); err != nil {
+			return fmt.Errorf("%s: set config epoch: %w", n.Addr, err)
+		}
+	}
+	first := c.Nodes[0]
+	for _, n := range c.Nodes[1:] {
+		if err := first.rdb.ClusterMeet(ctx, "127.0.0.1", strconv.Itoa(n.Port)).Err(); err != nil {
+			return fmt.Errorf("%s: meet %s: %w", first.Addr, n.Addr, err)
+		}
+	}
+	err := poll(ctx, "wait for every node to know every other", func(ctx context.Context) error {
+		for _, n := range c.Nodes {
+			text, err := n.rdb.ClusterNodes(ctx).Result()
+			if err != nil {
+				return fmt.Errorf("%s: %w", n.Addr, err)
+			}
+			lines := strings.Split(strings.TrimSpace(text), "\n")
+			if len(lines) != len(c.Nodes) {
+				return fmt.Errorf("%s knows %d nodes of %d", n.Addr, len(lines), len(c.Nodes))
+			}
+			if strings.Contains(text, "handshake") || strings.Contains(text, "noaddr") {
+				return fmt.Errorf("%s: a handshake is in progress", n.Addr)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, n := range c.Nodes[masters:] {
+		master := c.Nodes[i/replicas]
+		err := poll(ctx, "replicate", func(ctx context.Context) error {
+			if err := n.rdb.ClusterReplicate(ctx, master.ID).Err(); err != nil {
+				return fmt.Errorf("%s: replicate %s: %w", n.Addr, master.Addr, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// poll calls check until it returns nil or ctx ends; the error then names
+// what was awaited and the last reason check gave.
+func poll(ctx context.Context, what string, check func(context.Context) error) error {
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		err := check(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w; last: %v", what, ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// live returns the nodes expected to answer: those of an existing cluster,
+// and those of the harness whose process is running.
+func (c *Cluster) live() []*Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var live []*Node
+	for _, n := range c.Nodes {
+		if n.proc == nil || n.proc.running() {
+			live = append(live, n)
+		}
+	}
+	return live
+}
+
+func (c *Cluster) admin(n *Node) *redis.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return n.rdb
+}
+
+// agreedTopology reads the slot map of every live node and returns it if
+// every one of them reports cluster_state:ok and they all see the same map.
+func (c *Cluster) agreedTopology(ctx context.Context) (topology, []*Node, error) {
+	live := c.live()
+	if len(live) == 0 {
+		return nil, nil, errors.New("no live node")
+	}
+	var agreed topology
+	for i, n := range live {
+		rdb := c.admin(n)
+		info, err := rdb.ClusterInfo(ctx).Result()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", n.Addr, err)
+		}
+		if state := infoField(info, "cluster_state"); state != "ok" {
+			return nil, nil, fmt.Errorf("%s: cluster_state:%s", n.Addr, state)
+		}
+		t, err := readTopology(ctx, rdb)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", n.Addr, err)
+		}
+		if i == 0 {
+			agreed = t
+		} else if t.String() != agreed.String() {
+			return nil, nil, fmt.Errorf("%s and %s see different slot maps:\n%s\n%s", live[0].Addr, n.Addr, agreed, t)
+		}
+	}
+	return agreed, live, nil
+}
+
+// WaitReady waits until every live node reports cluster_state:ok, they all
+// see the same slot map (masters and their replicas) covering all the slots,
+// every live node is in that map, and every replica among them reports
+// master_link_status:up. Call it after Restart to wait until the node is a
+// synced replica again. The roles it finds become those of MasterAddrs.
+func (c *Cluster) WaitReady(ctx context.Context) error {
+	return poll(ctx, "wait for cluster", func(ctx context.Context) error {
+		t, live, err := c.agreedTopology(ctx)
+		if err != nil {
+			return err
+		}
+		if n := t.covered(); n != Slots {
+			return fmt.Errorf("%d of %d slots have a master", n, Slots)
+		}
+		for _, n := range live {
+			switch t.role(n.Addr) {
+			case "":
+				return fmt.Errorf("%s is not in the slot map", n.Addr)
+			case "replica":
+				info, err := c.admin(n).Info(ctx, "replication").Result()
+				if err != nil {
+					return fmt.Errorf("%s: %w", n.Addr, err)
+				}
+				if s := infoField(info, "master_link_status"); s != "up" {
+					return fmt.Errorf("%s: master_link_status:%s", n.Addr, s)
+				}
+			}
+		}
+		c.setRoles(t)
+		return nil
+	})
+}
+
+func (c *Cluster) setRoles(t topology) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.last = t
+	for _, n := range c.Nodes {
+		n.master = t.role(n.Addr) == "master"
+	}
+}
+
+// Addrs returns the address of every node.
+func (c *Cluster) Addrs() []string {
+	addrs := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		addrs[i] = n.Addr
+	}
+	return addrs
+}
+
+// MasterAddrs returns the addresses of the masters in the last slot map seen
+// by Start, StartForTest, WaitReady or WaitFailover. It does no I/O: after a
+// failover it changes only once WaitFailover or WaitReady has seen it.
+func (c *Cluster) MasterAddrs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var addrs []string
+	for _, n := range c.Nodes {
+		if n.master {
+			addrs = append(addrs, n.Addr)
+		}
+	}
+	return addrs
+}
+
+// Client returns a cluster client seeded with every node. opt may be nil
+// for the defaults; Addrs is always replaced and ContextTimeoutEnabled always
+// set, so that deadlines reach the socket. opt itself is not modified. The
+// caller closes the client.
+func (c *Cluster) Client(opt *redis.ClusterOptions) *redis.ClusterClient {
+	var o redis.ClusterOptions
+	if opt != nil {
+		o = *opt
+	}
+	o.Addrs = c.Addrs()
+	o.ContextTimeoutEnabled = true
+	return redis.NewClusterClient(&o)
+}
+
+// node returns the node at addr.
+func (c *Cluster) node(addr string) (*Node, error) {
+	for _, n := range c.Nodes {
+		if n.Addr == addr {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("no node %s in the cluster", addr)
+}
+
+// Stop stops every server the harness started (SIGTERM, then SIGKILL for a
+// server still running 5 s later), waits for them to exit, and removes the
+// directory if Start created it. Calling it again does nothing and returns
+// the first call's error. For an existing cluster it only closes connections.
+func (c *Cluster) Stop() error {
+	c.stopOnce.Do(func() {
+		c.mu.Lock()
+		c.stopped = true
+		var errs []error
+		var wg sync.WaitGroup
+		for _, n := range c.Nodes {
+			if n.proc != nil {
+				wg.Go(func() { n.proc.stop(5 * time.Second) })
+			}
+			if n.rdb != nil {
+				errs = append(errs, n.rdb.Close())
+			}
+		}
+		c.mu.Unlock()
+		wg.Wait()
+		if c.tempDir {
+			errs = append(errs, os.RemoveAll(c.dir))
+		}
+		c.stopErr = errors.Join(errs...)
+	})
+	return c.stopErr
+}
+
+// Kill kills the server at addr with SIGKILL, like a crash, and waits for
+// it to exit. If it was a master, its slots and replicas are remembered for
+// WaitFailover.
+func (c *Cluster) Kill(addr string) error {
+	n, err := c.node(addr)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	p, rdb, stopped := n.proc, n.rdb, c.stopped
+	c.mu.Unlock()
+	switch {
+	case stopped:
+		return errors.New("kill: cluster stopped")
+	case p == nil:
+		return fmt.Errorf("kill %s: not started by the harness", addr)
+	case !p.running():
+		return fmt.Errorf("kill %s: not running", addr)
+	}
+
+	// The node's own view of its shard is the one to trust; the last map
+	// the harness saw stands in if the node does not answer.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	t, err := readTopology(ctx, rdb)
+	cancel()
+
+	p.kill()
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		t = c.last
+	}
+	n.lastSeen = t.shardOfMaster(addr)
+	return nil
+}
+
+// Restart starts the killed server at addr again, with the same port, config
+// and nodes.conf, and waits until it answers PING. It comes back empty (there
+// is no persistence); a former master whose slots were failed over rejoins
+// as a replica of the new master (WaitReady waits for that).
+func (c *Cluster) Restart(ctx context.Context, addr string) error {
+	n, err := c.node(addr)
+	if err != nil {
+		return err
+	}
+	for {
+		c.mu.Lock()
+		switch {
+		case c.stopped:
+			c.mu.Unlock()
+			return errors.New("restart: cluster stopped")
+		case n.proc == nil:
+			c.mu.Unlock()
+			return fmt.Errorf("restart %s: not started by the harness", addr)
+		case n.proc.running():
+			c.mu.Unlock()
+			return fmt.Errorf("restart %s: still running", addr)
+		}
+		p, err := n.launch()
+		if err != nil {
+			c.mu.Unlock()
+			return fmt.Errorf("restart %s: %w", addr, err)
+		}
+		// Set before waiting, so that a concurrent Stop stops it too.
+		n.proc = p
+		c.mu.Unlock()
+
+		err = n.waitUp(ctx, p)
+		if err == nil {
+			break
+		}
+		p.kill()
+		if !addrInUse(err) {
+			return fmt.Errorf("restart: %w", err)
+		}
+		// Something else took the port meanwhile; it may let it go.
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("restart: %w", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	// A fresh connection pool: the old one holds dead connections and may be
+	// backing off after refused dials.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return errors.New("restart: cluster stopped")
+	}
+	_ = n.rdb.Close()
+	n.rdb = adminClient(n.Addr)
+	return nil
+}
+
+// WaitFailover waits, after Kill of the master at killed, until one of its
+// replicas is the master of all its slots in the slot map of every live node,
+// and every live node reports cluster_state:ok. It returns the new master's
+// address.
+func (c *Cluster) WaitFailover(ctx context.Context, killed string) (newMaster string, err error) {
+	n, err := c.node(killed)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	old := n.lastSeen
+	c.mu.Unlock()
+	if old == nil {
+		return "", fmt.Errorf("wait for failover: %s was not a master when Kill stopped it", killed)
+	}
+	if len(old.Replicas) == 0 {
+		return "", fmt.Errorf("wait for failover: %s had no replica", killed)
+	}
+	err = poll(ctx, "wait for failover of "+killed, func(ctx context.Context) error {
+		t, _, err := c.agreedTopology(ctx)
+		if err != nil {
+			return err
+		}
+		s := t.shardOf(old.Slots[0][0])
+		if s == nil || !slices.ContainsFunc(old.Replicas, func(r member) bool { return r.ID == s.Master.ID }) {
+			return fmt.Errorf("slot %d is not served by a replica of %s yet", old.Slots[0][0], killed)
+		}
+		for _, r := range old.Slots {
+			for slot := r[0]; slot <= r[1]; slot++ {
+				if !s.has(slot) {
+					return fmt.Errorf("slot %d is not served by %s", slot, s.Master.Addr)
+				}
+			}
+		}
+		newMaster = s.Master.Addr
+		c.setRoles(t)
+		return nil
+	})
+	return newMaster, err
+}
+
+// MasterOf returns the address of the master of slot, as the first live node
+// that answers sees it.
+func (c *Cluster) MasterOf(ctx context.Context, slot int) (string, error) {
+	if slot < 0 || slot >= Slots {
+		return "", fmt.Errorf("master of slot %d: out of range", slot)
+	}
+	var errs []error
+	for _, n := range c.live() {
+		t, err := readTopology(ctx, c.admin(n))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n.Addr, err))
+			continue
+		}
+		if s := t.shardOf(slot); s != nil {
+			return s.Master.Addr, nil
+		}
+		return "", fmt.Errorf("master of slot %d: %s sees no master", slot, n.Addr)
+	}
+	return "", fmt.Errorf("master of slot %d: %w", slot, errors.Join(errs...))
+}

@@ -1,0 +1,43 @@
+package cluster
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestHolder_KeyNames(t *testing.T) {
+	assert.Equal(t, HolderKeys{
+		Meta:    "{h:u1001}:meta",
+		Balance: "{h:u1001}:balance",
+		Frozen:  "{h:u1001}:frozen",
+		Points:  "{h:u1001}:points",
+		Coupons: "{h:u1001}:coupons",
+		Holds:   "{h:u1001}:holds",
+	}, Holder("u1001"))
+	assert.Equal(t, "{h:u1001}:tx:order-55-pay", Tx("u1001", "order-55-pay"))
+	assert.Equal(t, Slot("{h:u1001}"), HolderSlot("u1001"))
+}
+
+func TestHolder_KeysShareHolderSlot(t *testing.T) {
+	for _, holder := range []string{"u1001", "merchant:88", "a.b-c_d", "x", "0123456789012345678901234567890123456789012345678901234567890123"} {
+		t.Run(holder, func(t *testing.T) {
+			slot := HolderSlot(holder)
+			k := Holder(holder)
+			for _, key := range []string{k.Meta, k.Balance, k.Frozen, k.Points, k.Coupons, k.Holds, Tx(holder, "id-1")} {
+				assert.Equal(t, slot, Slot(key), key)
+			}
+			assert.Equal(t, slot, Slot(Outbox(slot)), "the holder's outbox is in its slot")
+		})
+	}
+}
+
+func TestOutbox_LivesInItsSlot(t *testing.T) {
+	for s := range Slots {
+		if Slot(Outbox(s)) != s || Slot(Expiry(s)) != s {
+			t.Fatalf("slot %d: Outbox %q in %d, Expiry %q in %d", s, Outbox(s), Slot(Outbox(s)), Expiry(s), Slot(Expiry(s)))
+		}
+	}
+	assert.Equal(t, "{"+SlotTag(7)+"}:outbox", Outbox(7))
+	assert.Equal(t, "{"+SlotTag(7)+"}:expiry", Expiry(7))
+}

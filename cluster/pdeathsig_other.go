@@ -1,0 +1,11 @@
+//go:build !linux
+
+package cluster
+
+import "syscall"
+
+// sysProcAttr has no parent-death signal outside Linux: there, servers of a
+// test binary that dies without calling Stop keep running.
+func sysProcAttr() *syscall.SysProcAttr {
+	return nil
+}

@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/lua"
+)
+
+// Outcome is the answer to one instruction of a batch: a Result or an Err.
+type Outcome struct {
+	Result instructions.Result
+	Err    error
+}
+
+// call is an instruction ready for the apply script.
+type call struct {
+	n    instructions.Normalized
+	keys []string
+	args []any
+}
+
+// Apply applies one instruction, all or nothing, and returns the state of
+// every account it touched.
+//
+// Errors (an *Error; match with errors.Is):
+//   - before Redis: INVALID_INSTRUCTION, INVALID_AMOUNT, INVALID_ID, UNKNOWN_ASSET, TOO_MANY_OPS;
+//   - from the script: HOLDER_NOT_FOUND, HOLDER_EXISTS, HOLDER_SUSPENDED, INSUFFICIENT_FUNDS,
+//     INSUFFICIENT_POINTS, HOLD_NOT_FOUND, HOLD_EXISTS, HOLD_EXPIRED, EXCEEDS_HOLD,
+//     COUPON_NOT_FOUND, COUPON_EXISTS, COUPON_UNAVAILABLE, COUPON_EXPIRED, OVERFLOW,
+//     IDEMPOTENCY_CONFLICT;
+//   - UNAVAILABLE when the outcome is unknown (retry with the same id), INTERNAL for a bug.
+func (e *Engine) Apply(ctx context.Context, in instructions.Instruction) (instructions.Result, error) {
+	c, err := e.prepare(in)
+	if err != nil {
+		return instructions.Result{}, err
+	}
+	cmd := e.rdb.EvalSha(ctx, lua.Apply.SHA1, c.keys, c.args...)
+	if isNoScript(cmd.Err()) {
+		cmd = e.rdb.Eval(ctx, lua.Apply.Source, c.keys, c.args...)
+	}
+	o := e.finish(c, cmd)
+	return o.Result, o.Err
+}
+
+// ApplyBatch applies many instructions in pipelines, one round trip per
+// master. Each instruction is atomic on its own; the batch is not: the
+// outcomes, in the order of ins, may mix results and errors (the codes of
+// Apply). Entries answered NOSCRIPT did not run: the scripts are loaded on
+// every node and only those entries are sent again.
+func (e *Engine) ApplyBatch(ctx context.Context, ins []instructions.Instruction) []Outcome {
+	out := make([]Outcome, len(ins))
+	calls := make([]call, len(ins))
+	var pending []int
+	for i, in := range ins {
+		c, err := e.prepare(in)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		calls[i] = c
+		pending = append(pending, i)
+	}
+	// A cache flush or failover between two rounds is possible, so a few rounds.
+	for round := 0; len(pending) > 0; round++ {
+		pipe := e.rdb.Pipeline()
+		cmds := make([]*redis.Cmd, len(pending))
+		for j, i := range pending {
+			cmds[j] = pipe.EvalSha(ctx, lua.Apply.SHA1, calls[i].keys, calls[i].args...)
+		}
+		_, _ = pipe.Exec(ctx) // errors are read per command below
+		var again []int
+		for j, i := range pending {
+			if isNoScript(cmds[j].Err()) && round < 3 {
+				again = append(again, i)
+				continue
+			}
+			out[i] = e.finish(calls[i], cmds[j])
+		}
+		if len(again) > 0 {
+			if err := e.Load(ctx); err != nil {
+				for _, i := range again {
+					out[i].Err = redisFailure(ins[i].ID, err)
+				}
+				break
+			}
+		}
+		pending = again
+	}
+	return out
+}
+
+// Deduct takes amount of asset from holder's available balance, as a single
+// debit with a fresh id: what a plain "deduct balance" script does, with this
+// engine's checks and errors (HOLDER_NOT_FOUND, HOLDER_SUSPENDED,
+// INSUFFICIENT_FUNDS, INVALID_AMOUNT for a zero or negative amount, and the
+// codes of Apply). Each call is a new request: to retry one safely, use Apply
+// with an id of your own.
+func (e *Engine) Deduct(ctx context.Context, holder, asset, amount string) (instructions.Result, error) {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return e.Apply(ctx, instructions.New("deduct-"+hex.EncodeToString(b[:]), holder).Debit(asset, amount))
+}
+
+// prepare validates an instruction and builds the script's keys and arguments.
+func (e *Engine) prepare(in instructions.Instruction) (call, error) {
+	n, err := in.Normalize(e.assets)
+	if err != nil {
+		return call{}, err
+	}
+	hk := cluster.Holder(n.Holder)
+	slot := cluster.HolderSlot(n.Holder)
+	keys := []string{hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds,
+		cluster.Tx(n.Holder, n.ID), cluster.Outbox(slot), cluster.Expiry(slot)}
+
+	args := make([]any, 6, 6+6*len(n.Steps))
+	args[0], args[1], args[3], args[4], args[5] = n.Holder, n.ID, e.idemTTL, n.Counterparty, n.Memo
+	for _, s := range n.Steps {
+		args = append(args, s.Op, s.Asset, strconv.FormatInt(s.Units, 10), s.Hold, s.Coupon, strconv.FormatInt(s.Ms, 10))
+	}
+	args[2] = fingerprint(args)
+	return call{n: n, keys: keys, args: args}, nil
+}
+
+// fingerprint identifies the normalized body of an instruction: the same body
+// (even spelled "80.0" once and "80.00" the next time) gives the same print.
+func fingerprint(args []any) string {
+	h := sha256.New()
+	for i, a := range args {
+		if i == 2 || i == 3 { // the fingerprint itself, and the TTL, which is configuration
+			continue
+		}
+		s := a.(string)
+		h.Write([]byte(strconv.Itoa(len(s))))
+		h.Write([]byte{':'})
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}

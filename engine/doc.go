@@ -1,0 +1,30 @@
+// Package engine applies instructions to Redis: it validates them, builds
+// their keys and arguments, runs the apply script (alone or pipelined in
+// batches), and turns the script's replies into typed results and errors.
+// It is the only package that talks to Redis.
+//
+// # Basics
+//
+// All keys of a holder share the hash tag {h:<holder>} and so one slot: one
+// run of lua.Apply changes a holder's balances, frozen funds, points, coupons
+// and holds all or nothing, records the outcome under the instruction id, and
+// appends the event to the slot's outbox, in one round trip.
+//
+// The instruction id is the idempotency key, scoped to the holder: the same
+// id with the same body returns the first outcome, marked Replayed, and
+// changes nothing; with another body it is IDEMPOTENCY_CONFLICT. This is what
+// makes retries safe, including go-redis's own: it re-sends a command after a
+// read timeout or a broken connection, so a script may arrive twice.
+//
+// Every failure is an *instructions.Error whose code is matched with
+// errors.Is against the sentinels of this package (ErrInsufficientFunds, ...).
+//
+// # Caveats
+//
+// UNAVAILABLE means the outcome is unknown (Redis unreachable, a timeout, a
+// failover): retry with the same id. Give the client ContextTimeoutEnabled so
+// that deadlines reach the socket.
+//
+// Replication is asynchronous: an instruction acknowledged by a master that
+// dies before its replica copied it is lost from Redis.
+package engine

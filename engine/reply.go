@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// The apply script answers {replayed, outcome}: outcome is "ok\n<result json>"
+// or "err\n<code>\n<op index>\n<detail>". This file is the one place that
+// reads it, and the raw coupon and hold values both scripts return.
+
+// scriptResult is the result json of apply.lua: amounts in minor units, coupons
+// and holds in their stored form.
+type scriptResult struct {
+	Seq      string               `json:"s"`
+	Balances map[string][2]string `json:"b"`
+	Points   *[2]string           `json:"p"`
+	Coupons  map[string]string    `json:"c"`
+	Holds    map[string]string    `json:"h"`
+}
+
+func (e *Engine) finish(c call, cmd *redis.Cmd) Outcome {
+	v, err := cmd.Result()
+	if err != nil {
+		return Outcome{Err: redisFailure(c.n.ID, err)}
+	}
+	res, err := e.parseReply(c.n, v)
+	if err != nil {
+		return Outcome{Err: err}
+	}
+	return Outcome{Result: res}
+}
+
+func (e *Engine) parseReply(n instructions.Normalized, v any) (instructions.Result, error) {
+	reply, ok := v.([]any)
+	if !ok || len(reply) != 2 {
+		return instructions.Result{}, e.internal(n.ID, "unexpected script reply %T", v)
+	}
+	replayed, _ := reply[0].(int64)
+	outcome, _ := reply[1].(string)
+	kind, body, _ := strings.Cut(outcome, "\n")
+	switch kind {
+	case "ok":
+		var sr scriptResult
+		if err := json.Unmarshal([]byte(body), &sr); err != nil {
+			return instructions.Result{}, e.internal(n.ID, "script result: %v", err)
+		}
+		return e.result(n, replayed == 1, sr)
+	case "err":
+		parts := strings.SplitN(body, "\n", 3)
+		if len(parts) != 3 {
+			return instructions.Result{}, e.internal(n.ID, "script error reply %q", body)
+		}
+		idx, err := strconv.Atoi(parts[1])
+		if err != nil {
+			return instructions.Result{}, e.internal(n.ID, "script error reply %q", body)
+		}
+		code := instructions.Code(parts[0])
+		return instructions.Result{}, &Error{ID: n.ID, Code: code, OpIndex: idx, Message: e.describe(n, idx, code, parts[2])}
+	}
+	return instructions.Result{}, e.internal(n.ID, "unexpected script outcome %q", kind)
+}
+
+func (e *Engine) internal(id, format string, args ...any) *Error {
+	err := instructions.Errorf(instructions.CodeInternal, instructions.NoOp, format, args...)
+	err.ID = id
+	return err
+}
+
+func (e *Engine) result(n instructions.Normalized, replayed bool, sr scriptResult) (instructions.Result, error) {
+	seq, err := strconv.ParseInt(sr.Seq, 10, 64)
+	if err != nil {
+		return instructions.Result{}, e.internal(n.ID, "script result seq %q", sr.Seq)
+	}
+	res := instructions.Result{
+		ID: n.ID, Holder: n.Holder, Seq: seq, Replayed: replayed,
+		Balances: make(map[string]instructions.Balance, len(sr.Balances)),
+		Coupons:  make(map[string]string, len(sr.Coupons)),
+		Holds:    make(map[string]instructions.Hold, len(sr.Holds)),
+	}
+	for a, v := range sr.Balances {
+		res.Balances[a] = instructions.Balance{Available: e.amount(a, v[0]), Frozen: e.amount(a, v[1])}
+	}
+	if sr.Points != nil {
+		res.Points = &instructions.Points{Available: sr.Points[0], Frozen: sr.Points[1]}
+	}
+	for c, raw := range sr.Coupons {
+		res.Coupons[c] = couponState(raw)
+	}
+	for h, raw := range sr.Holds {
+		res.Holds[h] = e.hold(raw)
+	}
+	return res, nil
+}
+
+// amount formats minor units of an asset at its scale. An asset that left the
+// registry is shown in minor units rather than hidden.
+func (e *Engine) amount(asset, units string) string {
+	scale, ok := e.assets.Scale(asset)
+	n, err := strconv.ParseInt(units, 10, 64)
+	if !ok || err != nil {
+		return units
+	}
+	return instructions.FromUnits(n, scale)
+}
+
+// couponState reads a stored coupon, "<state>" or "<state>|<expires ms>".
+func couponState(raw string) string {
+	st, _, _ := strings.Cut(raw, "|")
+	return st
+}
+
+// hold reads a stored hold, "<expires ms or 0>|<leg>=<units>,...|<coupon>,...".
+func (e *Engine) hold(raw string) instructions.Hold {
+	h := instructions.Hold{Legs: map[string]string{}, Coupons: []string{}}
+	parts := strings.SplitN(raw, "|", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	h.ExpiresMs, _ = strconv.ParseInt(parts[0], 10, 64)
+	for _, leg := range strings.Split(parts[1], ",") {
+		if a, units, ok := strings.Cut(leg, "="); ok {
+			h.Legs[a] = e.amount(a, units)
+		}
+	}
+	if parts[2] != "" {
+		h.Coupons = strings.Split(parts[2], ",")
+	}
+	return h
+}
+
+// describe writes the message of a script error, in the instruction's own terms.
+func (e *Engine) describe(n instructions.Normalized, idx int, code instructions.Code, detail string) string {
+	if idx < 0 || idx >= len(n.Steps) {
+		if code == instructions.CodeIdempotencyConflict {
+			return fmt.Sprintf("id %q was used by %s with another body", n.ID, n.Holder)
+		}
+		return detail
+	}
+	s := n.Steps[idx]
+	what := s.Op
+	if s.Units > 0 {
+		what += " " + e.amount(s.Asset, strconv.FormatInt(s.Units, 10))
+		if s.Asset != "" {
+			what += " " + s.Asset
+		}
+	}
+	switch code {
+	case instructions.CodeHolderNotFound:
+		return fmt.Sprintf("holder %s not found", n.Holder)
+	case instructions.CodeHolderExists:
+		return fmt.Sprintf("holder %s exists", n.Holder)
+	case instructions.CodeHolderSuspended:
+		return fmt.Sprintf("%s: holder %s is suspended", what, n.Holder)
+	case instructions.CodeInsufficientFunds:
+		return fmt.Sprintf("%s: available %s", what, e.amount(s.Asset, detail))
+	case instructions.CodeInsufficientPoints:
+		return fmt.Sprintf("%s: available %s", what, detail)
+	case instructions.CodeHoldNotFound:
+		return fmt.Sprintf("%s: hold %s not found", what, s.Hold)
+	case instructions.CodeHoldExists:
+		return fmt.Sprintf("%s: hold %s was opened by an earlier instruction", what, s.Hold)
+	case instructions.CodeHoldExpired:
+		return fmt.Sprintf("%s: hold %s has expired; it can only be released", what, s.Hold)
+	case instructions.CodeExceedsHold:
+		if detail == "" {
+			return fmt.Sprintf("%s: hold %s has no %s leg", what, s.Hold, s.Asset)
+		}
+		return fmt.Sprintf("%s: hold %s has %s left", what, s.Hold, e.amount(s.Asset, detail))
+	case instructions.CodeCouponNotFound:
+		return fmt.Sprintf("%s: coupon %s not found", what, s.Coupon)
+	case instructions.CodeCouponExists:
+		return fmt.Sprintf("%s: coupon %s exists", what, s.Coupon)
+	case instructions.CodeCouponUnavailable:
+		return fmt.Sprintf("%s: coupon %s is %s", what, s.Coupon, detail)
+	case instructions.CodeCouponExpired:
+		return fmt.Sprintf("%s: coupon %s has expired", what, s.Coupon)
+	case instructions.CodeOverflow:
+		return fmt.Sprintf("%s: the result would pass 2^53-1 minor units (now %s)", what, e.amount(s.Asset, detail))
+	}
+	return what + ": " + detail
+}
+
+// hashOf reads the flat field-value array of HGETALL.
+func hashOf(v any) map[string]string {
+	flat, _ := v.([]any)
+	m := make(map[string]string, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		k, _ := flat[i].(string)
+		val, _ := flat[i+1].(string)
+		m[k] = val
+	}
+	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

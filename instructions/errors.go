@@ -1,0 +1,152 @@
+package instructions
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Code is a stable, machine-readable outcome. Codes are never renamed or reused.
+type Code string
+
+// Codes of the contract. The HTTP status of each lives in the daemon.
+const (
+	CodeInvalidInstruction  Code = "INVALID_INSTRUCTION"
+	CodeInvalidAmount       Code = "INVALID_AMOUNT"
+	CodeInvalidID           Code = "INVALID_ID"
+	CodeUnknownAsset        Code = "UNKNOWN_ASSET"
+	CodeTooManyOps          Code = "TOO_MANY_OPS"
+	CodeUnauthenticated     Code = "UNAUTHENTICATED"
+	CodeHolderNotFound      Code = "HOLDER_NOT_FOUND"
+	CodeIdempotencyConflict Code = "IDEMPOTENCY_CONFLICT"
+	CodePayloadTooLarge     Code = "PAYLOAD_TOO_LARGE"
+	CodeHolderExists        Code = "HOLDER_EXISTS"
+	CodeHolderSuspended     Code = "HOLDER_SUSPENDED"
+	CodeInsufficientFunds   Code = "INSUFFICIENT_FUNDS"
+	CodeInsufficientPoints  Code = "INSUFFICIENT_POINTS"
+	CodeHoldNotFound        Code = "HOLD_NOT_FOUND"
+	CodeHoldExists          Code = "HOLD_EXISTS"
+	CodeHoldExpired         Code = "HOLD_EXPIRED"
+	CodeExceedsHold         Code = "EXCEEDS_HOLD"
+	CodeCouponNotFound      Code = "COUPON_NOT_FOUND"
+	CodeCouponExists        Code = "COUPON_EXISTS"
+	CodeCouponUnavailable   Code = "COUPON_UNAVAILABLE"
+	CodeCouponExpired       Code = "COUPON_EXPIRED"
+	CodeOverflow            Code = "OVERFLOW"
+	CodeUnavailable         Code = "UNAVAILABLE"
+	CodeInternal            Code = "INTERNAL"
+)
+
+// Codes lists every code of the contract, in the order of its error table.
+var Codes = []Code{
+	CodeInvalidInstruction, CodeInvalidAmount, CodeInvalidID, CodeUnknownAsset, CodeTooManyOps,
+	CodeUnauthenticated, CodeHolderNotFound, CodeIdempotencyConflict, CodePayloadTooLarge,
+	CodeHolderExists, CodeHolderSuspended, CodeInsufficientFunds, CodeInsufficientPoints,
+	CodeHoldNotFound, CodeHoldExists, CodeHoldExpired, CodeExceedsHold, CodeCouponNotFound,
+	CodeCouponExists, CodeCouponUnavailable, CodeCouponExpired, CodeOverflow,
+	CodeUnavailable, CodeInternal,
+}
+
+// sentinel is the comparable error value a Code unwraps to.
+type sentinel Code
+
+func (s sentinel) Error() string { return string(s) }
+
+// Sentinels, one per code, for errors.Is.
+var (
+	ErrInvalidInstruction  error = sentinel(CodeInvalidInstruction)
+	ErrInvalidAmount       error = sentinel(CodeInvalidAmount)
+	ErrInvalidID           error = sentinel(CodeInvalidID)
+	ErrUnknownAsset        error = sentinel(CodeUnknownAsset)
+	ErrTooManyOps          error = sentinel(CodeTooManyOps)
+	ErrUnauthenticated     error = sentinel(CodeUnauthenticated)
+	ErrHolderNotFound      error = sentinel(CodeHolderNotFound)
+	ErrIdempotencyConflict error = sentinel(CodeIdempotencyConflict)
+	ErrPayloadTooLarge     error = sentinel(CodePayloadTooLarge)
+	ErrHolderExists        error = sentinel(CodeHolderExists)
+	ErrHolderSuspended     error = sentinel(CodeHolderSuspended)
+	ErrInsufficientFunds   error = sentinel(CodeInsufficientFunds)
+	ErrInsufficientPoints  error = sentinel(CodeInsufficientPoints)
+	ErrHoldNotFound        error = sentinel(CodeHoldNotFound)
+	ErrHoldExists          error = sentinel(CodeHoldExists)
+	ErrHoldExpired         error = sentinel(CodeHoldExpired)
+	ErrExceedsHold         error = sentinel(CodeExceedsHold)
+	ErrCouponNotFound      error = sentinel(CodeCouponNotFound)
+	ErrCouponExists        error = sentinel(CodeCouponExists)
+	ErrCouponUnavailable   error = sentinel(CodeCouponUnavailable)
+	ErrCouponExpired       error = sentinel(CodeCouponExpired)
+	ErrOverflow            error = sentinel(CodeOverflow)
+	ErrUnavailable         error = sentinel(CodeUnavailable)
+	ErrInternal            error = sentinel(CodeInternal)
+)
+
+// NoOp is the OpIndex of an error that concerns the instruction as a whole.
+const NoOp = -1
+
+// Error is the one error type of atomledger, shaped like fs.PathError: the
+// instruction, the op, the code and a message for people.
+type Error struct {
+	ID      string // instruction id; "" when unknown
+	Code    Code
+	OpIndex int // index of the failing op, or NoOp
+	Message string
+	Err     error // underlying cause, for UNAVAILABLE and INTERNAL; may be nil
+}
+
+// Errorf builds an *Error.
+func Errorf(code Code, opIndex int, format string, args ...any) *Error {
+	return &Error{Code: code, OpIndex: opIndex, Message: fmt.Sprintf(format, args...)}
+}
+
+// Error reads: apply "order-55-pay" op 0: INSUFFICIENT_FUNDS: debit 80.00 CNY: available 12.00
+func (e *Error) Error() string {
+	s := "apply"
+	if e.ID != "" {
+		s += " " + strconv.Quote(e.ID)
+	}
+	if e.OpIndex >= 0 {
+		s += " op " + strconv.Itoa(e.OpIndex)
+	}
+	s += ": " + string(e.Code)
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+// Unwrap gives the code's sentinel and the cause, if any.
+func (e *Error) Unwrap() []error {
+	if e.Err != nil {
+		return []error{sentinel(e.Code), e.Err}
+	}
+	return []error{sentinel(e.Code)}
+}
+
+// errorJSON is the wire form: {"code": ..., "op_index": ..., "message": ...}.
+type errorJSON struct {
+	Code    Code   `json:"code"`
+	OpIndex *int   `json:"op_index,omitempty"`
+	Message string `json:"message"`
+}
+
+// MarshalJSON writes the error object of the contract (without the outer
+// {"error": ...} envelope); op_index is left out when no single op failed.
+func (e *Error) MarshalJSON() ([]byte, error) {
+	w := errorJSON{Code: e.Code, Message: e.Message}
+	if e.OpIndex >= 0 {
+		w.OpIndex = &e.OpIndex
+	}
+	return marshal(w)
+}
+
+// UnmarshalJSON reads the error object written by MarshalJSON.
+func (e *Error) UnmarshalJSON(b []byte) error {
+	var w errorJSON
+	if err := unmarshal(b, &w); err != nil {
+		return err
+	}
+	*e = Error{Code: w.Code, OpIndex: NoOp, Message: w.Message}
+	if w.OpIndex != nil {
+		e.OpIndex = *w.OpIndex
+	}
+	return nil
+}

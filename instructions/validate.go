@@ -1,0 +1,199 @@
+package instructions
+
+import (
+	"regexp"
+	"unicode/utf8"
+)
+
+// Limits of an instruction.
+const (
+	MaxOps     = 64
+	MaxMemo    = 256
+	MaxTTLMs   = 10 * 365 * 24 * 3600 * 1000 // ten years
+	maxIDBytes = 64
+)
+
+var idSyntax = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+
+// ValidID reports whether s may be a holder, instruction, hold or coupon id.
+// Braces above all are refused: they would move a key to another slot.
+func ValidID(s string) bool { return len(s) <= maxIDBytes && idSyntax.MatchString(s) }
+
+// Normalized is a valid instruction with every amount in minor units, ready
+// to be applied.
+type Normalized struct {
+	ID           string
+	Holder       string
+	Counterparty string
+	Memo         string
+	Steps        []Step
+}
+
+// Step is one normalized op.
+type Step struct {
+	Op     string
+	Asset  string // asset code; for settle and release the leg ("" = the whole hold)
+	Units  int64  // amount in minor units; 0 for none (settle/release of a whole leg)
+	Hold   string
+	Coupon string
+	Ms     int64 // ttl_ms (hold-creating ops) or expires_ms (grant_coupon); 0 for none
+}
+
+// Which fields each op takes.
+type field uint8
+
+const (
+	fAsset field = 1 << iota
+	fAmount
+	fHold
+	fLeg
+	fCoupon
+	fTTL
+	fExpires
+)
+
+var fieldNames = []string{"asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms"}
+
+type opSpec struct{ required, optional field }
+
+var opSpecs = map[string]opSpec{
+	OpOpen:         {},
+	OpSuspend:      {},
+	OpResume:       {},
+	OpCredit:       {required: fAsset | fAmount},
+	OpDebit:        {required: fAsset | fAmount},
+	OpFreeze:       {required: fAsset | fAmount | fHold, optional: fTTL},
+	OpFreezePoints: {required: fAmount | fHold, optional: fTTL},
+	OpLockCoupon:   {required: fCoupon | fHold, optional: fTTL},
+	OpSettle:       {required: fHold, optional: fLeg | fAmount},
+	OpRelease:      {required: fHold, optional: fLeg | fAmount},
+	OpEarnPoints:   {required: fAmount},
+	OpSpendPoints:  {required: fAmount},
+	OpGrantCoupon:  {required: fCoupon, optional: fExpires},
+	OpRedeemCoupon: {required: fCoupon},
+}
+
+func (op *Op) fields() field {
+	var f field
+	for bit, present := range []bool{op.Asset != "", op.Amount != "", op.Hold != "", op.Leg != "", op.Coupon != "", op.TTLMs != nil, op.ExpiresMs != nil} {
+		if present {
+			f |= 1 << bit
+		}
+	}
+	return f
+}
+
+// Validate checks an instruction against the registry; see Normalize.
+func (in Instruction) Validate(reg *Registry) error {
+	_, err := in.Normalize(reg)
+	return err
+}
+
+// Normalize checks an instruction and converts its amounts to minor units.
+// The first problem found is returned as an *Error with one of the codes
+// INVALID_INSTRUCTION, INVALID_ID, INVALID_AMOUNT, UNKNOWN_ASSET, TOO_MANY_OPS.
+func (in Instruction) Normalize(reg *Registry) (Normalized, error) {
+	n, err := in.normalize(reg)
+	if err != nil {
+		err.ID = in.ID
+		return Normalized{}, err
+	}
+	return n, nil
+}
+
+func (in Instruction) normalize(reg *Registry) (Normalized, *Error) {
+	n := Normalized{ID: in.ID, Holder: in.Holder, Counterparty: in.Counterparty, Memo: in.Memo}
+	if n.Counterparty == "" {
+		n.Counterparty = DefaultCounterparty
+	}
+	for _, id := range []struct{ name, v string }{{"id", in.ID}, {"holder", in.Holder}, {"counterparty", n.Counterparty}} {
+		if !ValidID(id.v) {
+			return n, Errorf(CodeInvalidID, NoOp, "%s %q must match [A-Za-z0-9_.:-]{1,64}", id.name, clip(id.v))
+		}
+	}
+	if len(in.Memo) > MaxMemo || !utf8.ValidString(in.Memo) {
+		return n, Errorf(CodeInvalidInstruction, NoOp, "memo must be valid UTF-8 of at most %d bytes", MaxMemo)
+	}
+	switch {
+	case len(in.Ops) == 0:
+		return n, Errorf(CodeInvalidInstruction, NoOp, "an instruction needs at least one op")
+	case len(in.Ops) > MaxOps:
+		return n, Errorf(CodeTooManyOps, NoOp, "%d ops, at most %d", len(in.Ops), MaxOps)
+	}
+	n.Steps = make([]Step, len(in.Ops))
+	for i := range in.Ops {
+		s, err := normalizeOp(&in.Ops[i], i, reg)
+		if err != nil {
+			return n, err
+		}
+		n.Steps[i] = s
+	}
+	return n, nil
+}
+
+func normalizeOp(op *Op, i int, reg *Registry) (Step, *Error) {
+	s := Step{Op: op.Op, Hold: op.Hold, Coupon: op.Coupon}
+	spec, ok := opSpecs[op.Op]
+	if !ok {
+		return s, Errorf(CodeInvalidInstruction, i, "unknown op %q", clip(op.Op))
+	}
+	have := op.fields()
+	for bit, name := range fieldNames {
+		f := field(1) << bit
+		switch {
+		case spec.required&f != 0 && have&f == 0:
+			return s, Errorf(CodeInvalidInstruction, i, "%s needs %s", op.Op, name)
+		case (spec.required|spec.optional)&f == 0 && have&f != 0:
+			return s, Errorf(CodeInvalidInstruction, i, "%s takes no %s", op.Op, name)
+		}
+	}
+	if have&fAmount != 0 && have&(fAsset|fLeg) == 0 && (op.Op == OpSettle || op.Op == OpRelease) {
+		return s, Errorf(CodeInvalidInstruction, i, "%s with an amount needs a leg", op.Op)
+	}
+	for _, id := range []struct{ name, v string }{{"hold", op.Hold}, {"coupon", op.Coupon}} {
+		if id.v != "" && !ValidID(id.v) {
+			return s, Errorf(CodeInvalidID, i, "%s %q must match [A-Za-z0-9_.:-]{1,64}", id.name, clip(id.v))
+		}
+	}
+
+	// The asset whose scale the amount is in: the asset, the leg, or points.
+	s.Asset = op.Asset
+	if op.Leg != "" {
+		s.Asset = op.Leg
+	}
+	var scale int32
+	if s.Asset != "" {
+		var ok bool
+		if scale, ok = reg.Scale(s.Asset); !ok || (s.Asset == PointsLeg && op.Leg == "") {
+			return s, Errorf(CodeUnknownAsset, i, "unknown asset %q", clip(s.Asset))
+		}
+	}
+	if op.Amount != "" {
+		units, ok := ToUnits(string(op.Amount), scale)
+		if !ok {
+			return s, Errorf(CodeInvalidAmount, i, "amount %q must be a decimal in 1 .. 2^53-1 minor units with at most %d decimals", clip(string(op.Amount)), scale)
+		}
+		s.Units = units
+	}
+	switch {
+	case op.TTLMs != nil:
+		if *op.TTLMs < 1 || *op.TTLMs > MaxTTLMs {
+			return s, Errorf(CodeInvalidInstruction, i, "ttl_ms must be 1 .. %d", MaxTTLMs)
+		}
+		s.Ms = *op.TTLMs
+	case op.ExpiresMs != nil:
+		if *op.ExpiresMs < 1 || *op.ExpiresMs > MaxUnits {
+			return s, Errorf(CodeInvalidInstruction, i, "expires_ms must be a Unix time in ms")
+		}
+		s.Ms = *op.ExpiresMs
+	}
+	return s, nil
+}
+
+// clip keeps hostile input out of messages at a readable length.
+func clip(s string) string {
+	if len(s) > 70 {
+		return s[:64] + "..."
+	}
+	return s
+}

@@ -1,0 +1,391 @@
+#!lua
+-- atomledger apply.lua, format 1: applies one instruction to one holder, all or nothing.
+--
+-- KEYS: 1 meta, 2 balance, 3 frozen, 4 points, 5 coupons, 6 holds, 7 idempotency record,
+--       8 the slot's outbox stream, 9 the slot's expiry index.
+-- ARGV: 1 holder, 2 instruction id, 3 request fingerprint, 4 idempotency ttl (ms),
+--       5 counterparty, 6 memo, then six per op: op, asset or leg, units, hold, coupon,
+--       ms (ttl_ms of a new hold, or a coupon's expires_ms). Units and ms are decimal digits.
+-- Reply: {replayed (0 or 1), outcome}, outcome being "ok\n<result json>" or
+--        "err\n<code>\n<op index>\n<detail>".
+--
+-- Why it is shaped like this (each rule is a trap):
+-- * Redis does not roll back a failed script: every read and check comes before the first
+--   write, and after it nothing can fail.
+-- * A key emptied by a delete vanishes, and touching it again fails during a slot
+--   migration: each key gets at most one set-type write, then at most one delete, and all
+--   deletes come last.
+-- * Lua numbers are doubles: amounts arrive as digit strings, are matched strictly, stay
+--   within 2^53-1, and become text again only through string.format('%d').
+
+local MAX = 9007199254740991
+local K_META, K_BAL, K_FRZ, K_PTS, K_CPN, K_HLD, K_TX, K_OUT, K_EXP =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local holder, id, fp, idem_ttl, cp, memo = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+
+local function d(n) return string.format('%d', n) end
+
+-- Strict digits, 1 .. 2^53-1; nil for anything else.
+local function units(s)
+  if #s > 16 or not string.find(s, '^%d+$') then return nil end
+  local v = tonumber(s)
+  if v < 1 or v > MAX then return nil end
+  return v
+end
+
+-- Idempotency: the same id always gets the same outcome.
+local rec = redis.call('GET', K_TX)
+if rec then
+  local nl = string.find(rec, '\n', 1, true)
+  if string.sub(rec, 1, nl - 1) ~= fp then return {0, 'err\nIDEMPOTENCY_CONFLICT\n-1\n'} end
+  return {1, string.sub(rec, nl + 1)}
+end
+
+local nops = (#ARGV - 6) / 6
+if nops < 1 or nops > 64 or nops ~= math.floor(nops) or not string.find(idem_ttl, '^%d+$') then
+  return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed script arguments'}
+end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+local meta = redis.call('HMGET', K_META, 'status', 'seq', 'digest')
+local existed = meta[1] and true or false
+local status = meta[1] or nil
+local status0 = status
+local seq = tonumber(meta[2] or '0')
+local digest = meta[3] or ''
+
+-- A rejection is recorded under its id, unless the holder does not exist:
+-- nothing is ever written for an unknown holder.
+local function reject(i, code, detail)
+  local out = 'err\n' .. code .. '\n' .. d(i) .. '\n' .. (detail or '')
+  if existed then redis.call('SET', K_TX, fp .. '\n' .. out, 'PX', idem_ttl) end
+  return {0, out}
+end
+
+-- Everything read is cached; the *0 tables keep what Redis held, to write only changes.
+local bal, bal0, frz, frz0, assets = {}, {}, {}, {}, {}
+local function asset(a)
+  if bal[a] == nil then
+    bal[a] = tonumber(redis.call('HGET', K_BAL, a) or '0')
+    frz[a] = tonumber(redis.call('HGET', K_FRZ, a) or '0')
+    bal0[a], frz0[a] = bal[a], frz[a]
+    assets[#assets + 1] = a
+  end
+end
+
+local pa, pf, pa0, pf0
+local function points()
+  if pa == nil then
+    local p = redis.call('HMGET', K_PTS, 'available', 'frozen')
+    pa, pf = tonumber(p[1] or '0'), tonumber(p[2] or '0')
+    pa0, pf0 = pa, pf
+  end
+end
+
+-- Coupon: "<state>" or "<state>|<expires ms>"; false when absent.
+local cpn, cpn_dirty, cpn_order = {}, {}, {}
+local function coupon(c)
+  if cpn[c] == nil then
+    local raw = redis.call('HGET', K_CPN, c)
+    if raw then
+      local st, exp = string.match(raw, '^([^|]+)|?(%d*)$')
+      cpn[c] = {st = st, exp = tonumber(exp) or 0}
+    else
+      cpn[c] = false
+    end
+    cpn_order[#cpn_order + 1] = c
+  end
+  return cpn[c]
+end
+local function set_coupon(c, st, exp)
+  local v = cpn[c]
+  if v then v.st = st else cpn[c] = {st = st, exp = exp} end
+  cpn_dirty[c] = true
+end
+
+-- Hold: "<expires ms or 0>|<leg>=<units>,...|<coupon>,...". The table keeps
+-- was_exp (nil if Redis had no such hold), open, new (created by this instruction).
+local hld, hld_order = {}, {}
+local function hold(h)
+  if hld[h] == nil then
+    local v = {legs = {}, cpns = {}, exp = 0, open = false}
+    local raw = redis.call('HGET', K_HLD, h)
+    if raw then
+      local exp, legs, cs = string.match(raw, '^(%d+)|([^|]*)|(.*)$')
+      v.exp, v.was_exp, v.open = tonumber(exp), tonumber(exp), true
+      for a, n in string.gmatch(legs, '([^,=]+)=(%d+)') do v.legs[a] = tonumber(n) end
+      for c in string.gmatch(cs, '[^,]+') do v.cpns[#v.cpns + 1] = c end
+    end
+    hld[h] = v
+    hld_order[#hld_order + 1] = h
+  end
+  return hld[h]
+end
+local function encode_hold(v)
+  local names, legs = {}, {}
+  for a in pairs(v.legs) do names[#names + 1] = a end
+  table.sort(names)
+  for j, a in ipairs(names) do legs[j] = a .. '=' .. d(v.legs[a]) end
+  return d(v.exp) .. '|' .. table.concat(legs, ',') .. '|' .. table.concat(v.cpns, ',')
+end
+
+-- A hold-creating op (freeze, freeze_points, lock_coupon): the first op naming a new
+-- hold creates it, later ones in the same instruction add to it.
+local function hold_for_reserve(h, ttl)
+  local v = hold(h)
+  if v.open and not v.new then return nil, 'HOLD_EXISTS' end
+  if not v.open then
+    v.open, v.new, v.legs, v.cpns = true, true, {}, {}
+    v.exp = (ttl > 0) and (now + ttl) or 0
+  end
+  return v
+end
+
+-- Event bookkeeping: the normalized ops with their movements, in minor units.
+local ev_ops = {}
+local function move(i, a, from, to, n)
+  local e = ev_ops[i]
+  e.mv = e.mv or {}
+  e.mv[#e.mv + 1] = {a, from, to, d(n)}
+end
+
+-- Moves n of leg a out of the hold's frozen funds to 'avail' (release) or 'cp' (settle).
+local function take_leg(i, v, a, n, to)
+  if a == 'points' then
+    points()
+    if to == 'avail' then
+      if pa + n > MAX then return 'OVERFLOW', d(pa) end
+      pa = pa + n
+    end
+    pf = pf - n
+  else
+    asset(a)
+    if to == 'avail' then
+      if bal[a] + n > MAX then return 'OVERFLOW', d(bal[a]) end
+      bal[a] = bal[a] + n
+    end
+    frz[a] = frz[a] - n
+  end
+  v.legs[a] = v.legs[a] - n
+  if v.legs[a] == 0 then v.legs[a] = nil end
+  move(i, a, 'frozen', to, n)
+end
+
+local function close_if_empty(v)
+  if next(v.legs) == nil and #v.cpns == 0 then v.open = false end
+end
+
+-- settle (to = 'cp') and release (to = 'avail').
+local function unhold(i, h, leg, amt, to)
+  local v = hold(h)
+  if not v.open then return 'HOLD_NOT_FOUND' end
+  if to == 'cp' and v.exp > 0 and now >= v.exp then return 'HOLD_EXPIRED' end
+  if leg == '' then
+    local names = {}
+    for a in pairs(v.legs) do names[#names + 1] = a end
+    table.sort(names)
+    for _, a in ipairs(names) do
+      local code, detail = take_leg(i, v, a, v.legs[a], to)
+      if code then return code, detail end
+    end
+    for _, c in ipairs(v.cpns) do
+      local cv = coupon(c)
+      set_coupon(c, to == 'cp' and 'used' or 'available', cv and cv.exp or 0)
+    end
+    v.cpns = {}
+  else
+    local have = v.legs[leg]
+    if not have then return 'EXCEEDS_HOLD', '' end
+    local n = have
+    if amt ~= '0' then
+      n = units(amt)
+      if not n then return 'INVALID_AMOUNT' end
+      if n > have then return 'EXCEEDS_HOLD', d(have) end
+    end
+    local code, detail = take_leg(i, v, leg, n, to)
+    if code then return code, detail end
+  end
+  close_if_empty(v)
+end
+
+local TAKES = {debit = true, freeze = true, freeze_points = true, lock_coupon = true,
+               spend_points = true, redeem_coupon = true}
+
+local function step(i, op, a, amt, h, c, ms)
+  if op == 'open' then
+    if status then return 'HOLDER_EXISTS' end
+    status = 'active'
+    return
+  end
+  if not status then return 'HOLDER_NOT_FOUND' end
+  if status == 'suspended' and TAKES[op] then return 'HOLDER_SUSPENDED' end
+  if not string.find(ms, '^%d+$') then return 'INVALID_INSTRUCTION' end
+  ms = tonumber(ms)
+
+  if op == 'suspend' then status = 'suspended'
+  elseif op == 'resume' then status = 'active'
+  elseif op == 'settle' or op == 'release' then
+    return unhold(i, h, a, amt, op == 'settle' and 'cp' or 'avail')
+  elseif op == 'lock_coupon' then
+    local v, code = hold_for_reserve(h, ms)
+    if not v then return code end
+    local cv = coupon(c)
+    if not cv then return 'COUPON_NOT_FOUND' end
+    if cv.exp > 0 and now >= cv.exp then return 'COUPON_EXPIRED' end
+    if cv.st ~= 'available' then return 'COUPON_UNAVAILABLE', cv.st end
+    set_coupon(c, 'held:' .. h, cv.exp)
+    v.cpns[#v.cpns + 1] = c
+  elseif op == 'grant_coupon' then
+    if coupon(c) then return 'COUPON_EXISTS' end
+    set_coupon(c, 'available', ms)
+  elseif op == 'redeem_coupon' then
+    local cv = coupon(c)
+    if not cv then return 'COUPON_NOT_FOUND' end
+    if cv.exp > 0 and now >= cv.exp then return 'COUPON_EXPIRED' end
+    if cv.st ~= 'available' then return 'COUPON_UNAVAILABLE', cv.st end
+    set_coupon(c, 'used', cv.exp)
+  else
+    local n = units(amt)
+    local v
+    if op == 'freeze' or op == 'freeze_points' then
+      local code
+      v, code = hold_for_reserve(h, ms)
+      if not v then return code end
+    end
+    if not n then return 'INVALID_AMOUNT' end
+    if op == 'credit' then
+      asset(a)
+      if bal[a] + n > MAX then return 'OVERFLOW', d(bal[a]) end
+      bal[a] = bal[a] + n
+      move(i, a, 'cp', 'avail', n)
+    elseif op == 'debit' then
+      asset(a)
+      if bal[a] < n then return 'INSUFFICIENT_FUNDS', d(bal[a]) end
+      bal[a] = bal[a] - n
+      move(i, a, 'avail', 'cp', n)
+    elseif op == 'freeze' then
+      asset(a)
+      if bal[a] < n then return 'INSUFFICIENT_FUNDS', d(bal[a]) end
+      if frz[a] + n > MAX then return 'OVERFLOW', d(frz[a]) end
+      bal[a], frz[a] = bal[a] - n, frz[a] + n
+      v.legs[a] = (v.legs[a] or 0) + n
+      move(i, a, 'avail', 'frozen', n)
+    elseif op == 'freeze_points' then
+      points()
+      if pa < n then return 'INSUFFICIENT_POINTS', d(pa) end
+      if pf + n > MAX then return 'OVERFLOW', d(pf) end
+      pa, pf = pa - n, pf + n
+      v.legs.points = (v.legs.points or 0) + n
+      move(i, 'points', 'avail', 'frozen', n)
+    elseif op == 'earn_points' then
+      points()
+      if pa + n > MAX then return 'OVERFLOW', d(pa) end
+      pa = pa + n
+      move(i, 'points', 'cp', 'avail', n)
+    elseif op == 'spend_points' then
+      points()
+      if pa < n then return 'INSUFFICIENT_POINTS', d(pa) end
+      pa = pa - n
+      move(i, 'points', 'avail', 'cp', n)
+    else
+      return 'INVALID_INSTRUCTION'
+    end
+  end
+end
+
+for i = 0, nops - 1 do
+  local b = 7 + i * 6
+  local op, a, amt, h, c, ms = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5]
+  local e = {op = op}
+  if a ~= '' then e.asset = a end
+  if amt ~= '0' then e.units = amt end
+  if h ~= '' then e.hold = h end
+  if c ~= '' then e.coupon = c end
+  if ms ~= '0' then e.ms = ms end
+  ev_ops[i] = e
+  local code, detail = step(i, op, a, amt, h, c, ms)
+  if code then return reject(i, code, detail) end
+end
+
+-- Every check passed. Build the result (still reading), then write.
+seq = seq + 1
+local res = {s = d(seq), b = {}, c = {}, h = {}}
+for _, a in ipairs(assets) do res.b[a] = {d(bal[a]), d(frz[a])} end
+if pa ~= nil then res.p = {d(pa), d(pf)} end
+local function encode_coupon(v)
+  if v.exp > 0 then return v.st .. '|' .. d(v.exp) end
+  return v.st
+end
+for _, c in ipairs(cpn_order) do
+  if cpn[c] then res.c[c] = encode_coupon(cpn[c]) end
+end
+for _, h in ipairs(hld_order) do
+  if hld[h].open then res.h[h] = encode_hold(hld[h]) end
+end
+local result = cjson.encode(res)
+local ops = {}
+for i = 0, nops - 1 do ops[i + 1] = ev_ops[i] end
+local ops_json = cjson.encode(ops)
+local ts = d(now)
+digest = redis.sha1hex(digest .. '\n' .. holder .. '\n' .. d(seq) .. '\n' .. id .. '\n' .. ts .. '\n' ..
+  cp .. '\n' .. ops_json .. '\n' .. result .. '\n' .. memo)
+
+-- Writes: sets first, deletes last.
+local m = {'HSET', K_META, 'seq', d(seq), 'digest', digest}
+if status ~= status0 then m[#m + 1] = 'status'; m[#m + 1] = status end
+if not existed then m[#m + 1] = 'created_ms'; m[#m + 1] = ts end
+redis.call(unpack(m))
+
+local function hset_changed(key, names, cur, old)
+  local cmd = {'HSET', key}
+  for _, k in ipairs(names) do
+    if cur[k] ~= old[k] then cmd[#cmd + 1] = k; cmd[#cmd + 1] = d(cur[k]) end
+  end
+  if #cmd > 2 then redis.call(unpack(cmd)) end
+end
+hset_changed(K_BAL, assets, bal, bal0)
+-- A frozen field at zero goes away (below, with the deletes).
+local frz_kept, frz_del = {}, {}
+for _, a in ipairs(assets) do
+  if frz[a] > 0 then frz_kept[#frz_kept + 1] = a elseif frz0[a] > 0 then frz_del[#frz_del + 1] = a end
+end
+hset_changed(K_FRZ, frz_kept, frz, frz0)
+if pa ~= nil and (pa ~= pa0 or pf ~= pf0) then
+  redis.call('HSET', K_PTS, 'available', d(pa), 'frozen', d(pf))
+end
+local cmd = {'HSET', K_CPN}
+for _, c in ipairs(cpn_order) do
+  if cpn_dirty[c] then cmd[#cmd + 1] = c; cmd[#cmd + 1] = encode_coupon(cpn[c]) end
+end
+if #cmd > 2 then redis.call(unpack(cmd)) end
+
+local hset, hdel, zadd, zrem = {'HSET', K_HLD}, {'HDEL', K_HLD}, {'ZADD', K_EXP}, {'ZREM', K_EXP}
+for _, h in ipairs(hld_order) do
+  local v = hld[h]
+  local member = holder .. ' ' .. h
+  if v.open then
+    hset[#hset + 1] = h; hset[#hset + 1] = encode_hold(v)
+  elseif v.was_exp then
+    hdel[#hdel + 1] = h
+  end
+  local exp = v.open and v.exp or 0
+  if exp > 0 and exp ~= v.was_exp then
+    zadd[#zadd + 1] = d(exp); zadd[#zadd + 1] = member
+  elseif exp == 0 and (v.was_exp or 0) > 0 then
+    zrem[#zrem + 1] = member
+  end
+end
+if #hset > 2 then redis.call(unpack(hset)) end
+if #zadd > 2 then redis.call(unpack(zadd)) end
+
+redis.call('XADD', K_OUT, '*', 'holder', holder, 'seq', d(seq), 'id', id, 'ts', ts, 'cp', cp,
+  'ops', ops_json, 'state', result, 'digest', digest, 'memo', memo)
+local out = 'ok\n' .. result
+redis.call('SET', K_TX, fp .. '\n' .. out, 'PX', idem_ttl)
+
+if #frz_del > 0 then redis.call('HDEL', K_FRZ, unpack(frz_del)) end
+if #hdel > 2 then redis.call(unpack(hdel)) end
+if #zrem > 2 then redis.call(unpack(zrem)) end
+return {0, out}
