@@ -1,0 +1,184 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+type (
+	setupFn = func(instructions.Instruction) instructions.Instruction
+	instrFn = func(h string) instructions.Instruction
+)
+
+// A holder with money, points, coupons and an open hold, for the error table.
+func richSetup(in instructions.Instruction) instructions.Instruction {
+	return in.Credit("CNY", "100.00").EarnPoints("500").
+		GrantCoupon("c-ok", time.Time{}).GrantCoupon("c-used", time.Time{}).RedeemCoupon("c-used").
+		GrantCoupon("c-old", time.UnixMilli(1)).
+		Freeze("CNY", "30.00", "ord-1", 0).FreezePoints("100", "ord-1")
+}
+
+func TestApply_EveryScriptErrorChangesNothing(t *testing.T) {
+	needRedis(t)
+	cases := []struct {
+		name  string
+		setup setupFn // after open and richSetup
+		instr instrFn
+		code  error
+		op    int
+	}{
+		{"open of an existing holder", nil, func(h string) instructions.Instruction { return newIn(h).Credit("CNY", "1").Open() }, engine.ErrHolderExists, 1},
+		{"debit on a suspended holder", func(in instructions.Instruction) instructions.Instruction { return in.Suspend() },
+			func(h string) instructions.Instruction { return newIn(h).Credit("CNY", "1").Debit("CNY", "1000.00") }, engine.ErrHolderSuspended, 1},
+		{"freeze on a suspended holder", func(in instructions.Instruction) instructions.Instruction { return in.Suspend() },
+			func(h string) instructions.Instruction { return newIn(h).Freeze("CNY", "1", "x", 0) }, engine.ErrHolderSuspended, 0},
+		{"spend_points on a suspended holder", func(in instructions.Instruction) instructions.Instruction { return in.Suspend() },
+			func(h string) instructions.Instruction { return newIn(h).SpendPoints("1") }, engine.ErrHolderSuspended, 0},
+		{"redeem_coupon on a suspended holder", func(in instructions.Instruction) instructions.Instruction { return in.Suspend() },
+			func(h string) instructions.Instruction { return newIn(h).RedeemCoupon("c-ok") }, engine.ErrHolderSuspended, 0},
+		{"debit beyond available", nil, func(h string) instructions.Instruction { return newIn(h).Debit("CNY", "70.01") }, engine.ErrInsufficientFunds, 0},
+		{"debit after an earlier op spent it", nil, func(h string) instructions.Instruction {
+			return newIn(h).Debit("CNY", "70.00").Debit("CNY", "0.01")
+		}, engine.ErrInsufficientFunds, 1},
+		{"freeze beyond available", nil, func(h string) instructions.Instruction { return newIn(h).Freeze("CNY", "70.01", "ord-2", 0) }, engine.ErrInsufficientFunds, 0},
+		{"spend_points beyond available", nil, func(h string) instructions.Instruction { return newIn(h).SpendPoints("401") }, engine.ErrInsufficientPoints, 0},
+		{"freeze_points beyond available", nil, func(h string) instructions.Instruction { return newIn(h).FreezePoints("401", "ord-2") }, engine.ErrInsufficientPoints, 0},
+		{"settle of an unknown hold", nil, func(h string) instructions.Instruction { return newIn(h).Settle("nope") }, engine.ErrHoldNotFound, 0},
+		{"release of an unknown hold", nil, func(h string) instructions.Instruction { return newIn(h).ReleaseLeg("nope", "CNY", "1") }, engine.ErrHoldNotFound, 0},
+		{"freeze under a hold of an earlier instruction", nil, func(h string) instructions.Instruction { return newIn(h).Freeze("CNY", "1", "ord-1", 0) }, engine.ErrHoldExists, 0},
+		{"lock_coupon under a hold of an earlier instruction", nil, func(h string) instructions.Instruction { return newIn(h).LockCoupon("c-ok", "ord-1") }, engine.ErrHoldExists, 0},
+		{"settle more than the leg", nil, func(h string) instructions.Instruction { return newIn(h).SettleLeg("ord-1", "CNY", "30.01") }, engine.ErrExceedsHold, 0},
+		{"settle a leg the hold lacks", nil, func(h string) instructions.Instruction { return newIn(h).SettleLeg("ord-1", "USDT", "1") }, engine.ErrExceedsHold, 0},
+		{"release more points than the leg", nil, func(h string) instructions.Instruction { return newIn(h).ReleaseLeg("ord-1", "points", "101") }, engine.ErrExceedsHold, 0},
+		{"lock of an unknown coupon", nil, func(h string) instructions.Instruction { return newIn(h).LockCoupon("c-none", "ord-2") }, engine.ErrCouponNotFound, 0},
+		{"redeem of an unknown coupon", nil, func(h string) instructions.Instruction { return newIn(h).RedeemCoupon("c-none") }, engine.ErrCouponNotFound, 0},
+		{"grant of an existing coupon", nil, func(h string) instructions.Instruction { return newIn(h).GrantCoupon("c-used", time.Time{}) }, engine.ErrCouponExists, 0},
+		{"redeem of a used coupon", nil, func(h string) instructions.Instruction { return newIn(h).RedeemCoupon("c-used") }, engine.ErrCouponUnavailable, 0},
+		{"redeem twice in one instruction", nil, func(h string) instructions.Instruction { return newIn(h).RedeemCoupon("c-ok").RedeemCoupon("c-ok") }, engine.ErrCouponUnavailable, 1},
+		{"redeem of an expired coupon", nil, func(h string) instructions.Instruction { return newIn(h).RedeemCoupon("c-old") }, engine.ErrCouponExpired, 0},
+		{"lock of an expired coupon", nil, func(h string) instructions.Instruction { return newIn(h).LockCoupon("c-old", "ord-2") }, engine.ErrCouponExpired, 0},
+		{"credit past 2^53-1", nil, func(h string) instructions.Instruction { return newIn(h).Credit("CNY", "90071992547409.91") }, engine.ErrOverflow, 0},
+		{"earn_points past 2^53-1", nil, func(h string) instructions.Instruction { return newIn(h).EarnPoints("9007199254740991") }, engine.ErrOverflow, 0},
+		{"release back past 2^53-1", nil, func(h string) instructions.Instruction {
+			return newIn(h).Credit("CNY", "90071992547339.91").Release("ord-1")
+		}, engine.ErrOverflow, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+				in = richSetup(in)
+				if tc.setup != nil {
+					in = tc.setup(in)
+				}
+				return in
+			})
+			before := readRaw(t, h)
+			in := tc.instr(h)
+			e := applyErr(t, in)
+			assert.ErrorIs(t, e, tc.code)
+			assert.Equal(t, tc.op, e.OpIndex)
+			assert.Equal(t, before, readRaw(t, h), "a rejected instruction changes nothing")
+
+			// The rejection is recorded: the same id and body get it again.
+			n, err := rdb.Exists(context.Background(), cluster.Tx(h, in.ID)).Result()
+			require.NoError(t, err)
+			assert.Equal(t, int64(1), n, "rejection recorded under the id")
+			again := applyErr(t, in)
+			assert.Equal(t, e, again)
+		})
+	}
+}
+
+func newIn(h string) instructions.Instruction { return instructions.New(newID("in"), h) }
+
+func TestApply_UnknownHolderWritesNothing(t *testing.T) {
+	needRedis(t)
+	h := newID("ghost")
+	for _, in := range []instructions.Instruction{
+		newIn(h).Credit("CNY", "1.00"),
+		newIn(h).Open().Credit("CNY", "1.00").Debit("CNY", "2.00"), // opened, then rejected: not opened
+	} {
+		e := applyErr(t, in)
+		n, err := rdb.Exists(context.Background(), cluster.Tx(h, in.ID)).Result()
+		require.NoError(t, err)
+		assert.Zero(t, n, "no record for an unknown holder")
+		assert.Empty(t, readRaw(t, h).Events)
+		_ = e
+	}
+	e := applyErr(t, newIn(h).Credit("CNY", "1.00"))
+	assert.ErrorIs(t, e, engine.ErrHolderNotFound)
+	assert.Equal(t, 0, e.OpIndex)
+	e = applyErr(t, newIn(h).Open().Credit("CNY", "1.00").Debit("CNY", "2.00"))
+	assert.ErrorIs(t, e, engine.ErrInsufficientFunds)
+	assert.Equal(t, 2, e.OpIndex)
+	_, err := eng.State(context.Background(), h)
+	assert.ErrorIs(t, err, engine.ErrHolderNotFound)
+	checkInvariants(t, h)
+}
+
+func TestApply_IdempotencyConflict(t *testing.T) {
+	needRedis(t)
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") })
+	first := instructions.New("pay-1", h).Debit("CNY", "1.00")
+	res, err := eng.Apply(context.Background(), first)
+	require.NoError(t, err)
+
+	// The same body spelled differently is the same instruction.
+	same := instructions.New("pay-1", h).Debit("CNY", "1.0")
+	replay, err := eng.Apply(context.Background(), same)
+	require.NoError(t, err)
+	assert.True(t, replay.Replayed)
+	assert.Equal(t, res.Seq, replay.Seq)
+
+	before := readRaw(t, h)
+	e := applyErr(t, instructions.New("pay-1", h).Debit("CNY", "2.00"))
+	assert.ErrorIs(t, e, engine.ErrIdempotencyConflict)
+	assert.Equal(t, instructions.NoOp, e.OpIndex)
+	assert.Equal(t, before, readRaw(t, h))
+	assert.Equal(t, "9.00", state(t, h).Balances["CNY"].Available)
+}
+
+func TestApply_ValidationErrorsNeverReachRedis(t *testing.T) {
+	needRedis(t)
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") })
+	cases := []struct {
+		name  string
+		instr instructions.Instruction
+		code  error
+	}{
+		{"zero amount", newIn(h).Debit("CNY", "0"), engine.ErrInvalidAmount},
+		{"negative amount", newIn(h).Debit("CNY", "-1"), engine.ErrInvalidAmount},
+		{"too many decimals", newIn(h).Debit("CNY", "1.001"), engine.ErrInvalidAmount},
+		{"exponent", newIn(h).Debit("CNY", "1e3"), engine.ErrInvalidAmount},
+		{"unknown asset", newIn(h).Debit("XYZ", "1"), engine.ErrUnknownAsset},
+		{"brace in a hold id", newIn(h).Freeze("CNY", "1", "{x}", 0), engine.ErrInvalidID},
+		{"settle amount without leg", instructions.Instruction{ID: newID("in"), Holder: h, Ops: []instructions.Op{{Op: "settle", Hold: "x", Amount: "1"}}}, engine.ErrInvalidInstruction},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := readRaw(t, h)
+			e := applyErr(t, tc.instr)
+			assert.ErrorIs(t, e, tc.code)
+			assert.Equal(t, before, readRaw(t, h))
+			n, err := rdb.Exists(context.Background(), cluster.Tx(h, tc.instr.ID)).Result()
+			require.NoError(t, err)
+			assert.Zero(t, n, "validation errors are not recorded")
+		})
+	}
+}
+
+func TestError_MatchesSentinelAndReads(t *testing.T) {
+	err := error(&engine.Error{ID: "order-55-pay", Code: instructions.CodeInsufficientFunds, OpIndex: 0, Message: "debit 80.00 CNY: available 12.00"})
+	assert.True(t, errors.Is(err, engine.ErrInsufficientFunds))
+	assert.False(t, errors.Is(err, engine.ErrInsufficientPoints))
+	assert.Equal(t, `apply "order-55-pay" op 0: INSUFFICIENT_FUNDS: debit 80.00 CNY: available 12.00`, err.Error())
+}
