@@ -20,6 +20,7 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/lua"
 )
 
 // One real 3-master, 3-replica cluster for the package's tests.
@@ -225,4 +226,14 @@ func state(t *testing.T, holder string) instructions.State {
 	st, err := eng.State(context.Background(), holder)
 	require.NoError(t, err)
 	return st
+}
+
+type redisClient = redis.Client
+
+func luaSHAs() []string {
+	var shas []string
+	for _, s := range lua.All {
+		shas = append(shas, s.SHA1)
+	}
+	return shas
 }

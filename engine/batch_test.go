@@ -1,0 +1,102 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+func TestApplyBatch_MixedOutcomesInOrder(t *testing.T) {
+	needRedis(t)
+	// Holders on every master: the batch spans the whole cluster.
+	var holders []string
+	masters := map[int]bool{}
+	for len(holders) < 30 {
+		h := newHolder(t, func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10") })
+		holders = append(holders, h)
+		masters[cluster.HolderSlot(h)*3/cluster.Slots] = true
+	}
+	require.Len(t, masters, 3)
+
+	var batch []instructions.Instruction
+	for _, h := range holders {
+		batch = append(batch,
+			newIn(h).Debit("CNY", "4"),
+			newIn(h).Debit("CNY", "7"),  // INSUFFICIENT_FUNDS after the first
+			newIn(h).Debit("CNY", "0"),  // INVALID_AMOUNT, before Redis
+			newIn(h).Credit("CNY", "1"), // still applies: the batch is not atomic
+		)
+	}
+	out := eng.ApplyBatch(context.Background(), batch)
+	require.Len(t, out, len(batch))
+	for i, h := range holders {
+		o := out[4*i : 4*i+4]
+		require.NoError(t, o[0].Err)
+		assert.Equal(t, "6.00", o[0].Result.Balances["CNY"].Available)
+		assert.ErrorIs(t, o[1].Err, engine.ErrInsufficientFunds)
+		assert.ErrorIs(t, o[2].Err, engine.ErrInvalidAmount)
+		require.NoError(t, o[3].Err)
+		assert.Equal(t, h, o[3].Result.Holder)
+		assert.Equal(t, "7.00", o[3].Result.Balances["CNY"].Available)
+	}
+
+	// The same batch again is replayed whole.
+	again := eng.ApplyBatch(context.Background(), batch)
+	for i := range again {
+		if out[i].Err != nil {
+			assert.Equal(t, out[i].Err.Error(), again[i].Err.Error())
+			continue
+		}
+		require.NoError(t, again[i].Err)
+		assert.True(t, again[i].Result.Replayed)
+	}
+}
+
+func TestApply_ScriptCacheFlushIsInvisible(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "100") })
+
+	require.NoError(t, rdb.ScriptFlush(ctx).Err())
+	_, err := eng.Apply(ctx, newIn(h).Debit("CNY", "1"))
+	require.NoError(t, err)
+	_, err = eng.State(ctx, h)
+	require.NoError(t, err)
+
+	require.NoError(t, rdb.ScriptFlush(ctx).Err())
+	var batch []instructions.Instruction
+	for i := 0; i < 50; i++ {
+		batch = append(batch, newIn(h).Debit("CNY", "1"))
+	}
+	for i, o := range eng.ApplyBatch(ctx, batch) {
+		require.NoError(t, o.Err, "entry %d", i)
+	}
+	assert.Equal(t, "49.00", state(t, h).Balances["CNY"].Available)
+}
+
+func TestLoad_ChecksVersionAndLoadsEverywhere(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	require.NoError(t, rdb.ScriptFlush(ctx).Err())
+	require.NoError(t, eng.Load(ctx))
+	err := rdb.ForEachShard(ctx, func(ctx context.Context, c *redisClient) error {
+		ok, err := c.ScriptExists(ctx, luaSHAs()...).Result()
+		if err != nil {
+			return err
+		}
+		for i, v := range ok {
+			if !v {
+				return fmt.Errorf("%s lacks script %d", c.Options().Addr, i)
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}
