@@ -93,6 +93,9 @@ func TestApply_EveryScriptErrorChangesNothing(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, int64(1), n, "rejection recorded under the id")
 			again := applyErr(t, in)
+			assert.False(t, e.Replayed)
+			assert.True(t, again.Replayed, "a recorded rejection is marked replayed")
+			again.Replayed = false
 			assert.Equal(t, e, again)
 		})
 	}

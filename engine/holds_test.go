@@ -105,7 +105,9 @@ func TestApply_MixedHoldReleasedInFull(t *testing.T) {
 
 func TestApply_HoldCreatedAndUsedInOneInstruction(t *testing.T) {
 	needRedis(t)
-	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00").Credit("BTC", "1") })
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+		return in.Credit("CNY", "10.00").Credit("BTC", "1")
+	})
 	res := apply(t, newIn(h).Freeze("CNY", "1.00", "o", time.Minute).Freeze("CNY", "2.00", "o", 0).Freeze("BTC", "0.5", "o", 0))
 	assert.Equal(t, map[string]string{"CNY": "3.00", "BTC": "0.50000000"}, res.Holds["o"].Legs)
 	res = apply(t, newIn(h).Freeze("CNY", "1.00", "p", time.Minute).Settle("p"))
@@ -138,12 +140,12 @@ func TestApply_LargestValueIsExact(t *testing.T) {
 		assert.Equal(t, c.max, state(t, h).Balances[c.asset].Available)
 		res = apply(t, newIn(h).Freeze(c.asset, c.max, "all-"+c.asset, 0))
 		assert.Equal(t, c.max, res.Holds["all-"+c.asset].Legs[c.asset])
-		res = apply(t, newIn(h).Release("all-" + c.asset))
+		res = apply(t, newIn(h).Release("all-"+c.asset))
 		assert.Equal(t, c.max, res.Balances[c.asset].Available)
 	}
 	e := applyErr(t, newIn(h).Credit("CNY", "0.01"))
 	assert.ErrorIs(t, e, engine.ErrOverflow)
-	assert.Equal(t, `credit 0.01 CNY: the result would pass 2^53-1 minor units (now 90071992547409.91)`, e.Message)
+	assert.Equal(t, `credit 0.01 CNY: CNY would pass 2^53-1 minor units (now 90071992547409.91)`, e.Message)
 	assert.ErrorIs(t, applyErr(t, newIn(h).EarnPoints("9007199254740992")), engine.ErrInvalidAmount, "one above 2^53-1 is not an amount")
 	res := apply(t, newIn(h).EarnPoints("9007199254740991"))
 	assert.Equal(t, "9007199254740991", res.Points.Available)

@@ -63,7 +63,7 @@ func (e *Engine) parseReply(n instructions.Normalized, v any) (instructions.Resu
 			return instructions.Result{}, e.internal(n.ID, "script error reply %q", body)
 		}
 		code := instructions.Code(parts[0])
-		return instructions.Result{}, &Error{ID: n.ID, Code: code, OpIndex: idx, Message: e.describe(n, idx, code, parts[2])}
+		return instructions.Result{}, &Error{ID: n.ID, Code: code, OpIndex: idx, Message: e.describe(n, idx, code, parts[2]), Replayed: replayed == 1}
 	}
 	return instructions.Result{}, e.internal(n.ID, "unexpected script outcome %q", kind)
 }
@@ -183,7 +183,8 @@ func (e *Engine) describe(n instructions.Normalized, idx int, code instructions.
 	case instructions.CodeCouponExpired:
 		return fmt.Sprintf("%s: coupon %s has expired", what, s.Coupon)
 	case instructions.CodeOverflow:
-		return fmt.Sprintf("%s: the result would pass 2^53-1 minor units (now %s)", what, e.amount(s.Asset, detail))
+		a, units, _ := strings.Cut(detail, ":")
+		return fmt.Sprintf("%s: %s would pass 2^53-1 minor units (now %s)", what, a, e.amount(a, units))
 	}
 	return what + ": " + detail
 }

@@ -22,14 +22,32 @@ func Decode(data []byte) (Instruction, error) {
 	if len(data) > MaxPayload {
 		return in, Errorf(CodeInvalidInstruction, NoOp, "instruction is %d bytes, at most %d", len(data), MaxPayload)
 	}
-	if err := decodeStrict(data, &in); err != nil {
+	// Ops are decoded one by one so that an error names the op it is in.
+	var w struct {
+		ID           string            `json:"id"`
+		Holder       string            `json:"holder"`
+		Counterparty string            `json:"counterparty"`
+		Memo         string            `json:"memo"`
+		Ops          []json.RawMessage `json:"ops"`
+	}
+	if err := decodeStrict(data, &w); err != nil {
 		return Instruction{}, err
+	}
+	in = Instruction{ID: w.ID, Holder: w.Holder, Counterparty: w.Counterparty, Memo: w.Memo}
+	if w.Ops != nil {
+		in.Ops = make([]Op, len(w.Ops))
+	}
+	for i, raw := range w.Ops {
+		if err := decodeStrict(raw, &in.Ops[i]); err != nil {
+			err.OpIndex = i
+			return Instruction{}, err
+		}
 	}
 	return in, nil
 }
 
 // decodeStrict decodes exactly one JSON value into v, refusing unknown fields.
-func decodeStrict(data []byte, v any) error {
+func decodeStrict(data []byte, v any) *Error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -89,7 +89,10 @@ type Error struct {
 	Code    Code
 	OpIndex int // index of the failing op, or NoOp
 	Message string
-	Err     error // underlying cause, for UNAVAILABLE and INTERNAL; may be nil
+	// Replayed is true when this rejection comes from the idempotency record
+	// of an earlier identical instruction.
+	Replayed bool
+	Err      error // underlying cause, for UNAVAILABLE and INTERNAL; may be nil
 }
 
 // Errorf builds an *Error.
@@ -123,15 +126,17 @@ func (e *Error) Unwrap() []error {
 
 // errorJSON is the wire form: {"code": ..., "op_index": ..., "message": ...}.
 type errorJSON struct {
-	Code    Code   `json:"code"`
-	OpIndex *int   `json:"op_index,omitempty"`
-	Message string `json:"message"`
+	Code     Code   `json:"code"`
+	OpIndex  *int   `json:"op_index,omitempty"`
+	Message  string `json:"message"`
+	Replayed bool   `json:"replayed,omitempty"`
 }
 
 // MarshalJSON writes the error object of the contract (without the outer
-// {"error": ...} envelope); op_index is left out when no single op failed.
+// {"error": ...} envelope); op_index is left out when no single op failed,
+// replayed when the rejection is fresh.
 func (e *Error) MarshalJSON() ([]byte, error) {
-	w := errorJSON{Code: e.Code, Message: e.Message}
+	w := errorJSON{Code: e.Code, Message: e.Message, Replayed: e.Replayed}
 	if e.OpIndex >= 0 {
 		w.OpIndex = &e.OpIndex
 	}
@@ -144,7 +149,7 @@ func (e *Error) UnmarshalJSON(b []byte) error {
 	if err := unmarshal(b, &w); err != nil {
 		return err
 	}
-	*e = Error{Code: w.Code, OpIndex: NoOp, Message: w.Message}
+	*e = Error{Code: w.Code, OpIndex: NoOp, Message: w.Message, Replayed: w.Replayed}
 	if w.OpIndex != nil {
 		e.OpIndex = *w.OpIndex
 	}

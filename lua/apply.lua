@@ -7,7 +7,8 @@
 --       5 counterparty, 6 memo, then six per op: op, asset or leg, units, hold, coupon,
 --       ms (ttl_ms of a new hold, or a coupon's expires_ms). Units and ms are decimal digits.
 -- Reply: {replayed (0 or 1), outcome}, outcome being "ok\n<result json>" or
---        "err\n<code>\n<op index>\n<detail>".
+--        "err\n<code>\n<op index>\n<detail>"; the detail is the figure that failed the check,
+--        in minor units ("<asset>:<units>" for OVERFLOW, the coupon's state for COUPON_UNAVAILABLE).
 --
 -- Why it is shaped like this (each rule is a trap):
 -- * Redis does not roll back a failed script: every read and check comes before the first
@@ -156,14 +157,14 @@ local function take_leg(i, v, a, n, to)
   if a == 'points' then
     points()
     if to == 'avail' then
-      if pa + n > MAX then return 'OVERFLOW', d(pa) end
+      if pa + n > MAX then return 'OVERFLOW', 'points:' .. d(pa) end
       pa = pa + n
     end
     pf = pf - n
   else
     asset(a)
     if to == 'avail' then
-      if bal[a] + n > MAX then return 'OVERFLOW', d(bal[a]) end
+      if bal[a] + n > MAX then return 'OVERFLOW', a .. ':' .. d(bal[a]) end
       bal[a] = bal[a] + n
     end
     frz[a] = frz[a] - n
@@ -257,7 +258,7 @@ local function step(i, op, a, amt, h, c, ms)
     if not n then return 'INVALID_AMOUNT' end
     if op == 'credit' then
       asset(a)
-      if bal[a] + n > MAX then return 'OVERFLOW', d(bal[a]) end
+      if bal[a] + n > MAX then return 'OVERFLOW', a .. ':' .. d(bal[a]) end
       bal[a] = bal[a] + n
       move(i, a, 'cp', 'avail', n)
     elseif op == 'debit' then
@@ -268,20 +269,20 @@ local function step(i, op, a, amt, h, c, ms)
     elseif op == 'freeze' then
       asset(a)
       if bal[a] < n then return 'INSUFFICIENT_FUNDS', d(bal[a]) end
-      if frz[a] + n > MAX then return 'OVERFLOW', d(frz[a]) end
+      if frz[a] + n > MAX then return 'OVERFLOW', a .. ':' .. d(frz[a]) end
       bal[a], frz[a] = bal[a] - n, frz[a] + n
       v.legs[a] = (v.legs[a] or 0) + n
       move(i, a, 'avail', 'frozen', n)
     elseif op == 'freeze_points' then
       points()
       if pa < n then return 'INSUFFICIENT_POINTS', d(pa) end
-      if pf + n > MAX then return 'OVERFLOW', d(pf) end
+      if pf + n > MAX then return 'OVERFLOW', 'points:' .. d(pf) end
       pa, pf = pa - n, pf + n
       v.legs.points = (v.legs.points or 0) + n
       move(i, 'points', 'avail', 'frozen', n)
     elseif op == 'earn_points' then
       points()
-      if pa + n > MAX then return 'OVERFLOW', d(pa) end
+      if pa + n > MAX then return 'OVERFLOW', 'points:' .. d(pa) end
       pa = pa + n
       move(i, 'points', 'cp', 'avail', n)
     elseif op == 'spend_points' then
