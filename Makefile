@@ -1,0 +1,84 @@
+# make test is what CI runs (.ci/run calls it). Integration tests start their
+# own Redis Cluster from redis-server processes: `make deps` installs it.
+
+GO ?= go
+FUZZTIME ?= 60s
+# Fuzz targets parse outside input and need no server: -short keeps the
+# packages' TestMain from starting a Redis Cluster in every fuzz worker.
+FUZZFLAGS ?= -short
+# The scripts need Redis 7.0.12 or newer (see DESIGN.md).
+REDIS_MIN_VERSION := 7.0.12
+
+.PHONY: all test test-short lint fuzz build deps run bench tidy-check clean
+
+all: lint test build
+
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+# Unit tests only: no Redis needed.
+test-short:
+	$(GO) test -short -count=1 ./...
+
+lint:
+	@out="$$(gofmt -l .)"; \
+	if [ -n "$$out" ]; then echo "gofmt -l: not formatted:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@if command -v staticcheck >/dev/null 2>&1; then \
+		echo staticcheck ./...; staticcheck ./...; \
+	else \
+		echo "staticcheck not on PATH: skipped"; \
+	fi
+
+# Runs every fuzz target of every package for FUZZTIME each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test $(FUZZFLAGS) -list 'Fuzz.*' $$pkg | grep '^Fuzz' || true); do \
+			echo "fuzz $$pkg $$target for $(FUZZTIME)"; \
+			$(GO) test $(FUZZFLAGS) -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+build:
+	$(GO) build -o bin/engined ./cmd/engined
+
+# Installs redis-server and redis-tools with apt-get when redis-server is
+# missing, as root or through sudo; otherwise says what to install and fails.
+deps:
+	@set -e; \
+	if ! command -v redis-server >/dev/null 2>&1; then \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			apt-get update; \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools; \
+		elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1 && sudo -v; then \
+			sudo apt-get update; \
+			sudo DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools; \
+		else \
+			echo "redis-server is missing. Install Redis $(REDIS_MIN_VERSION) or newer:"; \
+			echo "  Debian, Ubuntu: sudo apt-get install redis-server redis-tools"; \
+			echo "  macOS:          brew install redis"; \
+			exit 1; \
+		fi; \
+	fi; \
+	v="$$(redis-server --version | sed -n 's/.* v=\([0-9][0-9.]*\).*/\1/p')"; \
+	if [ "$$(printf '%s\n' "$(REDIS_MIN_VERSION)" "$$v" | sort -V | head -n 1)" != "$(REDIS_MIN_VERSION)" ]; then \
+		echo "redis-server $$v is too old: atomledger needs $(REDIS_MIN_VERSION) or newer"; \
+		exit 1; \
+	fi; \
+	echo "redis-server $$v"
+
+# `engined dev` (a local cluster and the daemon) is not written yet: until
+# then, run shows the binary's help.
+run: deps build
+	./bin/engined help
+
+bench:
+	$(GO) test -run XXX -bench . ./...
+
+tidy-check:
+	$(GO) mod tidy
+	git diff --exit-code go.mod go.sum
+
+clean:
+	rm -rf bin

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// Config is the configuration every command shares: the contract's table of
+// flags and environment variables, parsed and checked. Commands build it with
+// addConfigFlags and configFlags.config.
+type Config struct {
+	RedisAddrs     []string               // --redis, ENGINED_REDIS_ADDRS; default [127.0.0.1:6379]
+	RedisCluster   bool                   // --redis-cluster, ENGINED_REDIS_CLUSTER; default false
+	RedisMaster    string                 // --redis-master, ENGINED_REDIS_MASTER; default "" (no Sentinel)
+	RedisUsername  string                 // --redis-username, ENGINED_REDIS_USERNAME; default ""
+	RedisPassword  string                 // --redis-password, ENGINED_REDIS_PASSWORD; default ""
+	RedisTLS       bool                   // --redis-tls, ENGINED_REDIS_TLS; default false
+	Listen         string                 // --listen, ENGINED_LISTEN; default 127.0.0.1:8080
+	Assets         *instructions.Registry // --assets, ENGINED_ASSETS; default instructions.DefaultAssets
+	IdempotencyTTL time.Duration          // --idempotency-ttl, ENGINED_IDEMPOTENCY_TTL; default 24h
+	Tokens         []string               // --tokens, ENGINED_TOKENS; default none
+	TokensFile     string                 // --tokens-file, ENGINED_TOKENS_FILE; default ""
+	PGDSN          string                 // --pg, ENGINED_PG_DSN; default ""
+}
+
+// option is one row of the contract's configuration table.
+type option struct {
+	flag   string // without dashes
+	env    string
+	def    string // in the syntax of the flag
+	arg    string // placeholder of the value in the usage; "" for a switch
+	secret bool   // never echo the value, not even in an error message
+	usage  string
+	set    func(c *Config, v string) error
+}
+
+// options is the configuration table, in the contract's order. Every
+// command registers all of it, so that one environment serves them all.
+var options = []option{
+	{flag: "redis", env: "ENGINED_REDIS_ADDRS", def: "127.0.0.1:6379", arg: "ADDR[,ADDR...]",
+		usage: "Redis addresses: one is a single server, several a cluster",
+		set: func(c *Config, v string) (err error) {
+			if c.RedisAddrs, err = splitList(v, checkHostPort); err == nil && len(c.RedisAddrs) == 0 {
+				err = errors.New("want at least one address")
+			}
+			return err
+		}},
+	{flag: "redis-cluster", env: "ENGINED_REDIS_CLUSTER", def: "false",
+		usage: "cluster mode even with a single seed address",
+		set:   func(c *Config, v string) (err error) { c.RedisCluster, err = parseBool(v); return err }},
+	{flag: "redis-master", env: "ENGINED_REDIS_MASTER", arg: "NAME",
+		usage: "Sentinel master name; the --redis addresses are then the sentinels",
+		set:   func(c *Config, v string) error { c.RedisMaster = v; return nil }},
+	{flag: "redis-username", env: "ENGINED_REDIS_USERNAME", arg: "USER",
+		usage: "Redis ACL user name",
+		set:   func(c *Config, v string) error { c.RedisUsername = v; return nil }},
+	// A flag's value shows in the process list: the environment is the safer place.
+	{flag: "redis-password", env: "ENGINED_REDIS_PASSWORD", arg: "PASSWORD", secret: true,
+		usage: "Redis password (prefer the environment variable)",
+		set:   func(c *Config, v string) error { c.RedisPassword = v; return nil }},
+	{flag: "redis-tls", env: "ENGINED_REDIS_TLS", def: "false",
+		usage: "connect to Redis over TLS, verified against the system's roots",
+		set:   func(c *Config, v string) (err error) { c.RedisTLS, err = parseBool(v); return err }},
+	{flag: "listen", env: "ENGINED_LISTEN", def: "127.0.0.1:8080", arg: "ADDR",
+		usage: "HTTP address",
+		set:   func(c *Config, v string) error { c.Listen = v; return checkHostPort(v) }},
+	{flag: "assets", env: "ENGINED_ASSETS", def: instructions.DefaultAssets, arg: "CODE:SCALE,...",
+		usage: "asset registry: each asset code with its number of decimal places",
+		set: func(c *Config, v string) (err error) {
+			c.Assets, err = instructions.ParseAssets(v)
+			return err
+		}},
+	{flag: "idempotency-ttl", env: "ENGINED_IDEMPOTENCY_TTL", def: "24h", arg: "DURATION",
+		usage: "how long instruction ids are remembered, as a Go duration (90m, 24h)",
+		set: func(c *Config, v string) (err error) {
+			c.IdempotencyTTL, err = parseTTL(v)
+			return err
+		}},
+	{flag: "tokens", env: "ENGINED_TOKENS", arg: "TOKEN[,TOKEN...]", secret: true,
+		usage: "bearer tokens accepted on /v1/ (prefer the environment variable or --tokens-file)",
+		set: func(c *Config, v string) (err error) {
+			c.Tokens, err = splitList(v, checkToken)
+			return err
+		}},
+	{flag: "tokens-file", env: "ENGINED_TOKENS_FILE", arg: "FILE",
+		usage: "file of bearer tokens, one a line",
+		set:   func(c *Config, v string) error { c.TokensFile = v; return nil }},
+	{flag: "pg", env: "ENGINED_PG_DSN", arg: "DSN", secret: true,
+		usage: "PostgreSQL connection string of the ledger",
+		set:   func(c *Config, v string) error { c.PGDSN = v; return nil }},
+}
+
+// configFlags are the shared flags as registered on one command's FlagSet.
+type configFlags struct {
+	fs   *flag.FlagSet
+	vals []*rawValue // parallel to options
+}
+
+// addConfigFlags registers every shared flag on fs. Call config after fs.Parse.
+func addConfigFlags(fs *flag.FlagSet) *configFlags {
+	cf := &configFlags{fs: fs, vals: make([]*rawValue, len(options))}
+	for i, o := range options {
+		cf.vals[i] = &rawValue{isBool: o.arg == ""}
+		fs.Var(cf.vals[i], o.flag, o.usage)
+	}
+	return cf
+}
+
+// config resolves every setting, after fs.Parse: the flag if it was given,
+// else its environment variable if set and not empty, else the default. A
+// bad value is an error naming the flag (and the variable it came from).
+func (cf *configFlags) config(getenv func(string) string) (*Config, error) {
+	given := map[string]bool{}
+	cf.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	c := &Config{}
+	var errs []error
+	for i, o := range options {
+		v, from := o.def, "default of --"+o.flag
+		switch env := getenv(o.env); {
+		case given[o.flag]:
+			v, from = cf.vals[i].s, "--"+o.flag
+		case env != "":
+			v, from = env, o.env+" (--"+o.flag+")"
+		}
+		if err := o.set(c, v); err != nil {
+			if o.secret {
+				errs = append(errs, fmt.Errorf("%s: %w", from, err))
+			} else {
+				errs = append(errs, fmt.Errorf("%s %q: %w", from, v, err))
+			}
+		}
+	}
+	if c.RedisMaster != "" && c.RedisCluster {
+		errs = append(errs, errors.New("--redis-master and --redis-cluster exclude each other: Sentinel serves a single master"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// RedisClient builds the go-redis client the configuration asks for: with
+// --redis-master, a Sentinel failover client whose sentinels are the
+// addresses; with several addresses or --redis-cluster, a cluster client
+// (a single address of a cluster node would otherwise get a plain client,
+// and MOVED for most keys); else a plain client. Context deadlines always
+// reach the socket. The caller closes the client.
+func (c *Config) RedisClient() redis.UniversalClient {
+	var tlsConfig *tls.Config
+	if c.RedisTLS {
+		// Go's defaults: the system's roots, the server name taken from the
+		// address, TLS 1.2 or newer.
+		tlsConfig = &tls.Config{}
+	}
+	switch {
+	case c.RedisMaster != "":
+		return redis.NewFailoverClient(&redis.FailoverOptions{
+			MasterName:            c.RedisMaster,
+			SentinelAddrs:         c.RedisAddrs,
+			Username:              c.RedisUsername,
+			Password:              c.RedisPassword,
+			TLSConfig:             tlsConfig,
+			ContextTimeoutEnabled: true,
+		})
+	case c.RedisCluster || len(c.RedisAddrs) > 1:
+		return redis.NewClusterClient(&redis.ClusterOptions{
+			Addrs:                 c.RedisAddrs,
+			Username:              c.RedisUsername,
+			Password:              c.RedisPassword,
+			TLSConfig:             tlsConfig,
+			ContextTimeoutEnabled: true,
+		})
+	default:
+		return redis.NewClient(&redis.Options{
+			Addr:                  c.RedisAddrs[0],
+			Username:              c.RedisUsername,
+			Password:              c.RedisPassword,
+			TLSConfig:             tlsConfig,
+			ContextTimeoutEnabled: true,
+		})
+	}
+}
+
+// EngineOptions gives the engine's options of the configuration.
+func (c *Config) EngineOptions() *engine.Options {
+	return &engine.Options{Assets: c.Assets, IdempotencyTTL: c.IdempotencyTTL}
+}
+
+// printConfigUsage lists the shared flags with their variables and defaults.
+func printConfigUsage(w io.Writer) {
+	for _, o := range options {
+		name := "--" + o.flag
+		if o.arg != "" {
+			name += " " + o.arg
+		}
+		fmt.Fprintf(w, "  %s\n        %s\n        (%s", name, o.usage, o.env)
+		if o.def != "" && o.def != "false" {
+			fmt.Fprintf(w, "; default %s", o.def)
+		}
+		fmt.Fprint(w, ")\n")
+	}
+}
+
+// rawValue is a flag's text, checked only once the environment is known, so
+// that a flag and its variable are parsed by the same code. A switch
+// (isBool) may be given without a value, as in --redis-cluster.
+type rawValue struct {
+	s      string
+	isBool bool
+}
+
+func (v *rawValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return v.s
+}
+
+func (v *rawValue) Set(s string) error { v.s = s; return nil }
+func (v *rawValue) IsBoolFlag() bool   { return v.isBool }
+
+// splitList splits a comma-separated list, checking each item.
+func splitList(v string, check func(string) error) ([]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	items := strings.Split(v, ",")
+	for i, item := range items {
+		items[i] = strings.TrimSpace(item)
+		if items[i] == "" {
+			return nil, fmt.Errorf("item %d of the list is empty", i+1)
+		}
+		if err := check(items[i]); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
+func checkHostPort(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q is not a number in 1..65535", port)
+	}
+	return nil
+}
+
+// checkToken refuses what an Authorization header could not carry. It never
+// quotes the token.
+func checkToken(tok string) error {
+	for _, r := range tok {
+		if r <= ' ' || r >= 0x7f {
+			return errors.New("a token contains a space, a control or a non-ASCII character")
+		}
+	}
+	return nil
+}
+
+func parseBool(v string) (bool, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, errors.New("want true or false")
+	}
+	return b, nil
+}
+
+// parseTTL reads the idempotency TTL. The engine hands it to Redis in whole
+// milliseconds, so less than one is refused rather than rounded to none.
+func parseTTL(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, errors.New("want a Go duration such as 90m or 24h")
+	}
+	if d < time.Millisecond {
+		return 0, errors.New("must be at least 1ms")
+	}
+	return d, nil
+}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// parseConfig parses args as a command would, with env as the environment.
+func parseConfig(t *testing.T, env map[string]string, args ...string) (*Config, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cf := addConfigFlags(fs)
+	require.NoError(t, fs.Parse(args))
+	require.Empty(t, fs.Args())
+	return cf.config(func(k string) string { return env[k] })
+}
+
+func TestConfig_TableIsTheContracts(t *testing.T) {
+	// The contract's "Daemon engined" table: flag, environment variable, default.
+	want := [][3]string{
+		{"redis", "ENGINED_REDIS_ADDRS", "127.0.0.1:6379"},
+		{"redis-cluster", "ENGINED_REDIS_CLUSTER", "false"},
+		{"redis-master", "ENGINED_REDIS_MASTER", ""},
+		{"redis-username", "ENGINED_REDIS_USERNAME", ""},
+		{"redis-password", "ENGINED_REDIS_PASSWORD", ""},
+		{"redis-tls", "ENGINED_REDIS_TLS", "false"},
+		{"listen", "ENGINED_LISTEN", "127.0.0.1:8080"},
+		{"assets", "ENGINED_ASSETS", "CNY:2,USD:2,EUR:2,USDT:6,BTC:8"},
+		{"idempotency-ttl", "ENGINED_IDEMPOTENCY_TTL", "24h"},
+		{"tokens", "ENGINED_TOKENS", ""},
+		{"tokens-file", "ENGINED_TOKENS_FILE", ""},
+		{"pg", "ENGINED_PG_DSN", ""},
+	}
+	var got [][3]string
+	for _, o := range options {
+		got = append(got, [3]string{o.flag, o.env, o.def})
+	}
+	assert.Equal(t, want, got)
+}
+
+func TestConfig_Defaults(t *testing.T) {
+	c, err := parseConfig(t, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"127.0.0.1:6379"}, c.RedisAddrs)
+	assert.False(t, c.RedisCluster)
+	assert.Empty(t, c.RedisMaster)
+	assert.Empty(t, c.RedisUsername)
+	assert.Empty(t, c.RedisPassword)
+	assert.False(t, c.RedisTLS)
+	assert.Equal(t, "127.0.0.1:8080", c.Listen)
+	assert.Equal(t, instructions.MustParseAssets(instructions.DefaultAssets), c.Assets)
+	assert.Equal(t, engine.DefaultIdempotencyTTL, c.IdempotencyTTL)
+	assert.Empty(t, c.Tokens)
+	assert.Empty(t, c.TokensFile)
+	assert.Empty(t, c.PGDSN)
+}
+
+func TestConfig_Environment(t *testing.T) {
+	c, err := parseConfig(t, map[string]string{
+		"ENGINED_REDIS_ADDRS":     "10.0.0.1:26379, 10.0.0.2:26379",
+		"ENGINED_REDIS_MASTER":    "mymaster",
+		"ENGINED_REDIS_USERNAME":  "engine",
+		"ENGINED_REDIS_PASSWORD":  "s3cret",
+		"ENGINED_REDIS_TLS":       "true",
+		"ENGINED_LISTEN":          ":9090",
+		"ENGINED_ASSETS":          "CNY:2,JPY:0",
+		"ENGINED_IDEMPOTENCY_TTL": "90m",
+		"ENGINED_TOKENS":          "t1,t2",
+		"ENGINED_TOKENS_FILE":     "/etc/engined/tokens",
+		"ENGINED_PG_DSN":          "postgres://ledger@db/ledger",
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"10.0.0.1:26379", "10.0.0.2:26379"}, c.RedisAddrs)
+	assert.Equal(t, "mymaster", c.RedisMaster)
+	assert.Equal(t, "engine", c.RedisUsername)
+	assert.Equal(t, "s3cret", c.RedisPassword)
+	assert.True(t, c.RedisTLS)
+	assert.Equal(t, ":9090", c.Listen)
+	assert.Equal(t, "CNY:2,JPY:0", c.Assets.String())
+	assert.Equal(t, 90*time.Minute, c.IdempotencyTTL)
+	assert.Equal(t, []string{"t1", "t2"}, c.Tokens)
+	assert.Equal(t, "/etc/engined/tokens", c.TokensFile)
+	assert.Equal(t, "postgres://ledger@db/ledger", c.PGDSN)
+
+	c, err = parseConfig(t, map[string]string{"ENGINED_REDIS_CLUSTER": "1"})
+	require.NoError(t, err)
+	assert.True(t, c.RedisCluster)
+}
+
+func TestConfig_FlagWinsOverEnvironment(t *testing.T) {
+	env := map[string]string{
+		"ENGINED_REDIS_ADDRS":     "10.0.0.1:6379",
+		"ENGINED_REDIS_CLUSTER":   "true",
+		"ENGINED_LISTEN":          "10.0.0.1:80",
+		"ENGINED_ASSETS":          "CNY:2",
+		"ENGINED_IDEMPOTENCY_TTL": "1h",
+	}
+	c, err := parseConfig(t, env,
+		"--redis", "127.0.0.1:7000,127.0.0.1:7001", "--redis-cluster=false", "--listen", ":8081",
+		"-assets=BTC:8", "--idempotency-ttl", "2h")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"127.0.0.1:7000", "127.0.0.1:7001"}, c.RedisAddrs)
+	assert.False(t, c.RedisCluster, "an explicit false wins over a true variable")
+	assert.Equal(t, ":8081", c.Listen)
+	assert.Equal(t, "BTC:8", c.Assets.String())
+	assert.Equal(t, 2*time.Hour, c.IdempotencyTTL)
+}
+
+func TestConfig_SwitchWithoutValue(t *testing.T) {
+	c, err := parseConfig(t, nil, "--redis-cluster", "--redis-tls")
+	require.NoError(t, err)
+	assert.True(t, c.RedisCluster)
+	assert.True(t, c.RedisTLS)
+}
+
+func TestConfig_EmptyVariableIsUnset(t *testing.T) {
+	c, err := parseConfig(t, map[string]string{"ENGINED_REDIS_ADDRS": "", "ENGINED_IDEMPOTENCY_TTL": ""})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"127.0.0.1:6379"}, c.RedisAddrs)
+	assert.Equal(t, engine.DefaultIdempotencyTTL, c.IdempotencyTTL)
+}
+
+func TestConfig_BadValues(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string // the error names the flag, and the variable when it came from one
+	}{
+		{name: "a TTL that is not a duration", args: []string{"--idempotency-ttl", "1 day"}, want: `--idempotency-ttl "1 day"`},
+		{name: "a TTL of zero", args: []string{"--idempotency-ttl", "0"}, want: "--idempotency-ttl"},
+		{name: "a negative TTL", args: []string{"--idempotency-ttl=-5m"}, want: "--idempotency-ttl"},
+		{name: "a TTL under a millisecond", args: []string{"--idempotency-ttl", "500us"}, want: "at least 1ms"},
+		{name: "a bad TTL variable", env: map[string]string{"ENGINED_IDEMPOTENCY_TTL": "soon"}, want: `ENGINED_IDEMPOTENCY_TTL (--idempotency-ttl) "soon"`},
+		{name: "no Redis address", args: []string{"--redis="}, want: "--redis"},
+		{name: "a Redis address without a port", args: []string{"--redis", "localhost"}, want: `--redis "localhost"`},
+		{name: "a Redis port out of range", args: []string{"--redis", "localhost:70000"}, want: "--redis"},
+		{name: "an empty item in the Redis list", args: []string{"--redis", "a:1,,b:2"}, want: "--redis"},
+		{name: "a switch that is not a boolean", args: []string{"--redis-cluster=maybe"}, want: `--redis-cluster "maybe"`},
+		{name: "a switch variable that is not a boolean", env: map[string]string{"ENGINED_REDIS_TLS": "yes please"}, want: "ENGINED_REDIS_TLS (--redis-tls)"},
+		{name: "an asset without a scale", args: []string{"--assets", "CNY"}, want: `--assets "CNY"`},
+		{name: "a lowercase asset code", env: map[string]string{"ENGINED_ASSETS": "cny:2"}, want: "ENGINED_ASSETS (--assets)"},
+		{name: "a listen address without a port", args: []string{"--listen", "localhost"}, want: "--listen"},
+		{name: "Sentinel and cluster mode at once", args: []string{"--redis-master", "m", "--redis-cluster"}, want: "--redis-master and --redis-cluster"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseConfig(t, tt.env, tt.args...)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestConfig_SecretsStayOutOfErrors(t *testing.T) {
+	_, err := parseConfig(t, map[string]string{"ENGINED_TOKENS": "good-token,bad token"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ENGINED_TOKENS (--tokens)")
+	assert.NotContains(t, err.Error(), "good-token")
+	assert.NotContains(t, err.Error(), "bad token")
+}
+
+func TestConfig_EveryBadValueIsReported(t *testing.T) {
+	_, err := parseConfig(t, nil, "--redis", "nope", "--idempotency-ttl", "never")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--redis")
+	assert.Contains(t, err.Error(), "--idempotency-ttl")
+}
+
+func TestConfig_RedisClient(t *testing.T) {
+	tests := []struct {
+		name        string
+		args        []string
+		wantCluster bool
+		wantAddr    string // of a plain client
+	}{
+		{name: "one address is a plain client", args: []string{"--redis", "127.0.0.1:6380"}, wantAddr: "127.0.0.1:6380"},
+		{name: "several addresses are a cluster client", args: []string{"--redis", "127.0.0.1:7000,127.0.0.1:7001"}, wantCluster: true},
+		{name: "one address with --redis-cluster is a cluster client", args: []string{"--redis", "127.0.0.1:7000", "--redis-cluster"}, wantCluster: true},
+		{name: "a Sentinel master is a failover client", args: []string{"--redis", "127.0.0.1:26379,127.0.0.1:26380", "--redis-master", "mymaster"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--redis-username", "u", "--redis-password", "p", "--redis-tls"}, tt.args...)
+			c, err := parseConfig(t, nil, args...)
+			require.NoError(t, err)
+			rdb := c.RedisClient()
+			t.Cleanup(func() { _ = rdb.Close() })
+			if tt.wantCluster {
+				cc, ok := rdb.(*redis.ClusterClient)
+				require.True(t, ok, "got %T", rdb)
+				o := cc.Options()
+				assert.Equal(t, c.RedisAddrs, o.Addrs)
+				assert.True(t, o.ContextTimeoutEnabled)
+				assert.Equal(t, "u", o.Username)
+				assert.Equal(t, "p", o.Password)
+				assert.NotNil(t, o.TLSConfig)
+				return
+			}
+			// A failover client is a *redis.Client whose dialer asks the sentinels.
+			pc, ok := rdb.(*redis.Client)
+			require.True(t, ok, "got %T", rdb)
+			o := pc.Options()
+			if tt.wantAddr != "" {
+				assert.Equal(t, tt.wantAddr, o.Addr)
+			}
+			assert.True(t, o.ContextTimeoutEnabled)
+			assert.Equal(t, "u", o.Username)
+			assert.Equal(t, "p", o.Password)
+			assert.NotNil(t, o.TLSConfig)
+		})
+	}
+}
+
+func TestConfig_NoTLSByDefault(t *testing.T) {
+	c, err := parseConfig(t, nil)
+	require.NoError(t, err)
+	rdb := c.RedisClient()
+	defer rdb.Close()
+	assert.Nil(t, rdb.(*redis.Client).Options().TLSConfig)
+}
+
+func TestConfig_EngineOptions(t *testing.T) {
+	c, err := parseConfig(t, nil, "--assets", "CNY:2", "--idempotency-ttl", "36h")
+	require.NoError(t, err)
+	o := c.EngineOptions()
+	assert.Same(t, c.Assets, o.Assets)
+	assert.Equal(t, 36*time.Hour, o.IdempotencyTTL)
+}

@@ -1,0 +1,113 @@
+// Command engined is the atomledger daemon and its command-line tools.
+//
+// Usage:
+//
+//	engined <command> [flags]
+//
+// Every command reads the same configuration (see config.go): a flag, or else
+// its ENGINED_* environment variable, or else the default of the contract.
+//
+// Exit status: 0 on success; 1 when an instruction was rejected (the error
+// object is on stdout); 2 for a bad invocation (unknown command, bad flag or
+// environment value, unreadable input), with a message on stderr.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit statuses shared by every command.
+const (
+	exitOK       = 0
+	exitRejected = 1 // an error object was printed
+	exitUsage    = 2
+)
+
+// cli is what a command reads and writes. main passes the process's own;
+// keeping them in one value keeps the commands free of globals.
+type cli struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}))
+}
+
+// command is one subcommand of engined.
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, c cli) int
+	usage   func(w io.Writer)
+}
+
+// commands lists the subcommands in the order the usage shows them. help is
+// dispatched by run itself: listing it here would make an initialization cycle.
+func commands() []command {
+	return []command{
+		{name: "apply", summary: "apply one instruction from a JSON file", run: runApply, usage: applyUsage},
+	}
+}
+
+func lookup(name string) (command, bool) {
+	for _, cmd := range commands() {
+		if cmd.name == name {
+			return cmd, true
+		}
+	}
+	return command{}, false
+}
+
+// run dispatches to a subcommand and returns the exit status.
+func run(args []string, c cli) int {
+	if len(args) == 0 {
+		usage(c.stderr)
+		return exitUsage
+	}
+	switch name := args[0]; name {
+	case "help", "-h", "-help", "--help":
+		return runHelp(args[1:], c)
+	default:
+		cmd, ok := lookup(name)
+		if !ok {
+			fmt.Fprintf(c.stderr, "engined: unknown command %q\n\n", name)
+			usage(c.stderr)
+			return exitUsage
+		}
+		return cmd.run(args[1:], c)
+	}
+}
+
+// runHelp prints the general usage, or a command's with "help COMMAND".
+func runHelp(args []string, c cli) int {
+	switch len(args) {
+	case 0:
+		usage(c.stdout)
+		return exitOK
+	case 1:
+		if cmd, ok := lookup(args[0]); ok {
+			cmd.usage(c.stdout)
+			return exitOK
+		}
+		fmt.Fprintf(c.stderr, "engined help: unknown command %q\n\n", args[0])
+	default:
+		fmt.Fprintln(c.stderr, "engined help: at most one command")
+	}
+	usage(c.stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, "engined is the atomledger daemon and its tools.\n\nUsage:\n\n\tengined <command> [flags]\n\nCommands:\n\n")
+	for _, cmd := range commands() {
+		fmt.Fprintf(w, "\t%-10s %s\n", cmd.name, cmd.summary)
+	}
+	fmt.Fprintf(w, "\t%-10s %s\n", "help", "show this help, or a command's: engined help COMMAND")
+	fmt.Fprint(w, "\nEvery command reads the same configuration; a flag wins over its environment variable:\n\n")
+	printConfigUsage(w)
+}
