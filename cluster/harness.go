@@ -244,6 +244,34 @@ func (c *Cluster) admin(n *Node) *redis.Client {
 	return n.rdb
 }
 
+// readTopology reads the slot map as n sees it, naming the nodes the harness
+// knows by their Addr: a node that never met another does not know its own
+// address, and views are compared as text.
+func (c *Cluster) readTopology(ctx context.Context, n *Node) (topology, error) {
+	t, err := readTopology(ctx, c.admin(n))
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[string]string, len(c.Nodes)) // id -> address
+	for _, n := range c.Nodes {
+		if n.ID != "" {
+			known[n.ID] = n.Addr
+		}
+	}
+	rename := func(m *member) {
+		if a, ok := known[m.ID]; ok {
+			m.Addr = a
+		}
+	}
+	for i := range t {
+		rename(&t[i].Master)
+		for j := range t[i].Replicas {
+			rename(&t[i].Replicas[j])
+		}
+	}
+	return t.normalize(), nil
+}
+
 // agreedTopology reads the slot map of every live node and returns it if
 // every one of them reports cluster_state:ok and they all see the same map.
 func (c *Cluster) agreedTopology(ctx context.Context) (topology, []*Node, error) {
@@ -261,7 +289,7 @@ func (c *Cluster) agreedTopology(ctx context.Context) (topology, []*Node, error)
 		if state := infoField(info, "cluster_state"); state != "ok" {
 			return nil, nil, fmt.Errorf("%s: cluster_state:%s", n.Addr, state)
 		}
-		t, err := readTopology(ctx, rdb)
+		t, err := c.readTopology(ctx, n)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", n.Addr, err)
 		}
@@ -344,6 +372,11 @@ func (c *Cluster) MasterAddrs() []string {
 // for the defaults; Addrs is always replaced and ContextTimeoutEnabled always
 // set, so that deadlines reach the socket. opt itself is not modified. The
 // caller closes the client.
+//
+// After a failover the client keeps sending a dead master's slots to the
+// dead master: go-redis reloads its slot map on MOVED and every
+// ClusterStateReloadInterval (60 s by default), not after a connection error
+// (go-redis issue 3979). Call ReloadState on such an error before retrying.
 func (c *Cluster) Client(opt *redis.ClusterOptions) *redis.ClusterClient {
 	var o redis.ClusterOptions
 	if opt != nil {
@@ -401,7 +434,7 @@ func (c *Cluster) Kill(addr string) error {
 		return err
 	}
 	c.mu.Lock()
-	p, rdb, stopped := n.proc, n.rdb, c.stopped
+	p, stopped := n.proc, c.stopped
 	c.mu.Unlock()
 	switch {
 	case stopped:
@@ -415,7 +448,7 @@ func (c *Cluster) Kill(addr string) error {
 	// The node's own view of its shard is the one to trust; the last map
 	// the harness saw stands in if the node does not answer.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	t, err := readTopology(ctx, rdb)
+	t, err := c.readTopology(ctx, n)
 	cancel()
 
 	p.kill()
@@ -536,7 +569,7 @@ func (c *Cluster) MasterOf(ctx context.Context, slot int) (string, error) {
 	}
 	var errs []error
 	for _, n := range c.live() {
-		t, err := readTopology(ctx, c.admin(n))
+		t, err := c.readTopology(ctx, n)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", n.Addr, err))
 			continue

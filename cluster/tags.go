@@ -29,9 +29,9 @@ func SlotTag(slot int) string {
 	return slotTags[slot]
 }
 
-// makeSlotTags enumerates candidate tags until every slot has one; the
-// strings of length 4 (36^4, about a hundred per slot) are always enough, and
-// the whole search takes a few milliseconds, so it runs on first use rather
+// makeSlotTags enumerates candidate tags until every slot has one. Strings of
+// length 4 (36^4, about a hundred per slot) fill the last gaps, as the tests
+// check, and the whole search takes milliseconds: it runs on first use rather
 // than living in a generated file.
 func makeSlotTags() *[Slots]string {
 	var tags [Slots]string

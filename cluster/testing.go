@@ -82,7 +82,7 @@ func attach(ctx context.Context, addrs []string) (_ *Cluster, err error) {
 			return nil, fmt.Errorf("%s %s: %w", EnvTestRedis, n.Addr, err)
 		}
 	}
-	t, err := readTopology(ctx, c.Nodes[0].rdb)
+	t, err := c.readTopology(ctx, c.Nodes[0])
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", EnvTestRedis, c.Nodes[0].Addr, err)
 	}
