@@ -32,6 +32,10 @@ type Options struct {
 	// ExtraConfig lines ("directive value") are appended to the config of
 	// every node, after the harness's own. Default none.
 	ExtraConfig []string
+	// Standalone starts one plain server, not in cluster mode, instead of a
+	// cluster (Masters and Replicas are then ignored): for testing the
+	// engine against a single Redis. Default false.
+	Standalone bool
 }
 
 // Cluster is a running Redis Cluster: servers started by Start, or the
@@ -90,6 +94,10 @@ func Start(ctx context.Context, opt Options) (_ *Cluster, err error) {
 		}
 	}()
 
+	if opt.Standalone {
+		opt.Masters, opt.Replicas = 1, 0
+		opt.ExtraConfig = append(opt.ExtraConfig[:len(opt.ExtraConfig):len(opt.ExtraConfig)], "cluster-enabled no")
+	}
 	nodes := make([]*Node, opt.Masters*(1+opt.Replicas))
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
@@ -104,6 +112,9 @@ func Start(ctx context.Context, opt Options) (_ *Cluster, err error) {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("start cluster: %w", err)
+	}
+	if opt.Standalone {
+		return c, nil
 	}
 	if err := c.create(ctx, opt.Masters, opt.Replicas); err != nil {
 		return nil, fmt.Errorf("create cluster: %w", err)
