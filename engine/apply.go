@@ -68,6 +68,12 @@ func (e *Engine) ApplyBatch(ctx context.Context, ins []instructions.Instruction)
 		calls[i] = c
 		pending = append(pending, i)
 	}
+	e.run(ctx, calls, pending, out)
+	return out
+}
+
+// run sends calls[i] for every i of pending in pipelines and sets out[i].
+func (e *Engine) run(ctx context.Context, calls []call, pending []int, out []Outcome) {
 	// A cache flush or failover between two rounds is possible, so a few rounds.
 	for round := 0; len(pending) > 0; round++ {
 		pipe := e.rdb.Pipeline()
@@ -87,14 +93,13 @@ func (e *Engine) ApplyBatch(ctx context.Context, ins []instructions.Instruction)
 		if len(again) > 0 {
 			if err := e.Load(ctx); err != nil {
 				for _, i := range again {
-					out[i].Err = redisFailure(ins[i].ID, err)
+					out[i].Err = redisFailure(calls[i].n.ID, err)
 				}
-				break
+				return
 			}
 		}
 		pending = again
 	}
-	return out
 }
 
 // Deduct takes amount of asset from holder's available balance, as a single
@@ -115,6 +120,11 @@ func (e *Engine) prepare(in instructions.Instruction) (call, error) {
 	if err != nil {
 		return call{}, err
 	}
+	return e.build(n), nil
+}
+
+// build gives the script's keys and arguments for a normalized instruction.
+func (e *Engine) build(n instructions.Normalized) call {
 	hk := cluster.Holder(n.Holder)
 	slot := cluster.HolderSlot(n.Holder)
 	keys := []string{hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds,
@@ -126,7 +136,7 @@ func (e *Engine) prepare(in instructions.Instruction) (call, error) {
 		args = append(args, s.Op, s.Asset, strconv.FormatInt(s.Units, 10), s.Hold, s.Coupon, strconv.FormatInt(s.Ms, 10))
 	}
 	args[2] = fingerprint(args)
-	return call{n: n, keys: keys, args: args}, nil
+	return call{n: n, keys: keys, args: args}
 }
 
 // fingerprint identifies the normalized body of an instruction: the same body

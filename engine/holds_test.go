@@ -150,3 +150,26 @@ func TestApply_LargestValueIsExact(t *testing.T) {
 	res := apply(t, newIn(h).EarnPoints("9007199254740991"))
 	assert.Equal(t, "9007199254740991", res.Points.Available)
 }
+
+func TestReleaseExpired_OnlyTheHoldOfThatExpiry(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") })
+	first := apply(t, newIn(h).Freeze("CNY", "1.00", "o", time.Hour)).Holds["o"].ExpiresMs
+	apply(t, newIn(h).Release("o"))
+	second := apply(t, newIn(h).Freeze("CNY", "2.00", "o", 2*time.Hour)).Holds["o"].ExpiresMs
+	require.NotEqual(t, first, second)
+
+	before := readRaw(t, h)
+	_, err := eng.ReleaseExpired(ctx, h, "o", first)
+	assert.ErrorIs(t, err, engine.ErrHoldNotFound, "the hold of the first expiry is gone")
+	assert.Equal(t, before, readRaw(t, h))
+
+	res, err := eng.ReleaseExpired(ctx, h, "o", second)
+	require.NoError(t, err)
+	assert.Empty(t, res.Holds)
+	assert.Equal(t, instructions.Balance{Available: "10.00", Frozen: "0.00"}, res.Balances["CNY"])
+	again, err := eng.ReleaseExpired(ctx, h, "o", second)
+	require.NoError(t, err)
+	assert.True(t, again.Replayed, "the sweeper's id is deterministic")
+}

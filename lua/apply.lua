@@ -5,7 +5,8 @@
 --       8 the slot's outbox stream, 9 the slot's expiry index.
 -- ARGV: 1 holder, 2 instruction id, 3 request fingerprint, 4 idempotency ttl (ms),
 --       5 counterparty, 6 memo, then six per op: op, asset or leg, units, hold, coupon,
---       ms (ttl_ms of a new hold, or a coupon's expires_ms). Units and ms are decimal digits.
+--       ms (ttl_ms of a new hold, a coupon's expires_ms, or the expiry a sweeper's release
+--       requires of its hold). Units and ms are decimal digits.
 -- Reply: {replayed (0 or 1), outcome}, outcome being "ok\n<result json>" or
 --        "err\n<code>\n<op index>\n<detail>"; the detail is the figure that failed the check,
 --        in minor units ("<asset>:<units>" for OVERFLOW, the coupon's state for COUPON_UNAVAILABLE).
@@ -178,10 +179,12 @@ local function close_if_empty(v)
   if next(v.legs) == nil and #v.cpns == 0 then v.open = false end
 end
 
--- settle (to = 'cp') and release (to = 'avail').
-local function unhold(i, h, leg, amt, to)
+-- settle (to = 'cp') and release (to = 'avail'). A release with a non-zero
+-- exp (the sweeper's) applies only to the hold of that expiry: a hold of the
+-- same name opened since is another hold.
+local function unhold(i, h, leg, amt, to, exp)
   local v = hold(h)
-  if not v.open then return 'HOLD_NOT_FOUND' end
+  if not v.open or (exp > 0 and v.exp ~= exp) then return 'HOLD_NOT_FOUND' end
   if to == 'cp' and v.exp > 0 and now >= v.exp then return 'HOLD_EXPIRED' end
   if leg == '' then
     local names = {}
@@ -228,7 +231,7 @@ local function step(i, op, a, amt, h, c, ms)
   if op == 'suspend' then status = 'suspended'
   elseif op == 'resume' then status = 'active'
   elseif op == 'settle' or op == 'release' then
-    return unhold(i, h, a, amt, op == 'settle' and 'cp' or 'avail')
+    return unhold(i, h, a, amt, op == 'settle' and 'cp' or 'avail', ms)
   elseif op == 'lock_coupon' then
     local v, code = hold_for_reserve(h, ms)
     if not v then return code end
@@ -312,7 +315,7 @@ end
 
 -- Every check passed. Build the result (still reading), then write.
 seq = seq + 1
-local res = {s = d(seq), b = {}, c = {}, h = {}}
+local res = {s = d(seq), st = status, b = {}, c = {}, h = {}}
 for _, a in ipairs(assets) do res.b[a] = {d(bal[a]), d(frz[a])} end
 if pa ~= nil then res.p = {d(pa), d(pf)} end
 local function encode_coupon(v)
@@ -330,8 +333,8 @@ local ops = {}
 for i = 0, nops - 1 do ops[i + 1] = ev_ops[i] end
 local ops_json = cjson.encode(ops)
 local ts = d(now)
-digest = redis.sha1hex(digest .. '\n' .. holder .. '\n' .. d(seq) .. '\n' .. id .. '\n' .. ts .. '\n' ..
-  cp .. '\n' .. ops_json .. '\n' .. result .. '\n' .. memo)
+digest = redis.sha1hex(digest .. '\n' .. holder .. '\n' .. d(seq) .. '\n' .. id .. '\n' .. fp .. '\n' .. ts ..
+  '\n' .. cp .. '\n' .. ops_json .. '\n' .. result .. '\n' .. memo)
 
 -- Writes: sets first, deletes last.
 local m = {'HSET', K_META, 'seq', d(seq), 'digest', digest}
@@ -381,7 +384,7 @@ end
 if #hset > 2 then redis.call(unpack(hset)) end
 if #zadd > 2 then redis.call(unpack(zadd)) end
 
-redis.call('XADD', K_OUT, '*', 'holder', holder, 'seq', d(seq), 'id', id, 'ts', ts, 'cp', cp,
+redis.call('XADD', K_OUT, '*', 'holder', holder, 'seq', d(seq), 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
   'ops', ops_json, 'state', result, 'digest', digest, 'memo', memo)
 local out = 'ok\n' .. result
 redis.call('SET', K_TX, fp .. '\n' .. out, 'PX', idem_ttl)

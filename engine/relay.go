@@ -1,0 +1,455 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/cluster"
+)
+
+// Sink receives outbox events, each as the fields of its stream entry
+// (docs/events.md). Write returns nil only once the whole batch is durable:
+// the relay deletes the events from Redis after that, never before. It must
+// take the same event twice, and events of a holder out of order, without
+// harm: a relay re-delivers after any failure. ledger.Ledger is one.
+type Sink interface {
+	Write(ctx context.Context, batch []map[string]string) error
+}
+
+// RelayOptions configure a Relay. A nil *RelayOptions or a zero field means
+// the default.
+type RelayOptions struct {
+	// Group is the consumer group of every outbox stream. Default "atomledger-relay".
+	Group string
+	// Consumer names this relay in the group; it must differ between relays
+	// running at once. Default: host name, process id and a random suffix.
+	Consumer string
+	// MaxBatch is the size a sink write aims at: each stream read in a round
+	// gives MaxBatch divided by the streams due, at least 16, at most 256. Default 1000.
+	MaxBatch int
+	// PollInterval is the wait after a round that found nothing, and the
+	// first step of the back-off of an idle stream. Default 50ms.
+	PollInterval time.Duration
+	// MaxIdle is the longest an idle stream waits between two reads. Default 500ms.
+	MaxIdle time.Duration
+	// DiscoverInterval is how often the relay looks for outbox streams it does
+	// not follow yet and measures backlog and lag. Default 2s.
+	DiscoverInterval time.Duration
+	// ClaimIdle is how long an entry must have been pending with another
+	// consumer (a relay that died) before this one claims it. Default 30s.
+	ClaimIdle time.Duration
+	// Logger receives errors and recoveries. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *RelayOptions) withDefaults() RelayOptions {
+	var r RelayOptions
+	if o != nil {
+		r = *o
+	}
+	if r.Group == "" {
+		r.Group = "atomledger-relay"
+	}
+	if r.Consumer == "" {
+		host, _ := os.Hostname()
+		r.Consumer = fmt.Sprintf("%s-%d-%06x", host, os.Getpid(), rand.IntN(1<<24))
+	}
+	if r.MaxBatch <= 0 {
+		r.MaxBatch = 1000
+	}
+	if r.PollInterval <= 0 {
+		r.PollInterval = 50 * time.Millisecond
+	}
+	if r.MaxIdle <= 0 {
+		r.MaxIdle = 500 * time.Millisecond
+	}
+	if r.DiscoverInterval <= 0 {
+		r.DiscoverInterval = 2 * time.Second
+	}
+	if r.ClaimIdle <= 0 {
+		r.ClaimIdle = 30 * time.Second
+	}
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+	return r
+}
+
+// RelayStats are a relay's counters and gauges, for metrics.
+type RelayStats struct {
+	Relayed  int64 // events written to the sink and deleted from Redis
+	Batches  int64 // sink writes that succeeded
+	Claimed  int64 // entries claimed from dead consumers
+	Errors   int64 // failed rounds (Redis or sink), each retried
+	Streams  int64 // outbox streams followed
+	Backlog  int64 // events in the outboxes, not yet delivered (at the last discovery)
+	LagMs    int64 // age of the oldest undelivered event (at the last discovery), ms
+	SinkDown bool  // the last sink write failed
+}
+
+// Relay carries the events of every slot's outbox to a Sink: it reads them
+// with a consumer group, writes them to the sink in batches, and only then
+// acknowledges and deletes them (XACK, XDEL). It never trims a stream.
+type Relay struct {
+	rdb  redis.UniversalClient
+	sink Sink
+	o    RelayOptions
+
+	streams   map[string]*relayStream
+	lastClaim time.Time
+
+	relayed, batches, claimed, errs, nstreams, backlog, lag atomic.Int64
+	sinkDown                                                atomic.Bool
+}
+
+// relayStream is one followed outbox.
+type relayStream struct {
+	key      string
+	fromPEL  bool          // read this consumer's own pending entries first (after a restart or a failure)
+	idle     time.Duration // back-off of an idle stream
+	nextRead time.Time
+}
+
+// relayEntry is one entry read from a stream.
+type relayEntry struct {
+	stream, id string
+	fields     map[string]string // nil: deleted while pending
+}
+
+// NewRelay builds a relay from the outboxes of rdb (a cluster client or a
+// single server) to sink.
+func NewRelay(rdb redis.UniversalClient, sink Sink, opt *RelayOptions) *Relay {
+	return &Relay{rdb: rdb, sink: sink, o: opt.withDefaults(), streams: map[string]*relayStream{}}
+}
+
+// Stats reads the relay's counters; safe to call while it runs.
+func (r *Relay) Stats() RelayStats {
+	return RelayStats{Relayed: r.relayed.Load(), Batches: r.batches.Load(), Claimed: r.claimed.Load(),
+		Errors: r.errs.Load(), Streams: r.nstreams.Load(), Backlog: r.backlog.Load(), LagMs: r.lag.Load(),
+		SinkDown: r.sinkDown.Load()}
+}
+
+// Run relays until ctx is done, then returns nil. Failures (Redis down or
+// failing over, the sink down) are logged and retried with back-off: events
+// wait in Redis meanwhile.
+func (r *Relay) Run(ctx context.Context) error {
+	var lastDiscover time.Time
+	backoff := time.Duration(0)
+	for ctx.Err() == nil {
+		var err error
+		if time.Since(lastDiscover) >= r.o.DiscoverInterval {
+			if err = r.discover(ctx); err == nil {
+				lastDiscover = time.Now()
+			}
+		}
+		n := 0
+		if err == nil {
+			n, err = r.Round(ctx)
+		}
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			r.errs.Add(1)
+			backoff = min(max(2*backoff, r.o.PollInterval), 2*time.Second)
+			r.o.Logger.Warn("relay: round failed, retrying", "err", err, "in", backoff)
+			r.recover(ctx)
+			sleep(ctx, backoff)
+		case n == 0:
+			backoff = 0
+			sleep(ctx, r.o.PollInterval)
+		default:
+			backoff = 0
+		}
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// recover prepares the next round after a failure: a fresh slot map (a
+// failover moves slots, and go-redis does not reload it on connection
+// errors), and every stream re-reads this consumer's pending entries.
+func (r *Relay) recover(ctx context.Context) {
+	if c, ok := r.rdb.(*redis.ClusterClient); ok {
+		c.ReloadState(ctx)
+	}
+	for _, s := range r.streams {
+		s.fromPEL = true
+		s.nextRead = time.Time{}
+	}
+}
+
+// discoverChunk is how many EXISTS go in one pipeline.
+const discoverChunk = 2048
+
+// discover finds outbox streams not followed yet and joins their group, and
+// measures backlog and lag. It probes every slot's outbox key with EXISTS in
+// pipelines (16384 O(1) commands, whatever the size of the data set) rather
+// than SCAN, which would walk every key of every holder.
+func (r *Relay) discover(ctx context.Context) error {
+	for lo := 0; lo < cluster.Slots; lo += discoverChunk {
+		pipe := r.rdb.Pipeline()
+		cmds := make([]*redis.IntCmd, 0, discoverChunk)
+		keys := make([]string, 0, discoverChunk)
+		for slot := lo; slot < min(lo+discoverChunk, cluster.Slots); slot++ {
+			k := cluster.Outbox(slot)
+			if _, ok := r.streams[k]; ok {
+				continue
+			}
+			keys = append(keys, k)
+			cmds = append(cmds, pipe.Exists(ctx, k))
+		}
+		if len(cmds) == 0 {
+			continue
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return fmt.Errorf("relay discover: %w", err)
+		}
+		for i, c := range cmds {
+			if c.Val() == 1 {
+				if err := r.join(ctx, keys[i]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	r.nstreams.Store(int64(len(r.streams)))
+	return r.measure(ctx)
+}
+
+// join creates the group of a stream (from its first entry) and follows it.
+func (r *Relay) join(ctx context.Context, key string) error {
+	err := r.rdb.XGroupCreate(ctx, key, r.o.Group, "0").Err()
+	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
+		return fmt.Errorf("relay: create group on %s: %w", key, err)
+	}
+	r.streams[key] = &relayStream{key: key, fromPEL: true}
+	return nil
+}
+
+// measure reads backlog (entries left in the streams: delivered ones are
+// deleted) and lag (age of the oldest entry left).
+func (r *Relay) measure(ctx context.Context) error {
+	if len(r.streams) == 0 {
+		r.backlog.Store(0)
+		r.lag.Store(0)
+		return nil
+	}
+	pipe := r.rdb.Pipeline()
+	lens := make([]*redis.IntCmd, 0, len(r.streams))
+	firsts := make([]*redis.XMessageSliceCmd, 0, len(r.streams))
+	for k := range r.streams {
+		lens = append(lens, pipe.XLen(ctx, k))
+		firsts = append(firsts, pipe.XRangeN(ctx, k, "-", "+", 1))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("relay measure: %w", err)
+	}
+	var backlog int64
+	oldest := int64(0)
+	for i := range lens {
+		backlog += lens[i].Val()
+		if msgs := firsts[i].Val(); len(msgs) > 0 {
+			if ms := idMs(msgs[0].ID); oldest == 0 || ms < oldest {
+				oldest = ms
+			}
+		}
+	}
+	r.backlog.Store(backlog)
+	if oldest == 0 {
+		r.lag.Store(0)
+	} else {
+		r.lag.Store(max(0, time.Now().UnixMilli()-oldest))
+	}
+	return nil
+}
+
+// idMs reads the time part of a stream entry id.
+func idMs(id string) int64 {
+	ms, _ := strconv.ParseInt(strings.SplitN(id, "-", 2)[0], 10, 64)
+	return ms
+}
+
+// Round does one pass: reads what the followed streams have (and claims
+// entries stuck with dead consumers, now and then), writes it to the sink,
+// then acknowledges and deletes it. It returns the number of events
+// relayed. Run calls it in a loop; tests call it directly.
+func (r *Relay) Round(ctx context.Context) (int, error) {
+	now := time.Now()
+	var due []*relayStream
+	for _, s := range r.streams {
+		if !now.Before(s.nextRead) {
+			due = append(due, s)
+		}
+	}
+	claim := now.Sub(r.lastClaim) >= r.o.ClaimIdle/2
+	if len(due) == 0 && !claim {
+		return 0, nil
+	}
+	count := int64(max(16, min(256, r.o.MaxBatch/max(1, len(due)))))
+	pipe := r.rdb.Pipeline()
+	reads := make([]*redis.XStreamSliceCmd, len(due))
+	for i, s := range due {
+		id := ">"
+		if s.fromPEL {
+			id = "0"
+		}
+		reads[i] = pipe.XReadGroup(ctx, &redis.XReadGroupArgs{Group: r.o.Group, Consumer: r.o.Consumer,
+			Streams: []string{s.key, id}, Count: count, Block: -1})
+	}
+	var claims []*redis.XAutoClaimCmd
+	var claimKeys []string
+	if claim {
+		for k := range r.streams {
+			claimKeys = append(claimKeys, k)
+			claims = append(claims, pipe.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: k, Group: r.o.Group,
+				Consumer: r.o.Consumer, MinIdle: r.o.ClaimIdle, Start: "0-0", Count: count}))
+		}
+	}
+	_, _ = pipe.Exec(ctx) // errors are read per command
+
+	var batch []relayEntry
+	var firstErr error
+	for i, s := range due {
+		res, err := reads[i].Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			if r.handleStreamErr(ctx, s.key, err) && firstErr == nil {
+				firstErr = fmt.Errorf("relay read %s: %w", s.key, err)
+			}
+			continue
+		}
+		n := 0
+		for _, st := range res {
+			for _, m := range st.Messages {
+				batch = append(batch, entryOf(s.key, m))
+				n++
+			}
+		}
+		switch {
+		case n > 0:
+			s.idle, s.nextRead = 0, time.Time{}
+		case s.fromPEL:
+			s.fromPEL = false // own backlog done: new entries next
+		default:
+			s.idle = min(max(2*s.idle, r.o.PollInterval), r.o.MaxIdle)
+			s.nextRead = now.Add(s.idle)
+		}
+	}
+	if claim {
+		r.lastClaim = now
+		for i, c := range claims {
+			msgs, _, err := c.Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				if r.handleStreamErr(ctx, claimKeys[i], err) && firstErr == nil {
+					firstErr = fmt.Errorf("relay claim %s: %w", claimKeys[i], err)
+				}
+				continue
+			}
+			for _, m := range msgs {
+				batch = append(batch, entryOf(claimKeys[i], m))
+			}
+			r.claimed.Add(int64(len(msgs)))
+		}
+	}
+	if len(batch) == 0 {
+		return 0, firstErr
+	}
+	if err := r.deliver(ctx, batch); err != nil {
+		return 0, err
+	}
+	return len(batch), firstErr
+}
+
+func entryOf(stream string, m redis.XMessage) relayEntry {
+	e := relayEntry{stream: stream, id: m.ID}
+	if m.Values != nil {
+		e.fields = make(map[string]string, len(m.Values))
+		for k, v := range m.Values {
+			s, _ := v.(string)
+			e.fields[k] = s
+		}
+	}
+	return e
+}
+
+// handleStreamErr reacts to a stream's read error and reports whether it is
+// a failure of the round. NOGROUP means the stream or its group is gone (a
+// failover lost them before they reached a replica): recreate the group from
+// the first entry (the sink skips what it has), or forget a stream that no
+// longer exists (discovery finds it again).
+func (r *Relay) handleStreamErr(ctx context.Context, key string, err error) bool {
+	if !redis.HasErrorPrefix(err, "NOGROUP") {
+		return true
+	}
+	if e := r.rdb.XGroupCreate(ctx, key, r.o.Group, "0").Err(); e != nil && !redis.HasErrorPrefix(e, "BUSYGROUP") {
+		delete(r.streams, key)
+		r.nstreams.Store(int64(len(r.streams)))
+		return false
+	}
+	r.o.Logger.Warn("relay: consumer group was missing, recreated", "stream", key)
+	if s := r.streams[key]; s != nil {
+		s.fromPEL = true
+	}
+	return false
+}
+
+// deliver writes a batch to the sink, then acknowledges and deletes it. An
+// entry deleted while pending (no fields) is only acknowledged.
+func (r *Relay) deliver(ctx context.Context, batch []relayEntry) error {
+	events := make([]map[string]string, 0, len(batch))
+	for _, e := range batch {
+		if e.fields != nil {
+			events = append(events, e.fields)
+		}
+	}
+	if len(events) > 0 {
+		if err := r.sink.Write(ctx, events); err != nil {
+			r.sinkDown.Store(true)
+			for _, e := range batch {
+				if s := r.streams[e.stream]; s != nil {
+					s.fromPEL = true
+				}
+			}
+			return fmt.Errorf("relay: sink: %w", err)
+		}
+		r.sinkDown.Store(false)
+	}
+	ids := map[string][]string{}
+	for _, e := range batch {
+		ids[e.stream] = append(ids[e.stream], e.id)
+	}
+	pipe := r.rdb.Pipeline()
+	for k, v := range ids {
+		pipe.XAck(ctx, k, r.o.Group, v...)
+		pipe.XDel(ctx, k, v...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		// Committed but not deleted: they come back and the sink skips them.
+		for k := range ids {
+			if s := r.streams[k]; s != nil {
+				s.fromPEL = true
+			}
+		}
+		return fmt.Errorf("relay: acknowledge: %w", err)
+	}
+	r.relayed.Add(int64(len(events)))
+	r.batches.Add(1)
+	return nil
+}

@@ -1,0 +1,246 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/cluster"
+)
+
+// This file holds what reconciliation and rebuild need of Redis: a holder's
+// raw state, and writing it back. (It sits with the relay, the other side of
+// the ledger, as a file of its own.)
+
+// Snapshot is a holder's whole state in Redis's own terms: minor units, and
+// coupons and holds in their stored form. ledger.Snapshot has the same shape.
+type Snapshot struct {
+	Holder    string
+	Status    string
+	Seq       int64
+	Digest    string
+	CreatedMs int64
+	Balances  map[string][2]int64 // asset -> available, frozen
+	Points    *[2]int64           // available, frozen; nil if the holder has no points hash
+	Coupons   map[string]string   // coupon -> "<state>" or "<state>|<expires ms>"
+	Holds     map[string]string   // open hold -> "<expires ms or 0>|<leg>=<units>,...|<coupon>,..."
+}
+
+// Snapshots reads the raw state of holders in pipelines; a holder Redis does
+// not have is absent from the map.
+//
+// Errors: UNAVAILABLE, INTERNAL (a stored value that is not a number).
+func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*Snapshot, error) {
+	pipe := e.rdb.Pipeline()
+	cmds := make([][6]*redis.MapStringStringCmd, len(holders))
+	for i, h := range holders {
+		hk := cluster.Holder(h)
+		for j, k := range []string{hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds} {
+			cmds[i][j] = pipe.HGetAll(ctx, k)
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, redisFailure("", err)
+	}
+	out := make(map[string]*Snapshot, len(holders))
+	for i, h := range holders {
+		meta := cmds[i][0].Val()
+		if meta["status"] == "" {
+			continue
+		}
+		s := &Snapshot{Holder: h, Status: meta["status"], Digest: meta["digest"],
+			Balances: map[string][2]int64{}, Coupons: cmds[i][4].Val(), Holds: cmds[i][5].Val()}
+		var errs []error
+		num := func(what, v string) int64 {
+			if v == "" {
+				return 0
+			}
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s %q", what, v))
+			}
+			return n
+		}
+		s.Seq, s.CreatedMs = num("seq", meta["seq"]), num("created_ms", meta["created_ms"])
+		avail, frozen := cmds[i][1].Val(), cmds[i][2].Val()
+		for a, v := range avail {
+			s.Balances[a] = [2]int64{num(a, v), num(a, frozen[a])}
+		}
+		for a, v := range frozen {
+			if _, ok := avail[a]; !ok {
+				s.Balances[a] = [2]int64{0, num(a, v)}
+			}
+		}
+		if p := cmds[i][3].Val(); len(p) > 0 {
+			s.Points = &[2]int64{num("points", p["available"]), num("points", p["frozen"])}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, e.internal("", "holder %s: %v", h, err)
+		}
+		out[h] = s
+	}
+	return out, nil
+}
+
+// Holders calls fn with the ids of the holders Redis has, in batches of at
+// most 1000, scanning every master (SCAN for "{h:*}:meta").
+//
+// Errors: UNAVAILABLE, or fn's error.
+func (e *Engine) Holders(ctx context.Context, fn func(holders []string) error) error {
+	scan := func(ctx context.Context, c *redis.Client) error {
+		it := c.ScanType(ctx, 0, "{h:*}:meta", 1000, "hash").Iterator()
+		batch := make([]string, 0, 1000)
+		for it.Next(ctx) {
+			k := it.Val()
+			batch = append(batch, k[3:len(k)-len("}:meta")])
+			if len(batch) == cap(batch) {
+				if err := fn(batch); err != nil {
+					return err
+				}
+				batch = batch[:0]
+			}
+		}
+		if err := it.Err(); err != nil {
+			return redisFailure("", err)
+		}
+		if len(batch) > 0 {
+			return fn(batch)
+		}
+		return nil
+	}
+	switch c := e.rdb.(type) {
+	case *redis.ClusterClient:
+		// One master at a time: fn need not be safe for concurrent use.
+		var mu sync.Mutex // ForEachMaster calls its function concurrently
+		var clients []*redis.Client
+		if err := c.ForEachMaster(ctx, func(_ context.Context, m *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			clients = append(clients, m)
+			return nil
+		}); err != nil {
+			return redisFailure("", err)
+		}
+		for _, m := range clients {
+			if err := scan(ctx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *redis.Client:
+		return scan(ctx, c)
+	default:
+		return fmt.Errorf("holders: unsupported client %T", e.rdb)
+	}
+}
+
+// ErrRedisAhead is returned by Restore when Redis holds a later state than
+// the snapshot (or the same seq with another digest): writing would lose
+// changes.
+var ErrRedisAhead = errors.New("redis is ahead of the snapshot")
+
+// Restore writes a holder's whole state from s, replacing what Redis has of
+// it (its idempotency records excepted), and its entries in the expiry
+// index, in one MULTI on the holder's slot. Unless force, it refuses with
+// ErrRedisAhead when Redis's seq is higher than s.Seq, or equal with
+// another digest; it does nothing when Redis already has s.Seq and s.Digest.
+// It reports whether it wrote.
+//
+// Errors: ErrRedisAhead, UNAVAILABLE.
+func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, error) {
+	hk := cluster.Holder(s.Holder)
+	slot := cluster.HolderSlot(s.Holder)
+	exp := cluster.Expiry(slot)
+	wrote := false
+	err := e.rdb.Watch(ctx, func(tx *redis.Tx) error {
+		meta, err := tx.HMGet(ctx, hk.Meta, "seq", "digest").Result()
+		if err != nil {
+			return err
+		}
+		seq, _ := strconv.ParseInt(str(meta[0]), 10, 64)
+		digest := str(meta[1])
+		switch {
+		case seq == s.Seq && digest == s.Digest:
+			return nil
+		case !force && (seq > s.Seq || seq == s.Seq):
+			return fmt.Errorf("%w: holder %s has seq %d in Redis, %d in the snapshot", ErrRedisAhead, s.Holder, seq, s.Seq)
+		}
+		holds, err := tx.HKeys(ctx, hk.Holds).Result()
+		if err != nil {
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Del(ctx, hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds)
+			for _, h := range holds {
+				p.ZRem(ctx, exp, s.Holder+" "+h)
+			}
+			p.HSet(ctx, hk.Meta, "status", s.Status, "seq", strconv.FormatInt(s.Seq, 10),
+				"digest", s.Digest, "created_ms", strconv.FormatInt(s.CreatedMs, 10))
+			var bal, frz []any
+			for a, b := range s.Balances {
+				bal = append(bal, a, strconv.FormatInt(b[0], 10))
+				if b[1] > 0 {
+					frz = append(frz, a, strconv.FormatInt(b[1], 10))
+				}
+			}
+			if len(bal) > 0 {
+				p.HSet(ctx, hk.Balance, bal...)
+			}
+			if len(frz) > 0 {
+				p.HSet(ctx, hk.Frozen, frz...)
+			}
+			if s.Points != nil {
+				p.HSet(ctx, hk.Points, "available", strconv.FormatInt(s.Points[0], 10), "frozen", strconv.FormatInt(s.Points[1], 10))
+			}
+			if len(s.Coupons) > 0 {
+				p.HSet(ctx, hk.Coupons, flatten(s.Coupons)...)
+			}
+			if len(s.Holds) > 0 {
+				p.HSet(ctx, hk.Holds, flatten(s.Holds)...)
+			}
+			for h, raw := range s.Holds {
+				if ms := holdExpiry(raw); ms > 0 {
+					p.ZAdd(ctx, exp, redis.Z{Score: float64(ms), Member: s.Holder + " " + h})
+				}
+			}
+			return nil
+		})
+		wrote = err == nil
+		return err
+	}, hk.Meta, hk.Holds)
+	if errors.Is(err, ErrRedisAhead) {
+		return false, err
+	}
+	if err != nil {
+		return false, redisFailure("", err)
+	}
+	return wrote, nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func flatten(m map[string]string) []any {
+	out := make([]any, 0, 2*len(m))
+	for k, v := range m {
+		out = append(out, k, v)
+	}
+	return out
+}
+
+// holdExpiry reads the expiry of a stored hold.
+func holdExpiry(raw string) int64 {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '|' {
+			ms, _ := strconv.ParseInt(raw[:i], 10, 64)
+			return ms
+		}
+	}
+	return 0
+}

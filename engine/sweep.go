@@ -1,0 +1,302 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// SweeperOptions configure a Sweeper. A nil *SweeperOptions or a zero field
+// means the default.
+type SweeperOptions struct {
+	// Interval between two sweeps. Default 500ms.
+	Interval time.Duration
+	// Limit is the most expired holds one sweep takes from one slot. Default 256.
+	Limit int
+	// Logger receives failed releases. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// SweeperStats are a sweeper's counters, for metrics.
+type SweeperStats struct {
+	Sweeps   int64 // completed sweeps
+	Released int64 // expired holds released
+	Stale    int64 // index entries of holds already closed, removed
+	Errors   int64 // failed sweeps or releases, retried on the next sweep
+}
+
+// Sweeper releases expired holds: each one through Apply, as a release op
+// with an id derived from the holder, the hold and its expiry (SweepID), so
+// that every release has its outbox event like any other change, and a
+// sweep that runs twice releases once.
+type Sweeper struct {
+	e *Engine
+	o SweeperOptions
+
+	sweeps, released, stale, errs atomic.Int64
+}
+
+// NewSweeper builds a sweeper that releases through e.
+func NewSweeper(e *Engine, opt *SweeperOptions) *Sweeper {
+	var o SweeperOptions
+	if opt != nil {
+		o = *opt
+	}
+	if o.Interval <= 0 {
+		o.Interval = 500 * time.Millisecond
+	}
+	if o.Limit <= 0 {
+		o.Limit = 256
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Sweeper{e: e, o: o}
+}
+
+// Stats reads the counters; safe to call while it runs.
+func (s *Sweeper) Stats() SweeperStats {
+	return SweeperStats{Sweeps: s.sweeps.Load(), Released: s.released.Load(), Stale: s.stale.Load(), Errors: s.errs.Load()}
+}
+
+// SweepID is the instruction id of the sweeper's release of hold of holder
+// expiring at expiresMs.
+func SweepID(holder, hold string, expiresMs int64) string {
+	sum := sha256.Sum256([]byte(holder + "\x00" + hold + "\x00" + strconv.FormatInt(expiresMs, 10)))
+	return "sweep-" + hex.EncodeToString(sum[:])[:24]
+}
+
+// Run sweeps every Interval until ctx is done, then returns nil.
+func (s *Sweeper) Run(ctx context.Context) error {
+	t := time.NewTicker(s.o.Interval)
+	defer t.Stop()
+	for {
+		if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			s.errs.Add(1)
+			s.o.Logger.Warn("sweeper: sweep failed", "err", err)
+			if c, ok := s.e.rdb.(*redis.ClusterClient); ok {
+				c.ReloadState(ctx)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// expired is one entry of an expiry index that is due.
+type expired struct {
+	slot         int
+	holder, hold string
+	exp          int64
+}
+
+// Sweep releases the holds expired now and returns once they are released.
+// Each master is asked for its own slots, against its own clock (TIME): the
+// script judges expiry by the clock of the master it runs on, and a sweeper
+// whose clock ran ahead would release holds that are still valid.
+func (s *Sweeper) Sweep(ctx context.Context) error {
+	var due []expired
+	var err error
+	switch c := s.e.rdb.(type) {
+	case *redis.ClusterClient:
+		due, err = s.dueCluster(ctx, c)
+	default:
+		due, err = s.dueOn(ctx, s.e.rdb, [][2]int{{0, cluster.Slots - 1}})
+	}
+	if err != nil {
+		return err
+	}
+	if len(due) > 0 {
+		s.release(ctx, due)
+	}
+	s.sweeps.Add(1)
+	return nil
+}
+
+func (s *Sweeper) dueCluster(ctx context.Context, c *redis.ClusterClient) ([]expired, error) {
+	slots, err := c.ClusterSlots(ctx).Result() //nolint:staticcheck // CLUSTER SLOTS answers on every supported version
+	if err != nil {
+		return nil, fmt.Errorf("sweep: cluster slots: %w", err)
+	}
+	ranges := map[string][][2]int{}
+	for _, r := range slots {
+		if len(r.Nodes) > 0 {
+			ranges[r.Nodes[0].Addr] = append(ranges[r.Nodes[0].Addr], [2]int{r.Start, r.End})
+		}
+	}
+	var all []expired
+	var errs []error
+	for addr, rs := range ranges {
+		node, err := masterClient(ctx, c, addr)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		due, err := s.dueOn(ctx, node, rs)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		all = append(all, due...)
+	}
+	return all, errors.Join(errs...)
+}
+
+// masterClient finds the client go-redis keeps for the master at addr.
+func masterClient(ctx context.Context, c *redis.ClusterClient, addr string) (*redis.Client, error) {
+	var mu sync.Mutex // ForEachMaster calls its function concurrently
+	var found *redis.Client
+	_ = c.ForEachMaster(ctx, func(_ context.Context, m *redis.Client) error {
+		if sameAddr(m.Options().Addr, addr) {
+			mu.Lock()
+			found = m
+			mu.Unlock()
+		}
+		return nil
+	})
+	if found == nil {
+		return nil, fmt.Errorf("sweep: no client for master %s", addr)
+	}
+	return found, nil
+}
+
+func sameAddr(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ha, pa, _ := net.SplitHostPort(a)
+	hb, pb, _ := net.SplitHostPort(b)
+	local := func(h string) bool { return h == "" || h == "localhost" || h == "127.0.0.1" || h == "::1" }
+	return pa == pb && (ha == hb || local(ha) && local(hb))
+}
+
+// dueOn reads, on one server, the expired entries of the expiry indexes of
+// the slots in ranges, against that server's clock.
+func (s *Sweeper) dueOn(ctx context.Context, rdb redis.Cmdable, ranges [][2]int) ([]expired, error) {
+	now, err := rdb.Time(ctx).Result()
+	if err != nil {
+		return nil, fmt.Errorf("sweep: time: %w", err)
+	}
+	max := strconv.FormatInt(now.UnixMilli(), 10)
+	var out []expired
+	for _, r := range ranges {
+		for lo := r[0]; lo <= r[1]; lo += discoverChunk {
+			hi := min(lo+discoverChunk-1, r[1])
+			pipe := rdb.Pipeline()
+			cmds := make([]*redis.ZSliceCmd, 0, hi-lo+1)
+			for slot := lo; slot <= hi; slot++ {
+				cmds = append(cmds, pipe.ZRangeByScoreWithScores(ctx, cluster.Expiry(slot),
+					&redis.ZRangeBy{Min: "-inf", Max: max, Count: int64(s.o.Limit)}))
+			}
+			if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+				return out, fmt.Errorf("sweep: read expiry indexes: %w", err)
+			}
+			for i, c := range cmds {
+				for _, z := range c.Val() {
+					m, _ := z.Member.(string)
+					holder, hold, ok := strings.Cut(m, " ")
+					if !ok {
+						continue
+					}
+					out = append(out, expired{slot: lo + i, holder: holder, hold: hold, exp: int64(z.Score)})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// release releases due holds in one batch. HOLD_NOT_FOUND means the hold
+// closed meanwhile, or is another hold of the same name; an index entry
+// left for a closed hold goes.
+func (s *Sweeper) release(ctx context.Context, due []expired) {
+	calls := make([]call, len(due))
+	pending := make([]int, len(due))
+	for i, d := range due {
+		calls[i], pending[i] = s.e.sweepCall(d.holder, d.hold, d.exp), i
+	}
+	out := make([]Outcome, len(due))
+	s.e.run(ctx, calls, pending, out)
+	for i, o := range out {
+		d := due[i]
+		switch {
+		case o.Err == nil:
+			s.released.Add(1)
+		case errors.Is(o.Err, ErrHoldNotFound), errors.Is(o.Err, ErrHolderNotFound):
+			if err := s.dropStale(ctx, d); err != nil {
+				s.errs.Add(1)
+				s.o.Logger.Warn("sweeper: remove stale index entry", "holder", d.holder, "hold", d.hold, "err", err)
+			} else {
+				s.stale.Add(1)
+			}
+		default:
+			s.errs.Add(1)
+			s.o.Logger.Warn("sweeper: release failed", "holder", d.holder, "hold", d.hold, "err", o.Err)
+		}
+	}
+}
+
+// dropStale removes an index entry whose hold is closed, unless the hold
+// was opened again meanwhile (the same name, a new entry): WATCH makes the
+// check and the removal one step.
+func (s *Sweeper) dropStale(ctx context.Context, d expired) error {
+	hk := cluster.Holder(d.holder)
+	key, member := cluster.Expiry(d.slot), d.holder+" "+d.hold
+	return s.e.rdb.Watch(ctx, func(tx *redis.Tx) error {
+		open, err := tx.HExists(ctx, hk.Holds, d.hold).Result()
+		if err != nil {
+			return err
+		}
+		score, err := tx.ZScore(ctx, key, member).Result()
+		if errors.Is(err, redis.Nil) || open || int64(score) != d.exp {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.ZRem(ctx, key, member)
+			return nil
+		})
+		return err
+	}, hk.Holds, key)
+}
+
+// sweepCall is the release of one expired hold, valid only for the hold of
+// that expiry (the script checks it): clients cannot say this, as release
+// takes no expiry, so the step is set here rather than through Normalize.
+func (e *Engine) sweepCall(holder, hold string, exp int64) call {
+	n := instructions.Normalized{
+		ID: SweepID(holder, hold, exp), Holder: holder, Counterparty: instructions.DefaultCounterparty, Memo: "hold expired",
+		Steps: []instructions.Step{{Op: instructions.OpRelease, Hold: hold, Ms: exp}},
+	}
+	return e.build(n)
+}
+
+// ReleaseExpired releases hold under the sweeper's deterministic id, and only
+// if it is still the hold that expires at expiresMs: a hold of the same name
+// opened since is another hold and gets HOLD_NOT_FOUND. Whether the expiry has
+// passed is not checked: the sweeper only calls it for holds whose expiry has.
+//
+// Errors: HOLD_NOT_FOUND, HOLDER_NOT_FOUND, OVERFLOW, UNAVAILABLE, INTERNAL.
+func (e *Engine) ReleaseExpired(ctx context.Context, holder, hold string, expiresMs int64) (instructions.Result, error) {
+	out := make([]Outcome, 1)
+	e.run(ctx, []call{e.sweepCall(holder, hold, expiresMs)}, []int{0}, out)
+	return out[0].Result, out[0].Err
+}

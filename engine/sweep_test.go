@@ -1,0 +1,88 @@
+package engine_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// ownEngine gives an engine on a cluster of its own: the sweeper and the
+// relay work on every slot, and would take other tests' holds and events.
+func ownEngine(t *testing.T) (*cluster.Cluster, *engine.Engine) {
+	t.Helper()
+	c := cluster.StartForTest(t, cluster.Options{Masters: 2})
+	rdb := c.Client(nil)
+	t.Cleanup(func() { _ = rdb.Close() })
+	return c, engine.New(rdb, nil)
+}
+
+func TestSweeper_ReleasesExpiredHoldsWithin2s(t *testing.T) {
+	needRedis(t)
+	c, e := ownEngine(t)
+	ctx := context.Background()
+	var holders []string
+	for i := range 30 {
+		h := newID("sw" + strconv.Itoa(i))
+		holders = append(holders, h)
+		_, err := e.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "10.00").EarnPoints("50").
+			GrantCoupon("c1", time.Time{}).
+			Freeze("CNY", "3.00", "order", time.Second).FreezePoints("20", "order").LockCoupon("c1", "order"))
+		require.NoError(t, err)
+	}
+	expires := time.Now().Add(time.Second)
+	sw := engine.NewSweeper(e, nil)
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = sw.Run(sctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	require.Eventually(t, func() bool { return sw.Stats().Released == int64(len(holders)) }, 5*time.Second, 20*time.Millisecond,
+		"stats %+v", sw.Stats())
+	assert.WithinDuration(t, expires, time.Now(), 2*time.Second, "released within 2 s of expiry")
+	assert.Zero(t, sw.Stats().Errors)
+
+	rdb := c.Client(nil)
+	defer rdb.Close()
+	for _, h := range holders {
+		st, err := e.State(ctx, h)
+		require.NoError(t, err)
+		assert.Empty(t, st.Holds)
+		assert.Equal(t, instructions.Balance{Available: "10.00", Frozen: "0.00"}, st.Balances["CNY"])
+		assert.Equal(t, instructions.Points{Available: "50", Frozen: "0"}, st.Points)
+		assert.Equal(t, "available", st.Coupons["c1"])
+		// The release has its event, under the sweeper's id.
+		msgs, err := rdb.XRange(ctx, cluster.Outbox(cluster.HolderSlot(h)), "-", "+").Result()
+		require.NoError(t, err)
+		last := msgs[len(msgs)-1].Values
+		assert.Equal(t, h, last["holder"])
+		assert.Equal(t, "2", last["seq"])
+		assert.Regexp(t, `^sweep-[0-9a-f]{24}$`, last["id"])
+		n, err := rdb.ZCard(ctx, cluster.Expiry(cluster.HolderSlot(h))).Result()
+		require.NoError(t, err)
+		assert.Zero(t, n, "the expiry index is empty")
+	}
+
+	t.Run("a stale index entry is removed", func(t *testing.T) {
+		h := holders[0]
+		key := cluster.Expiry(cluster.HolderSlot(h))
+		require.NoError(t, rdb.ZAdd(ctx, key, redisZ(1, h+" gone")).Err())
+		require.Eventually(t, func() bool { return rdb.ZCard(ctx, key).Val() == 0 }, 3*time.Second, 20*time.Millisecond)
+		assert.Equal(t, int64(1), sw.Stats().Stale)
+	})
+}
+
+func TestSweepID_Deterministic(t *testing.T) {
+	a := engine.SweepID("u1", "order", 1700000000000)
+	assert.Equal(t, a, engine.SweepID("u1", "order", 1700000000000))
+	assert.NotEqual(t, a, engine.SweepID("u1", "order", 1700000000001))
+	assert.NotEqual(t, a, engine.SweepID("u1", "order2", 1700000000000))
+	assert.True(t, instructions.ValidID(a))
+}

@@ -1,0 +1,39 @@
+// Package ledger is the PostgreSQL side of atomledger, the source of truth:
+// it applies the events of the Redis outbox as a double-entry ledger, and
+// reads it back for reconciliation and rebuild. It is the only package that
+// talks to PostgreSQL.
+//
+// # Basics
+//
+// Open connects and applies the embedded schema migrations (versioned, each
+// in its own transaction, under an advisory lock, so several processes may
+// start at once). Everything lives in the schema "ledger".
+//
+// Write takes a batch of outbox events (the fields of their stream entries,
+// see docs/events.md) and commits it in one transaction. Per holder, events
+// apply in seq order, exactly once:
+//
+//   - an event at or below the holder's seq is a duplicate and is skipped
+//     (one whose digest differs from the one recorded is a conflict: Redis
+//     rewrote history, typically after losing acknowledged writes);
+//   - an event past the next seq is parked in ledger.parked until the missing
+//     ones arrive (a gap), counted and logged;
+//   - the next event applies only if its digest is sha1(previous digest,
+//     event) and chains on the holder's digest; otherwise it is refused
+//     (recorded in ledger.refused) and the holder stops there.
+//
+// Each movement of an event becomes two entries, one leaving an account and
+// one arriving at another: the holder's available, frozen (points use the
+// asset "points") and the counterparty's account. An event's entries sum to
+// zero per asset; Unbalanced checks it.
+//
+// Write returns nil once everything in the batch is committed (applied,
+// skipped, parked or refused), so the relay may then delete the events
+// from Redis; on error nothing was committed and the batch is sent again.
+//
+// # Caveats
+//
+// Idempotency records are not part of the events (they carry no request
+// fingerprint), so a holder rebuilt from the ledger has its state but not its
+// remembered instruction ids.
+package ledger

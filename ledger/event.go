@@ -1,0 +1,163 @@
+package ledger
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Event is one outbox event: the fields of its stream entry (docs/events.md).
+// Ops and State are kept verbatim, as the digest covers their exact text.
+type Event struct {
+	Holder string
+	Seq    int64
+	ID     string
+	FP     string // fingerprint of the instruction's normalized body
+	TS     int64  // server time, Unix ms
+	CP     string
+	Ops    string // JSON array of ops
+	State  string // JSON of the touched accounts after the instruction
+	Digest string
+	Memo   string
+
+	ops   []EventOp
+	state eventState
+}
+
+// EventOp is one op of an event, normalized, with its movements.
+type EventOp struct {
+	Op     string      `json:"op"`
+	Asset  string      `json:"asset,omitempty"`
+	Units  string      `json:"units,omitempty"`
+	Hold   string      `json:"hold,omitempty"`
+	Coupon string      `json:"coupon,omitempty"`
+	Ms     string      `json:"ms,omitempty"`
+	Moves  [][4]string `json:"mv,omitempty"` // asset, from, to, units; from/to among avail, frozen, cp
+}
+
+// eventState is the state field: every touched account after the instruction.
+type eventState struct {
+	Seq      string               `json:"s"`
+	Balances map[string][2]string `json:"b"`
+	Points   *[2]string           `json:"p"`
+	Coupons  map[string]string    `json:"c"`
+	Holds    map[string]string    `json:"h"`
+}
+
+// Account sides a movement names.
+const (
+	SideAvail  = "avail"
+	SideFrozen = "frozen"
+	SideCP     = "cp"
+)
+
+// PointsAsset is the asset name of points in movements and accounts.
+const PointsAsset = "points"
+
+// eventFields are the fields of an outbox entry, all required.
+var eventFields = []string{"holder", "seq", "id", "fp", "ts", "cp", "ops", "state", "digest", "memo"}
+
+// ParseEvent reads an outbox entry's fields and checks that they are well
+// formed. It does not check the digest (the sink does, against the chain).
+func ParseEvent(f map[string]string) (Event, error) {
+	for _, k := range eventFields {
+		if _, ok := f[k]; !ok {
+			return Event{}, fmt.Errorf("event: no field %q", k)
+		}
+	}
+	e := Event{Holder: f["holder"], ID: f["id"], FP: f["fp"], CP: f["cp"], Ops: f["ops"], State: f["state"], Digest: f["digest"], Memo: f["memo"]}
+	var err error
+	if e.Seq, err = strconv.ParseInt(f["seq"], 10, 64); err != nil || e.Seq < 1 {
+		return e, fmt.Errorf("event: seq %q", f["seq"])
+	}
+	if e.TS, err = strconv.ParseInt(f["ts"], 10, 64); err != nil {
+		return e, fmt.Errorf("event: ts %q", f["ts"])
+	}
+	if e.Holder == "" || e.ID == "" {
+		return e, errors.New("event: empty holder or id")
+	}
+	if err := json.Unmarshal([]byte(e.Ops), &e.ops); err != nil {
+		return e, fmt.Errorf("event %s/%d: ops: %w", e.Holder, e.Seq, err)
+	}
+	if err := json.Unmarshal([]byte(e.State), &e.state); err != nil {
+		return e, fmt.Errorf("event %s/%d: state: %w", e.Holder, e.Seq, err)
+	}
+	if e.state.Seq != f["seq"] {
+		return e, fmt.Errorf("event %s/%d: state seq %q", e.Holder, e.Seq, e.state.Seq)
+	}
+	for i, op := range e.ops {
+		for _, mv := range op.Moves {
+			if n, err := strconv.ParseInt(mv[3], 10, 64); err != nil || n <= 0 {
+				return e, fmt.Errorf("event %s/%d op %d: movement units %q", e.Holder, e.Seq, i, mv[3])
+			}
+			if !side(mv[1]) || !side(mv[2]) || mv[1] == mv[2] || mv[0] == "" {
+				return e, fmt.Errorf("event %s/%d op %d: movement %q", e.Holder, e.Seq, i, mv)
+			}
+		}
+	}
+	return e, nil
+}
+
+func side(s string) bool { return s == SideAvail || s == SideFrozen || s == SideCP }
+
+// Fields gives the event back as the fields of an outbox entry.
+func (e Event) Fields() map[string]string {
+	return map[string]string{"holder": e.Holder, "seq": strconv.FormatInt(e.Seq, 10), "id": e.ID,
+		"fp": e.FP, "ts": strconv.FormatInt(e.TS, 10), "cp": e.CP, "ops": e.Ops, "state": e.State, "digest": e.Digest, "memo": e.Memo}
+}
+
+// ParsedOps gives the event's ops as ParseEvent read them.
+func (e Event) ParsedOps() []EventOp { return e.ops }
+
+// Digest computes an event's digest on the holder's previous one ("" before
+// the first event): the SHA-1, in hex, of the previous digest and the event's
+// fields joined by newlines, in the order holder, seq, id, ts, cp, ops,
+// state, memo. It is what apply.lua computes.
+func Digest(prev string, e Event) string {
+	h := sha1.New()
+	for i, s := range []string{prev, e.Holder, strconv.FormatInt(e.Seq, 10), e.ID, e.FP, strconv.FormatInt(e.TS, 10), e.CP, e.Ops, e.State, e.Memo} {
+		if i > 0 {
+			h.Write([]byte{'\n'})
+		}
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ParseCoupon reads a stored coupon, "<state>" or "<state>|<expires ms>".
+func ParseCoupon(raw string) (state string, expiresMs int64) {
+	st, exp, _ := strings.Cut(raw, "|")
+	expiresMs, _ = strconv.ParseInt(exp, 10, 64)
+	return st, expiresMs
+}
+
+// ParseHold reads a stored hold, "<expires ms or 0>|<leg>=<units>,...|<coupon>,...".
+func ParseHold(raw string) (expiresMs int64, legs map[string]int64, coupons []string, err error) {
+	parts := strings.SplitN(raw, "|", 3)
+	if len(parts) != 3 {
+		return 0, nil, nil, fmt.Errorf("hold %q", raw)
+	}
+	if expiresMs, err = strconv.ParseInt(parts[0], 10, 64); err != nil {
+		return 0, nil, nil, fmt.Errorf("hold %q", raw)
+	}
+	legs = map[string]int64{}
+	if parts[1] != "" {
+		for _, leg := range strings.Split(parts[1], ",") {
+			a, u, ok := strings.Cut(leg, "=")
+			n, err := strconv.ParseInt(u, 10, 64)
+			if !ok || err != nil {
+				return 0, nil, nil, fmt.Errorf("hold %q", raw)
+			}
+			legs[a] = n
+		}
+	}
+	coupons = []string{}
+	if parts[2] != "" {
+		coupons = strings.Split(parts[2], ",")
+	}
+	return expiresMs, legs, coupons, nil
+}

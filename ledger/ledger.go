@@ -1,0 +1,88 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Options configure a Ledger. A nil *Options or a zero field means the default.
+type Options struct {
+	// Logger receives gaps, refusals and conflicts. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// Ledger is the PostgreSQL ledger. It is safe for concurrent use; several
+// processes may write to one database (a holder's rows are locked while its
+// events apply).
+type Ledger struct {
+	pool  *pgxpool.Pool
+	log   *slog.Logger
+	stats struct {
+		batches, applied, duplicates, conflicts, parked, unparked, refused atomic.Int64
+	}
+}
+
+// Open connects to the database at dsn and migrates its schema.
+func Open(ctx context.Context, dsn string, opt *Options) (*Ledger, error) {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	l, err := New(ctx, pool, opt)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// New builds a Ledger on a pool and migrates the schema. Close leaves the
+// pool open.
+func New(ctx context.Context, pool *pgxpool.Pool, opt *Options) (*Ledger, error) {
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if _, err := Migrate(ctx, pool); err != nil {
+		return nil, err
+	}
+	return &Ledger{pool: pool, log: o.Logger}, nil
+}
+
+// Pool gives the connection pool.
+func (l *Ledger) Pool() *pgxpool.Pool { return l.pool }
+
+// Close closes the pool.
+func (l *Ledger) Close() { l.pool.Close() }
+
+// Stats are the sink's counters since the Ledger was built.
+type Stats struct {
+	Batches    int64 // committed batches
+	Applied    int64 // events applied
+	Duplicates int64 // events skipped as already applied
+	Conflicts  int64 // duplicates that differ from what was applied
+	Parked     int64 // events parked behind a gap
+	Unparked   int64 // parked events applied once their gap filled
+	Refused    int64 // events refused: digest does not chain, or malformed
+}
+
+// Stats reads the counters.
+func (l *Ledger) Stats() Stats {
+	s := &l.stats
+	return Stats{Batches: s.batches.Load(), Applied: s.applied.Load(), Duplicates: s.duplicates.Load(),
+		Conflicts: s.conflicts.Load(), Parked: s.parked.Load(), Unparked: s.unparked.Load(), Refused: s.refused.Load()}
+}
+
+// Gaps counts the events parked now, waiting for the ones before them.
+func (l *Ledger) Gaps(ctx context.Context) (int64, error) {
+	var n int64
+	err := l.pool.QueryRow(ctx, "SELECT count(*) FROM ledger.parked").Scan(&n)
+	return n, err
+}

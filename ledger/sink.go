@@ -1,0 +1,426 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Report tells what one Write did with its batch.
+type Report struct {
+	Applied    int // events applied (parked ones applied once their gap filled included)
+	Duplicates int // events already applied, skipped
+	Conflicts  int // duplicates whose digest differs from the one applied (also refused)
+	Parked     int // events parked behind a gap
+	Unparked   int // parked events applied
+	Refused    int // events refused (recorded in ledger.refused)
+}
+
+// Write applies a batch of outbox events, each given as the fields of its
+// stream entry, in one transaction; see the package documentation. It
+// returns nil once the whole batch is committed: the caller may then delete
+// the events from Redis. It is the sink the relay writes to.
+func (l *Ledger) Write(ctx context.Context, batch []map[string]string) error {
+	_, err := l.Apply(ctx, batch)
+	return err
+}
+
+// head is where a holder's history stands in the ledger.
+type head struct {
+	exists    bool
+	seq       int64
+	digest    string
+	status    string
+	createdMs int64
+	updatedMs int64
+}
+
+// pending is an event waiting in a batch: from the batch itself or from
+// ledger.parked.
+type pending struct {
+	ev     Event
+	parked bool
+}
+
+// acctKey names an account: owner is the holder, or the counterparty for kind cp.
+type acctKey struct{ owner, kind, asset string }
+type itemKey struct{ holder, name string }
+
+// batchWrites collects the rows of one batch.
+type batchWrites struct {
+	instructions [][]any
+	entries      [][]any
+	deltas       map[acctKey]*big.Int
+	heads        map[string]head
+	coupons      map[itemKey]string
+	holds        map[itemKey]*string // nil: closed
+	park         [][]any             // holder, seq, fields
+	unpark       [][2]any            // holder, seq
+	refuse       [][]any             // holder, seq, reason, fields
+	dupChecks    []Event             // duplicates below the head, to compare with what was applied
+}
+
+// Apply is Write, telling what it did.
+func (l *Ledger) Apply(ctx context.Context, batch []map[string]string) (Report, error) {
+	var rep Report
+	w := &batchWrites{deltas: map[acctKey]*big.Int{}, heads: map[string]head{},
+		coupons: map[itemKey]string{}, holds: map[itemKey]*string{}}
+	byHolder := map[string][]pending{}
+	for _, f := range batch {
+		ev, err := ParseEvent(f)
+		if err != nil {
+			seq, _ := strconv.ParseInt(f["seq"], 10, 64)
+			w.refuse = append(w.refuse, []any{f["holder"], seq, "malformed: " + err.Error(), f})
+			continue
+		}
+		byHolder[ev.Holder] = append(byHolder[ev.Holder], pending{ev: ev})
+	}
+	// A consistent lock order: two sinks locking the same holders cannot deadlock.
+	holders := make([]string, 0, len(byHolder))
+	for h := range byHolder {
+		holders = append(holders, h)
+	}
+	sort.Strings(holders)
+
+	malformed := len(w.refuse)
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		rep = Report{}
+		clear(w.deltas)
+		w.instructions, w.entries, w.park, w.unpark, w.dupChecks = nil, nil, nil, nil, nil
+		w.refuse = w.refuse[:malformed]
+		clear(w.heads)
+		clear(w.coupons)
+		clear(w.holds)
+
+		heads, err := lockHeads(ctx, tx, holders)
+		if err != nil {
+			return err
+		}
+		parked, err := loadParked(ctx, tx, holders)
+		if err != nil {
+			return err
+		}
+		for _, h := range holders {
+			evs := append(append([]pending(nil), byHolder[h]...), parked[h]...)
+			sort.SliceStable(evs, func(i, j int) bool { return evs[i].ev.Seq < evs[j].ev.Seq })
+			l.applyHolder(w, &rep, h, heads[h], evs)
+		}
+		if err := l.checkDuplicates(ctx, tx, w, &rep); err != nil {
+			return err
+		}
+		return w.flush(ctx, tx)
+	})
+	if err != nil {
+		return Report{}, fmt.Errorf("ledger write: %w", err)
+	}
+	rep.Refused = len(w.refuse)
+	l.count(rep)
+	for _, r := range w.refuse {
+		l.log.Warn("ledger: event refused", "holder", r[0], "seq", r[1], "reason", r[2])
+	}
+	if len(w.park) > 0 {
+		// One line a batch: a relay catching up after a reordering parks many.
+		l.log.Info("ledger: events parked behind a gap until the missing ones arrive",
+			"events", len(w.park), "first_holder", w.park[0][0], "first_seq", w.park[0][1])
+	}
+	return rep, nil
+}
+
+func (l *Ledger) count(r Report) {
+	s := &l.stats
+	s.batches.Add(1)
+	s.applied.Add(int64(r.Applied))
+	s.duplicates.Add(int64(r.Duplicates))
+	s.conflicts.Add(int64(r.Conflicts))
+	s.parked.Add(int64(r.Parked))
+	s.unparked.Add(int64(r.Unparked))
+	s.refused.Add(int64(r.Refused))
+}
+
+func lockHeads(ctx context.Context, tx pgx.Tx, holders []string) (map[string]head, error) {
+	rows, err := tx.Query(ctx, `SELECT holder, seq, digest, status, created_ms, updated_ms FROM ledger.holders
+		WHERE holder = ANY($1) ORDER BY holder FOR UPDATE`, holders)
+	if err != nil {
+		return nil, err
+	}
+	heads := map[string]head{}
+	for rows.Next() {
+		var h string
+		hd := head{exists: true}
+		if err := rows.Scan(&h, &hd.seq, &hd.digest, &hd.status, &hd.createdMs, &hd.updatedMs); err != nil {
+			return nil, err
+		}
+		heads[h] = hd
+	}
+	return heads, rows.Err()
+}
+
+func loadParked(ctx context.Context, tx pgx.Tx, holders []string) (map[string][]pending, error) {
+	rows, err := tx.Query(ctx, "SELECT fields FROM ledger.parked WHERE holder = ANY($1) ORDER BY holder, seq", holders)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]pending{}
+	for rows.Next() {
+		var f map[string]string
+		if err := rows.Scan(&f); err != nil {
+			return nil, err
+		}
+		ev, err := ParseEvent(f)
+		if err != nil {
+			return nil, fmt.Errorf("parked event: %w", err)
+		}
+		out[ev.Holder] = append(out[ev.Holder], pending{ev: ev, parked: true})
+	}
+	return out, rows.Err()
+}
+
+// applyHolder walks one holder's events in seq order from its head.
+func (l *Ledger) applyHolder(w *batchWrites, rep *Report, holder string, hd head, evs []pending) {
+	applied := map[int64]string{} // seq -> digest, of this batch
+	for _, p := range evs {
+		ev := p.ev
+		switch {
+		case ev.Seq <= hd.seq:
+			if p.parked {
+				w.unpark = append(w.unpark, [2]any{holder, ev.Seq})
+			}
+			rep.Duplicates++
+			if d, ok := applied[ev.Seq]; ok || ev.Seq == hd.seq {
+				if !ok {
+					d = hd.digest
+				}
+				if d != ev.Digest {
+					rep.Conflicts++
+					w.refuse = append(w.refuse, []any{holder, ev.Seq, "conflict: differs from the event applied at this seq", ev.Fields()})
+				}
+			} else {
+				w.dupChecks = append(w.dupChecks, ev)
+			}
+		case ev.Seq == hd.seq+1:
+			if p.parked {
+				w.unpark = append(w.unpark, [2]any{holder, ev.Seq})
+			}
+			if got := Digest(hd.digest, ev); got != ev.Digest {
+				w.refuse = append(w.refuse, []any{holder, ev.Seq,
+					fmt.Sprintf("digest does not chain: sha1(previous %q, event) is %s, the event says %s", hd.digest, got, ev.Digest), ev.Fields()})
+				continue
+			}
+			w.apply(&hd, ev)
+			applied[ev.Seq] = ev.Digest
+			rep.Applied++
+			if p.parked {
+				rep.Unparked++
+			}
+		default:
+			if !p.parked {
+				w.park = append(w.park, []any{holder, ev.Seq, ev.Fields()})
+				rep.Parked++
+			}
+		}
+	}
+	if hd.seq > 0 {
+		w.heads[holder] = hd
+	}
+}
+
+// apply adds one chained event's rows and moves the head.
+func (w *batchWrites) apply(hd *head, ev Event) {
+	hd.seq, hd.digest, hd.updatedMs = ev.Seq, ev.Digest, ev.TS
+	if ev.Seq == 1 {
+		hd.createdMs = ev.TS
+	}
+	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, ev.ID, ev.TS, ev.CP, ev.Memo, ev.Ops, ev.State, ev.Digest})
+	n := 0
+	for i, op := range ev.ops {
+		switch op.Op {
+		case "open", "resume":
+			hd.status = "active"
+		case "suspend":
+			hd.status = "suspended"
+		}
+		for _, mv := range op.Moves {
+			units, _ := strconv.ParseInt(mv[3], 10, 64)
+			for _, e := range [2]struct {
+				side string
+				amt  int64
+			}{{mv[1], -units}, {mv[2], units}} {
+				acct := acctKey{ev.Holder, e.side, mv[0]}
+				if e.side == SideCP {
+					acct.owner = ev.CP
+				}
+				w.entries = append(w.entries, []any{ev.Holder, ev.Seq, n, i, acct.owner, acct.kind, acct.asset, e.amt})
+				n++
+				d := w.deltas[acct]
+				if d == nil {
+					d = new(big.Int)
+					w.deltas[acct] = d
+				}
+				d.Add(d, big.NewInt(e.amt))
+			}
+		}
+		if op.Hold != "" {
+			k := itemKey{ev.Holder, op.Hold}
+			if raw, ok := ev.state.Holds[op.Hold]; ok {
+				w.holds[k] = &raw
+			} else {
+				w.holds[k] = nil
+			}
+		}
+	}
+	for h, raw := range ev.state.Holds {
+		w.holds[itemKey{ev.Holder, h}] = &raw
+	}
+	for c, raw := range ev.state.Coupons {
+		w.coupons[itemKey{ev.Holder, c}] = raw
+	}
+}
+
+// checkDuplicates compares duplicates below the head with what was applied.
+func (l *Ledger) checkDuplicates(ctx context.Context, tx pgx.Tx, w *batchWrites, rep *Report) error {
+	if len(w.dupChecks) == 0 {
+		return nil
+	}
+	hs, seqs := make([]string, len(w.dupChecks)), make([]int64, len(w.dupChecks))
+	for i, ev := range w.dupChecks {
+		hs[i], seqs[i] = ev.Holder, ev.Seq
+	}
+	rows, err := tx.Query(ctx, `SELECT i.holder, i.seq, i.digest FROM ledger.instructions i
+		JOIN unnest($1::text[], $2::bigint[]) AS d(holder, seq) USING (holder, seq)`, hs, seqs)
+	if err != nil {
+		return err
+	}
+	have := map[itemKey]string{}
+	for rows.Next() {
+		var h, d string
+		var seq int64
+		if err := rows.Scan(&h, &seq, &d); err != nil {
+			return err
+		}
+		have[itemKey{h, strconv.FormatInt(seq, 10)}] = d
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, ev := range w.dupChecks {
+		if have[itemKey{ev.Holder, strconv.FormatInt(ev.Seq, 10)}] != ev.Digest {
+			rep.Conflicts++
+			w.refuse = append(w.refuse, []any{ev.Holder, ev.Seq, "conflict: differs from the event applied at this seq", ev.Fields()})
+		}
+	}
+	return nil
+}
+
+// flush writes the batch's rows: COPY for the append-only tables, one
+// multi-row statement per table for the rest, all in one round trip.
+func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
+	if len(w.instructions) > 0 {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ledger", "instructions"},
+			[]string{"holder", "seq", "id", "ts_ms", "counterparty", "memo", "ops", "state", "digest"},
+			pgx.CopyFromRows(w.instructions)); err != nil {
+			return fmt.Errorf("copy instructions: %w", err)
+		}
+	}
+	if len(w.entries) > 0 {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ledger", "entries"},
+			[]string{"holder", "seq", "n", "op_index", "account", "account_kind", "asset", "amount"},
+			pgx.CopyFromRows(w.entries)); err != nil {
+			return fmt.Errorf("copy entries: %w", err)
+		}
+	}
+	b := &pgx.Batch{}
+	if len(w.deltas) > 0 {
+		var owners, kinds, assets, amounts []string
+		for k, d := range w.deltas {
+			owners, kinds, assets, amounts = append(owners, k.owner), append(kinds, k.kind), append(assets, k.asset), append(amounts, d.String())
+		}
+		b.Queue(`INSERT INTO ledger.accounts (holder, kind, asset, amount)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[])
+			ON CONFLICT (holder, kind, asset) DO UPDATE SET amount = ledger.accounts.amount + EXCLUDED.amount`,
+			owners, kinds, assets, amounts)
+	}
+	if len(w.heads) > 0 {
+		var hs, digests, statuses []string
+		var seqs, created, updated []int64
+		for h, hd := range w.heads {
+			hs, digests, statuses = append(hs, h), append(digests, hd.digest), append(statuses, hd.status)
+			seqs, created, updated = append(seqs, hd.seq), append(created, hd.createdMs), append(updated, hd.updatedMs)
+		}
+		b.Queue(`INSERT INTO ledger.holders (holder, seq, digest, status, created_ms, updated_ms)
+			SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
+			ON CONFLICT (holder) DO UPDATE SET seq = EXCLUDED.seq, digest = EXCLUDED.digest,
+				status = EXCLUDED.status, updated_ms = EXCLUDED.updated_ms`,
+			hs, seqs, digests, statuses, created, updated)
+	}
+	if len(w.coupons) > 0 {
+		var hs, cs, states, raws []string
+		var exps []int64
+		for k, raw := range w.coupons {
+			st, exp := ParseCoupon(raw)
+			hs, cs, states, raws, exps = append(hs, k.holder), append(cs, k.name), append(states, st), append(raws, raw), append(exps, exp)
+		}
+		b.Queue(`INSERT INTO ledger.coupons (holder, coupon, state, expires_ms, raw)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
+			ON CONFLICT (holder, coupon) DO UPDATE SET state = EXCLUDED.state, expires_ms = EXCLUDED.expires_ms, raw = EXCLUDED.raw`,
+			hs, cs, states, exps, raws)
+	}
+	var openH, openN, openRaw, openCoupons, closedH, closedN []string
+	var openExp []int64
+	var openLegs []map[string]int64
+	for k, raw := range w.holds {
+		if raw == nil {
+			closedH, closedN = append(closedH, k.holder), append(closedN, k.name)
+			continue
+		}
+		exp, legs, cs, err := ParseHold(*raw)
+		if err != nil {
+			return err
+		}
+		openH, openN, openRaw, openExp, openLegs = append(openH, k.holder), append(openN, k.name), append(openRaw, *raw), append(openExp, exp), append(openLegs, legs)
+		openCoupons = append(openCoupons, "{"+joinQuoted(cs)+"}")
+	}
+	if len(openH) > 0 {
+		b.Queue(`INSERT INTO ledger.holds (holder, hold, expires_ms, legs, coupons, raw)
+			SELECT h, n, e, l, c::text[], r FROM unnest($1::text[], $2::text[], $3::bigint[], $4::jsonb[], $5::text[], $6::text[]) AS u(h, n, e, l, c, r)
+			ON CONFLICT (holder, hold) DO UPDATE SET expires_ms = EXCLUDED.expires_ms, legs = EXCLUDED.legs,
+				coupons = EXCLUDED.coupons, raw = EXCLUDED.raw`,
+			openH, openN, openExp, openLegs, openCoupons, openRaw)
+	}
+	if len(closedH) > 0 {
+		b.Queue(`DELETE FROM ledger.holds d USING unnest($1::text[], $2::text[]) AS u(h, n) WHERE d.holder = u.h AND d.hold = u.n`, closedH, closedN)
+	}
+	if len(w.unpark) > 0 {
+		var hs []string
+		var seqs []int64
+		for _, u := range w.unpark {
+			hs, seqs = append(hs, u[0].(string)), append(seqs, u[1].(int64))
+		}
+		b.Queue(`DELETE FROM ledger.parked p USING unnest($1::text[], $2::bigint[]) AS u(h, s) WHERE p.holder = u.h AND p.seq = u.s`, hs, seqs)
+	}
+	for _, p := range w.park {
+		b.Queue(`INSERT INTO ledger.parked (holder, seq, fields) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, p...)
+	}
+	for _, r := range w.refuse {
+		b.Queue(`INSERT INTO ledger.refused (holder, seq, reason, fields) VALUES ($1, $2, $3, $4)`, r...)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return tx.SendBatch(ctx, b).Close()
+}
+
+// joinQuoted renders the elements of a text[] literal.
+func joinQuoted(ss []string) string {
+	out := ""
+	for i, s := range ss {
+		if i > 0 {
+			out += ","
+		}
+		out += `"` + s + `"` // ids match [A-Za-z0-9_.:-]: nothing to escape
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+)
+
+// Snapshot is a holder's whole state as the ledger has it, in Redis's terms:
+// minor units, coupons and holds in their stored form. engine.Snapshot has
+// the same shape, so one converts to the other.
+type Snapshot struct {
+	Holder    string
+	Status    string
+	Seq       int64
+	Digest    string
+	CreatedMs int64
+	Balances  map[string][2]int64 // asset -> available, frozen
+	Points    *[2]int64           // available, frozen; nil if points were never touched
+	Coupons   map[string]string   // coupon -> "<state>" or "<state>|<expires ms>"
+	Holds     map[string]string   // open hold -> "<expires ms or 0>|<leg>=<units>,...|<coupon>,..."
+}
+
+// Holders lists every holder of the ledger, sorted.
+func (l *Ledger) Holders(ctx context.Context) ([]string, error) {
+	rows, err := l.pool.Query(ctx, "SELECT holder FROM ledger.holders ORDER BY holder")
+	if err != nil {
+		return nil, fmt.Errorf("ledger holders: %w", err)
+	}
+	var out []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// Snapshots reads the state of holders; a holder the ledger lacks is absent
+// from the map.
+func (l *Ledger) Snapshots(ctx context.Context, holders []string) (map[string]*Snapshot, error) {
+	out := map[string]*Snapshot{}
+	// One transaction: the four reads see the same commit.
+	tx, err := l.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ledger snapshots: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // read-only
+	if _, err := tx.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
+		return nil, fmt.Errorf("ledger snapshots: %w", err)
+	}
+	rows, err := tx.Query(ctx, `SELECT holder, status, seq, digest, created_ms FROM ledger.holders WHERE holder = ANY($1)`, holders)
+	if err != nil {
+		return nil, fmt.Errorf("ledger snapshots: %w", err)
+	}
+	for rows.Next() {
+		s := &Snapshot{Balances: map[string][2]int64{}, Coupons: map[string]string{}, Holds: map[string]string{}}
+		if err := rows.Scan(&s.Holder, &s.Status, &s.Seq, &s.Digest, &s.CreatedMs); err != nil {
+			return nil, err
+		}
+		out[s.Holder] = s
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ledger snapshots: %w", err)
+	}
+	rows, err = tx.Query(ctx, `SELECT holder, kind, asset, amount::bigint FROM ledger.accounts
+		WHERE holder = ANY($1) AND kind <> 'cp'`, holders)
+	if err != nil {
+		return nil, fmt.Errorf("ledger snapshots: %w", err)
+	}
+	for rows.Next() {
+		var h, kind, asset string
+		var n int64
+		if err := rows.Scan(&h, &kind, &asset, &n); err != nil {
+			return nil, err
+		}
+		s := out[h]
+		if s == nil {
+			continue
+		}
+		i := 0
+		if kind == SideFrozen {
+			i = 1
+		}
+		if asset == PointsAsset {
+			if s.Points == nil {
+				s.Points = &[2]int64{}
+			}
+			s.Points[i] = n
+			continue
+		}
+		b := s.Balances[asset]
+		b[i] = n
+		s.Balances[asset] = b
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ledger snapshots: %w", err)
+	}
+	for _, q := range []struct {
+		sql string
+		put func(s *Snapshot, name, raw string)
+	}{
+		{"SELECT holder, coupon, raw FROM ledger.coupons WHERE holder = ANY($1)", func(s *Snapshot, n, r string) { s.Coupons[n] = r }},
+		{"SELECT holder, hold, raw FROM ledger.holds WHERE holder = ANY($1)", func(s *Snapshot, n, r string) { s.Holds[n] = r }},
+	} {
+		rows, err := tx.Query(ctx, q.sql, holders)
+		if err != nil {
+			return nil, fmt.Errorf("ledger snapshots: %w", err)
+		}
+		for rows.Next() {
+			var h, name, raw string
+			if err := rows.Scan(&h, &name, &raw); err != nil {
+				return nil, err
+			}
+			if s := out[h]; s != nil {
+				q.put(s, name, raw)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("ledger snapshots: %w", err)
+		}
+	}
+	return out, nil
+}
