@@ -449,15 +449,24 @@ func simShrunk(ctx context.Context, steps []simStep) string {
 		len(cur), len(steps), how, simMain, simGhost, simListing(cur, paced), d)
 }
 
+// simListing writes steps one a line: index, offset in ms (when paced),
+// kind and path, and the instruction as JSON.
 func simListing(steps []simStep, offsets bool) string {
 	var b strings.Builder
 	for i, st := range steps {
-		js, _ := instructions.Encode(st.In)
+		fmt.Fprintf(&b, "  %3d ", i)
 		if offsets {
-			fmt.Fprintf(&b, "  %3d +%-6d %s\n", i, (st.At - steps[0].At).Milliseconds(), js)
-		} else {
-			fmt.Fprintf(&b, "  %3d %s\n", i, js)
+			fmt.Fprintf(&b, "+%-6d ", (st.At - steps[0].At).Milliseconds())
 		}
+		kind := st.Kind
+		if st.Batch {
+			kind += ", batch"
+		}
+		if st.JSON {
+			kind += ", via JSON"
+		}
+		js, _ := instructions.Encode(st.In)
+		fmt.Fprintf(&b, "(%s) %s\n", kind, js)
 	}
 	return b.String()
 }
@@ -547,9 +556,6 @@ func (g *simGen) step(a *mAccounts) simStep {
 		switch r := g.rng.IntN(100); {
 		case r < 15: // validation comes before HOLDER_NOT_FOUND
 			in = g.invalid(in, nil)
-			if in.Holder == simMain {
-				in.Holder = simGhost
-			}
 		case r < 30:
 			in.Ops = []instructions.Op{{Op: "open"}, g.amountOp("debit", "BTC", 1+g.rng.Int64N(1000))}
 		case r < 60 && len(g.past) > 0: // ids are scoped to the holder: no replay, no conflict
