@@ -9,7 +9,7 @@ FUZZFLAGS ?= -short
 # The scripts need Redis 7.0.12 or newer (see DESIGN.md).
 REDIS_MIN_VERSION := 7.0.12
 
-.PHONY: all test test-short lint fuzz build deps run bench tidy-check clean
+.PHONY: all test test-short lint fuzz build deps run bench bench-go tidy-check clean
 
 all: lint test build
 
@@ -68,13 +68,25 @@ deps:
 	fi; \
 	echo "redis-server $$v"
 
-# `engined dev` (a local cluster and the daemon) is not written yet: until
-# then, run shows the binary's help.
+# A local Redis Cluster (3 masters, 3 replicas, under .run/) and the daemon on
+# 127.0.0.1:8080, with example holders and curl commands to paste; Ctrl-C
+# stops everything. ENGINED_FLAGS passes flags, e.g. ENGINED_FLAGS='--listen 127.0.0.1:9090'.
 run: deps build
-	./bin/engined help
+	./bin/engined dev $(ENGINED_FLAGS)
 
-bench:
-	$(GO) test -run XXX -bench . ./...
+# engined bench: starts its own Redis Cluster (and a temporary PostgreSQL
+# when initdb is installed, else the relay part is skipped), runs every part
+# side by side and prints the table; about three minutes. docs/benchmarks.md
+# explains the figures. Pass flags with BENCHFLAGS, e.g.
+#   make bench BENCHFLAGS="--json --relay-duration 60s"
+BENCHFLAGS ?=
+bench: deps
+	$(GO) run ./cmd/engined bench $(BENCHFLAGS)
+
+# The Go benchmarks: the engine's client-side costs (Encode, Apply against
+# raw EVALSHA) on a plain Redis they start themselves.
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./...
 
 tidy-check:
 	$(GO) mod tidy

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,6 +81,13 @@ func Start(ctx context.Context, opt Options) (_ *Cluster, err error) {
 	}
 
 	c := &Cluster{dir: opt.Dir}
+	if c.dir != "" {
+		// Each server runs in its own node directory: a relative path would
+		// be taken from there.
+		if c.dir, err = filepath.Abs(c.dir); err != nil {
+			return nil, fmt.Errorf("start cluster: %w", err)
+		}
+	}
 	if c.dir == "" {
 		if c.dir, err = os.MkdirTemp("", "atomledger-cluster-"); err != nil {
 			return nil, fmt.Errorf("start cluster: %w", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -28,10 +29,30 @@ type Snapshot struct {
 	Points    *[2]int64           // available, frozen; nil if the holder has no points hash
 	Coupons   map[string]string   // coupon -> "<state>" or "<state>|<expires ms>"
 	Holds     map[string]string   // open hold -> "<expires ms or 0>|<leg>=<units>,...|<coupon>,..."
+	Recent    []RecentInstruction // instructions whose idempotency records Restore writes; Snapshots leaves it empty
+}
+
+// RecentInstruction is an applied instruction whose idempotency record
+// Restore writes: the record is "<FP>\nok\n<State>", as apply.lua writes it,
+// and lives until TsMs plus the idempotency TTL. It is an alias of an unnamed
+// struct, like ledger.RecentInstruction, so that the ledger's snapshots
+// convert to this package's.
+type RecentInstruction = struct {
+	ID    string
+	FP    string // the request fingerprint
+	TsMs  int64  // when it was applied: Redis server time, Unix ms
+	State string // the result json, as the instruction's event carries it
+}
+
+// IdempotencyTTL is how long the engine remembers an instruction id.
+func (e *Engine) IdempotencyTTL() time.Duration {
+	ms, _ := strconv.ParseInt(e.idemTTL, 10, 64)
+	return time.Duration(ms) * time.Millisecond
 }
 
 // Snapshots reads the raw state of holders in pipelines; a holder Redis does
-// not have is absent from the map.
+// not have is absent from the map. Recent stays empty: idempotency records
+// have keys of their own, which only a SCAN would find.
 //
 // Errors: UNAVAILABLE, INTERNAL (a stored value that is not a number).
 func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*Snapshot, error) {
@@ -144,11 +165,15 @@ func (e *Engine) Holders(ctx context.Context, fn func(holders []string) error) e
 var ErrRedisAhead = errors.New("redis is ahead of the snapshot")
 
 // Restore writes a holder's whole state from s, replacing what Redis has of
-// it (its idempotency records excepted), and its entries in the expiry
-// index, in one MULTI on the holder's slot. Unless force, it refuses with
-// ErrRedisAhead when Redis's seq is higher than s.Seq, or equal with
-// another digest; it does nothing when Redis already has s.Seq and s.Digest.
-// It reports whether it wrote.
+// it, and its entries in the expiry index, in one MULTI on the holder's
+// slot. In the same MULTI it writes the idempotency record of each of
+// s.Recent, with what is left of its TTL (the engine's IdempotencyTTL from
+// TsMs, on the clock of the holder's master): one already expired is
+// skipped, one Redis still has is left as it is. Other idempotency records
+// are neither read nor deleted. Unless force, it refuses with ErrRedisAhead
+// when Redis's seq is higher than s.Seq, or equal with another digest; it
+// does nothing when Redis already has s.Seq and s.Digest. It reports
+// whether it wrote.
 //
 // Errors: ErrRedisAhead, UNAVAILABLE.
 func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, error) {
@@ -173,6 +198,11 @@ func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, er
 		if err != nil {
 			return err
 		}
+		now, err := tx.Time(ctx).Result()
+		if err != nil {
+			return err
+		}
+		ttl := e.IdempotencyTTL().Milliseconds()
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.Del(ctx, hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds)
 			for _, h := range holds {
@@ -205,6 +235,12 @@ func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, er
 			for h, raw := range s.Holds {
 				if ms := holdExpiry(raw); ms > 0 {
 					p.ZAdd(ctx, exp, redis.Z{Score: float64(ms), Member: s.Holder + " " + h})
+				}
+			}
+			// NX: a record Redis has is the one its clients were answered from.
+			for _, r := range s.Recent {
+				if left := r.TsMs + ttl - now.UnixMilli(); left > 0 {
+					p.SetNX(ctx, cluster.Tx(s.Holder, r.ID), r.FP+"\nok\n"+r.State, time.Duration(left)*time.Millisecond)
 				}
 			}
 			return nil

@@ -64,12 +64,16 @@ func TestRelay_DeliversThroughSinkFailureAndClaimsFromDeadConsumer(t *testing.T)
 	}
 
 	// A relay that reads, then dies before acknowledging (its sink fails).
+	// It runs until it has failed once rather than for a fixed time: its
+	// first discovery probes all 16384 slots, slow on a loaded machine.
 	dead := &memSink{events: map[string]int{}, down: true}
 	r1 := engine.NewRelay(rdb, dead, &engine.RelayOptions{Consumer: "dead", DiscoverInterval: time.Hour})
-	rctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	_ = r1.Run(rctx)
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = r1.Run(rctx); close(done) }()
+	require.Eventually(t, func() bool { return r1.Stats().Errors > 0 }, 20*time.Second, 10*time.Millisecond)
 	cancel()
-	assert.Positive(t, r1.Stats().Errors)
+	<-done
 	assert.Zero(t, dead.count())
 
 	// A second relay claims the dead one's entries once idle long enough.
@@ -77,7 +81,7 @@ func TestRelay_DeliversThroughSinkFailureAndClaimsFromDeadConsumer(t *testing.T)
 	r2 := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "alive", ClaimIdle: 300 * time.Millisecond,
 		DiscoverInterval: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond})
 	rctx, cancel = context.WithCancel(ctx)
-	done := make(chan struct{})
+	done = make(chan struct{})
 	go func() { _ = r2.Run(rctx); close(done) }()
 	require.Eventually(t, func() bool { return sink.count() == len(ins) }, 10*time.Second, 20*time.Millisecond,
 		"delivered %d of %d; stats %+v", sink.count(), len(ins), r2.Stats())

@@ -31,9 +31,14 @@
 // skipped, parked or refused), so the relay may then delete the events
 // from Redis; on error nothing was committed and the batch is sent again.
 //
+// Snapshots reads holders back in Redis's terms, for reconciliation and
+// rebuild; with a cut-off, it also lists the instructions applied since then
+// (id, request fingerprint and result), from which a rebuild writes their
+// idempotency records again.
+//
 // # Caveats
 //
-// Idempotency records are not part of the events (they carry no request
-// fingerprint), so a holder rebuilt from the ledger has its state but not its
-// remembered instruction ids.
+// Rejections are not events: the ledger never sees them, so a holder rebuilt
+// from it remembers the ids of its recent applied instructions but not those
+// of its recent rejections.
 package ledger

@@ -115,7 +115,7 @@ func (e Event) ParsedOps() []EventOp { return e.ops }
 
 // Digest computes an event's digest on the holder's previous one ("" before
 // the first event): the SHA-1, in hex, of the previous digest and the event's
-// fields joined by newlines, in the order holder, seq, id, ts, cp, ops,
+// fields joined by newlines, in the order holder, seq, id, fp, ts, cp, ops,
 // state, memo. It is what apply.lua computes.
 func Digest(prev string, e Event) string {
 	h := sha1.New()

@@ -234,7 +234,7 @@ func (w *batchWrites) apply(hd *head, ev Event) {
 	if ev.Seq == 1 {
 		hd.createdMs = ev.TS
 	}
-	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, ev.ID, ev.TS, ev.CP, ev.Memo, ev.Ops, ev.State, ev.Digest})
+	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, ev.ID, ev.FP, ev.TS, ev.CP, ev.Memo, ev.Ops, ev.State, ev.Digest})
 	n := 0
 	for i, op := range ev.ops {
 		switch op.Op {
@@ -320,7 +320,7 @@ func (l *Ledger) checkDuplicates(ctx context.Context, tx pgx.Tx, w *batchWrites,
 func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 	if len(w.instructions) > 0 {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ledger", "instructions"},
-			[]string{"holder", "seq", "id", "ts_ms", "counterparty", "memo", "ops", "state", "digest"},
+			[]string{"holder", "seq", "id", "fp", "ts_ms", "counterparty", "memo", "ops", "state", "digest"},
 			pgx.CopyFromRows(w.instructions)); err != nil {
 			return fmt.Errorf("copy instructions: %w", err)
 		}

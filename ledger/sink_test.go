@@ -35,7 +35,7 @@ func workload(t *testing.T, seed uint64, holders, n int) ([]string, []map[string
 func requireSameAsRedis(t *testing.T, l *ledger.Ledger, holders []string) {
 	t.Helper()
 	ctx := context.Background()
-	fromPG, err := l.Snapshots(ctx, holders)
+	fromPG, err := l.Snapshots(ctx, holders, 0)
 	require.NoError(t, err)
 	fromRedis, err := eng.Snapshots(ctx, holders)
 	require.NoError(t, err)

@@ -3,6 +3,8 @@ package ledger
 import (
 	"context"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Snapshot is a holder's whole state as the ledger has it, in Redis's terms:
@@ -18,6 +20,19 @@ type Snapshot struct {
 	Points    *[2]int64           // available, frozen; nil if points were never touched
 	Coupons   map[string]string   // coupon -> "<state>" or "<state>|<expires ms>"
 	Holds     map[string]string   // open hold -> "<expires ms or 0>|<leg>=<units>,...|<coupon>,..."
+	Recent    []RecentInstruction // instructions applied since the cut-off given to Snapshots, in seq order
+}
+
+// RecentInstruction is an instruction applied recently enough that Redis may
+// still be asked to remember its id: what a rebuild needs to write its
+// idempotency record again ("<fp>\nok\n<state>", see lua/apply.lua). It is
+// an alias of an unnamed struct, like engine.RecentInstruction, so that a
+// Snapshot converts to an engine.Snapshot.
+type RecentInstruction = struct {
+	ID    string
+	FP    string // the request fingerprint
+	TsMs  int64  // when it was applied: Redis server time, Unix ms
+	State string // the event's state, byte for byte the result json the client got
 }
 
 // Holders lists every holder of the ledger, sorted.
@@ -38,10 +53,13 @@ func (l *Ledger) Holders(ctx context.Context) ([]string, error) {
 }
 
 // Snapshots reads the state of holders; a holder the ledger lacks is absent
-// from the map.
-func (l *Ledger) Snapshots(ctx context.Context, holders []string) (map[string]*Snapshot, error) {
+// from the map. Each snapshot's Recent lists the holder's instructions
+// applied at or after since (Unix ms, compared with the events' server time),
+// the latest per id; since <= 0 reads none (reconciliation compares state
+// only).
+func (l *Ledger) Snapshots(ctx context.Context, holders []string, since int64) (map[string]*Snapshot, error) {
 	out := map[string]*Snapshot{}
-	// One transaction: the four reads see the same commit.
+	// One transaction: the reads see the same commit, so Recent ends at Seq.
 	tx, err := l.pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("ledger snapshots: %w", err)
@@ -121,5 +139,34 @@ func (l *Ledger) Snapshots(ctx context.Context, holders []string) (map[string]*S
 			return nil, fmt.Errorf("ledger snapshots: %w", err)
 		}
 	}
+	if since > 0 {
+		if err := readRecent(ctx, tx, holders, since, out); err != nil {
+			return nil, fmt.Errorf("ledger snapshots: %w", err)
+		}
+	}
 	return out, nil
+}
+
+// readRecent fills the snapshots' Recent. An id is unique per holder within
+// the idempotency TTL, but not forever (Redis forgets it after the TTL), so
+// only its latest instruction counts: that is the one Redis would replay.
+func readRecent(ctx context.Context, tx pgx.Tx, holders []string, since int64, out map[string]*Snapshot) error {
+	rows, err := tx.Query(ctx, `SELECT holder, id, fp, ts_ms, state FROM (
+			SELECT DISTINCT ON (holder, id) holder, seq, id, fp, ts_ms, state FROM ledger.instructions
+			WHERE holder = ANY($1) AND ts_ms >= $2 ORDER BY holder, id, seq DESC) AS latest
+		ORDER BY holder, seq`, holders, since)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var h string
+		var r RecentInstruction
+		if err := rows.Scan(&h, &r.ID, &r.FP, &r.TsMs, &r.State); err != nil {
+			return err
+		}
+		if s := out[h]; s != nil {
+			s.Recent = append(s.Recent, r)
+		}
+	}
+	return rows.Err()
 }

@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -22,69 +19,78 @@ import (
 const applyTimeout = 10 * time.Second
 
 func applyUsage(w io.Writer) {
-	fmt.Fprint(w, `Usage: engined apply -f FILE [flags]
+	fmt.Fprint(w, `Usage: engined apply -f FILE [--server URL [--token TOKEN]] [flags]
 
-Apply reads one instruction as JSON from FILE ("-" for stdin), applies it on
-Redis, and prints on stdout either the result (exit status 0) or the error
-object {"error": {"code": ..., "op_index": ..., "message": ...}} (exit
-status 1). An instruction whose outcome is UNAVAILABLE may or may not have
-run: apply the same file again, its id makes that safe. A bad flag, a bad
-environment value or an unreadable FILE exits 2 with a message on stderr.
+Apply reads one instruction as JSON from FILE ("-" for stdin), applies it,
+and prints on stdout either the result (exit status 0) or the error object
+{"error": {"code": ..., "op_index": ..., "message": ...}} (exit status 1).
+Without --server it applies the instruction on Redis itself; with --server
+it sends it to a running daemon (engined serve) and prints its answer. An
+instruction whose outcome is UNAVAILABLE may or may not have run: apply the
+same file again, its id makes that safe. A bad flag, a bad environment value
+or an unreadable FILE exits 2 with a message on stderr.
 
 Flags:
 
   -f FILE
         the instruction to apply; - reads stdin
+  --server URL
+        base URL of a running daemon, such as http://127.0.0.1:8080
+  --token TOKEN
+        bearer token for --server (ENGINED_TOKEN; prefer the variable: a
+        flag shows in the process list)
 `)
 	printConfigUsage(w)
 }
 
 // runApply is "engined apply".
 func runApply(args []string, c cli) int {
-	fs := flag.NewFlagSet("engined apply", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() { applyUsage(fs.Output()) }
+	const name = "engined apply"
+	fs := newFlagSet(name, c, applyUsage)
 	file := fs.String("f", "", "the instruction to apply; - reads stdin")
+	server := fs.String("server", "", "base URL of a running daemon")
+	token := fs.String("token", "", "bearer token for --server (ENGINED_TOKEN)")
 	cf := addConfigFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage // the flag package has printed the error and the usage
-	}
-	fail := func(format string, args ...any) int {
-		// errors.Join puts one error a line: each gets the prefix.
-		msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", "\nengined apply: ")
-		fmt.Fprintf(c.stderr, "engined apply: %s\n", msg)
-		return exitUsage
+	if status, ok := parseFlags(fs, args); !ok {
+		return status
 	}
 	if fs.NArg() > 0 {
-		return fail("unexpected argument %q (the instruction is given with -f FILE)", fs.Arg(0))
+		return failUsage(c, name, "unexpected argument %q (the instruction is given with -f FILE)", fs.Arg(0))
 	}
 	if *file == "" {
-		return fail("-f FILE is required (- reads stdin)")
+		return failUsage(c, name, "-f FILE is required (- reads stdin)")
 	}
 	cfg, err := cf.config(c.getenv)
 	if err != nil {
-		return fail("%v", err)
+		return failUsage(c, name, "%v", err)
+	}
+	endpoint, err := instructionsURL(*server)
+	if err != nil {
+		return failUsage(c, name, "%v", err)
+	}
+	if *token == "" {
+		*token = c.getenv("ENGINED_TOKEN")
 	}
 	data, err := readInstruction(*file, c.stdin)
 	if err != nil {
-		return fail("%v", err)
+		return failUsage(c, name, "%v", err)
 	}
 
-	in, err := instructions.Decode(data)
-	if err != nil {
-		return printOutcome(c, instructions.Result{}, err)
-	}
-	rdb := cfg.RedisClient()
-	defer rdb.Close()
 	// An interrupt cancels the apply like the timeout does: the outcome is
 	// then reported as unknown, not hidden by a dying process.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, applyTimeout)
 	defer cancel()
+	if endpoint != "" {
+		return printAnswer(c, postInstruction(ctx, endpoint, *token, data))
+	}
+	in, err := instructions.Decode(data)
+	if err != nil {
+		return printOutcome(c, instructions.Result{}, err)
+	}
+	rdb := cfg.RedisClient()
+	defer rdb.Close()
 	res, err := engine.New(rdb, cfg.EngineOptions()).Apply(ctx, in)
 	return printOutcome(c, res, err)
 }
@@ -109,11 +115,6 @@ func readInstruction(name string, stdin io.Reader) ([]byte, error) {
 	return data, nil
 }
 
-// errorObject is the error answer of the contract: {"error": {...}}.
-type errorObject struct {
-	Error *instructions.Error `json:"error"`
-}
-
 // printOutcome prints the result, or the error object when err is not nil,
 // and gives the exit status.
 func printOutcome(c cli, res instructions.Result, err error) int {
@@ -132,14 +133,4 @@ func printOutcome(c cli, res instructions.Result, err error) int {
 		fmt.Fprintf(c.stderr, "engined apply: write the outcome: %v\n", werr)
 	}
 	return status
-}
-
-// asError gives the *instructions.Error that err is or wraps; any other
-// error is a bug, reported as INTERNAL.
-func asError(err error) *instructions.Error {
-	var e *instructions.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return &instructions.Error{Code: instructions.CodeInternal, OpIndex: instructions.NoOp, Message: err.Error(), Err: err}
 }

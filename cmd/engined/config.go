@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -151,12 +152,39 @@ func (cf *configFlags) config(getenv func(string) string) (*Config, error) {
 	return c, nil
 }
 
+// Redis modes of the configuration.
+const (
+	redisStandalone = "standalone"
+	redisCluster    = "cluster"
+	redisSentinel   = "sentinel"
+)
+
+// clusterStateReloadInterval is how stale a cluster client's slot map may
+// get. go-redis reloads it on MOVED and at this interval, not after a
+// connection error (go-redis issue 3979): with its default of 60 s, the
+// slots of a master that died would keep failing for up to a minute after
+// a replica took over.
+const clusterStateReloadInterval = time.Second
+
+// redisMode tells which client RedisClient builds.
+func (c *Config) redisMode() string {
+	switch {
+	case c.RedisMaster != "":
+		return redisSentinel
+	case c.RedisCluster || len(c.RedisAddrs) > 1:
+		return redisCluster
+	default:
+		return redisStandalone
+	}
+}
+
 // RedisClient builds the go-redis client the configuration asks for: with
 // --redis-master, a Sentinel failover client whose sentinels are the
 // addresses; with several addresses or --redis-cluster, a cluster client
 // (a single address of a cluster node would otherwise get a plain client,
-// and MOVED for most keys); else a plain client. Context deadlines always
-// reach the socket. The caller closes the client.
+// and MOVED for most keys) that re-reads the slot map every second; else a
+// plain client. Context deadlines always reach the socket. The caller
+// closes the client.
 func (c *Config) RedisClient() redis.UniversalClient {
 	var tlsConfig *tls.Config
 	if c.RedisTLS {
@@ -164,8 +192,8 @@ func (c *Config) RedisClient() redis.UniversalClient {
 		// address, TLS 1.2 or newer.
 		tlsConfig = &tls.Config{}
 	}
-	switch {
-	case c.RedisMaster != "":
+	switch c.redisMode() {
+	case redisSentinel:
 		return redis.NewFailoverClient(&redis.FailoverOptions{
 			MasterName:            c.RedisMaster,
 			SentinelAddrs:         c.RedisAddrs,
@@ -174,13 +202,14 @@ func (c *Config) RedisClient() redis.UniversalClient {
 			TLSConfig:             tlsConfig,
 			ContextTimeoutEnabled: true,
 		})
-	case c.RedisCluster || len(c.RedisAddrs) > 1:
+	case redisCluster:
 		return redis.NewClusterClient(&redis.ClusterOptions{
-			Addrs:                 c.RedisAddrs,
-			Username:              c.RedisUsername,
-			Password:              c.RedisPassword,
-			TLSConfig:             tlsConfig,
-			ContextTimeoutEnabled: true,
+			Addrs:                      c.RedisAddrs,
+			Username:                   c.RedisUsername,
+			Password:                   c.RedisPassword,
+			TLSConfig:                  tlsConfig,
+			ContextTimeoutEnabled:      true,
+			ClusterStateReloadInterval: clusterStateReloadInterval,
 		})
 	default:
 		return redis.NewClient(&redis.Options{
@@ -191,6 +220,25 @@ func (c *Config) RedisClient() redis.UniversalClient {
 			ContextTimeoutEnabled: true,
 		})
 	}
+}
+
+// LogValue is the configuration as logs show it: each secret only says
+// whether it is set.
+func (c *Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("redis", strings.Join(c.RedisAddrs, ",")),
+		slog.String("redis_mode", c.redisMode()),
+		slog.String("redis_master", c.RedisMaster),
+		slog.String("redis_username", c.RedisUsername),
+		slog.Bool("redis_password_set", c.RedisPassword != ""),
+		slog.Bool("redis_tls", c.RedisTLS),
+		slog.String("listen", c.Listen),
+		slog.String("assets", c.Assets.String()),
+		slog.String("idempotency_ttl", c.IdempotencyTTL.String()),
+		slog.Int("tokens", len(c.Tokens)),
+		slog.String("tokens_file", c.TokensFile),
+		slog.Bool("pg_set", c.PGDSN != ""),
+	)
 }
 
 // EngineOptions gives the engine's options of the configuration.

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"flag"
 	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -202,6 +205,7 @@ func TestConfig_RedisClient(t *testing.T) {
 				o := cc.Options()
 				assert.Equal(t, c.RedisAddrs, o.Addrs)
 				assert.True(t, o.ContextTimeoutEnabled)
+				assert.Equal(t, time.Second, o.ClusterStateReloadInterval, "a failover shows within a second, not 60 s")
 				assert.Equal(t, "u", o.Username)
 				assert.Equal(t, "p", o.Password)
 				assert.NotNil(t, o.TLSConfig)
@@ -236,4 +240,26 @@ func TestConfig_EngineOptions(t *testing.T) {
 	o := c.EngineOptions()
 	assert.Same(t, c.Assets, o.Assets)
 	assert.Equal(t, 36*time.Hour, o.IdempotencyTTL)
+}
+
+func TestConfig_LogValueHidesSecrets(t *testing.T) {
+	c, err := parseConfig(t, map[string]string{
+		"ENGINED_REDIS_PASSWORD": "redis-secret",
+		"ENGINED_TOKENS":         "token-secret",
+		"ENGINED_PG_DSN":         "postgres://u:pg-secret@db/ledger",
+	}, "--redis", "10.0.0.1:6379,10.0.0.2:6379", "--redis-username", "engine")
+	require.NoError(t, err)
+	var out bytes.Buffer
+	slog.New(slog.NewJSONHandler(&out, nil)).Info("starting", "config", c)
+	for _, secret := range []string{"redis-secret", "token-secret", "pg-secret"} {
+		assert.NotContains(t, out.String(), secret)
+	}
+	var line struct{ Config map[string]any }
+	require.NoError(t, json.Unmarshal(out.Bytes(), &line))
+	assert.Equal(t, "10.0.0.1:6379,10.0.0.2:6379", line.Config["redis"])
+	assert.Equal(t, "cluster", line.Config["redis_mode"])
+	assert.Equal(t, "engine", line.Config["redis_username"])
+	assert.Equal(t, true, line.Config["redis_password_set"])
+	assert.EqualValues(t, 1, line.Config["tokens"])
+	assert.Equal(t, true, line.Config["pg_set"])
 }

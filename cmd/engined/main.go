@@ -8,7 +8,8 @@
 // its ENGINED_* environment variable, or else the default of the contract.
 //
 // Exit status: 0 on success; 1 when an instruction was rejected (the error
-// object is on stdout); 2 for a bad invocation (unknown command, bad flag or
+// object is on stdout) or a command failed at run time (serve or dev could
+// not listen or serve); 2 for a bad invocation (unknown command, bad flag or
 // environment value, unreadable input), with a message on stderr.
 package main
 
@@ -22,6 +23,7 @@ import (
 const (
 	exitOK       = 0
 	exitRejected = 1 // an error object was printed
+	exitFailed   = 1 // the command could not do its work (serve could not listen, ...)
 	exitUsage    = 2
 )
 
@@ -50,7 +52,13 @@ type command struct {
 // dispatched by run itself: listing it here would make an initialization cycle.
 func commands() []command {
 	return []command{
+		{name: "serve", summary: "run the HTTP daemon", run: runServe, usage: serveUsage},
+		{name: "dev", summary: "start a local Redis Cluster and the daemon, with example holders", run: runDev, usage: devUsage},
 		{name: "apply", summary: "apply one instruction from a JSON file", run: runApply, usage: applyUsage},
+		{name: "relay", summary: "carry outbox events to the PostgreSQL ledger and release expired holds", run: runRelay, usage: relayUsage},
+		{name: "reconcile", summary: "compare Redis with the PostgreSQL ledger; exit 1 on drift", run: runReconcile, usage: reconcileUsage},
+		{name: "rebuild", summary: "write holders' Redis state from the PostgreSQL ledger", run: runRebuild, usage: rebuildUsage},
+		{name: "bench", summary: "measure the engine against its baselines (starts its own cluster)", run: runBench, usage: benchUsage},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,15 +33,23 @@ var raceBuild bool
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	code := runTests(m)
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+func runTests(m *testing.M) int {
 	if testing.Short() {
-		os.Exit(m.Run())
+		return m.Run()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	c, err := cluster.StartForMain(ctx, cluster.Options{Masters: 3, Replicas: 1})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start redis cluster:", err)
-		os.Exit(1)
+		return 1
 	}
 	testCluster = c
 	code := m.Run()
@@ -48,7 +57,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "stop redis cluster:", err)
 		code = max(code, 1)
 	}
-	os.Exit(code)
+	return code
 }
 
 // needRedis skips under -short; otherwise the cluster of TestMain is there.
@@ -59,21 +68,37 @@ func needRedis(t *testing.T) {
 	}
 }
 
-// buildEngined builds the binary into t.TempDir() and returns its path.
+// The binary under test, built once for the package by buildEngined.
+var (
+	buildOnce sync.Once
+	buildDir  string // removed by TestMain
+	builtBin  string
+	buildErr  error
+)
+
+// buildEngined builds the binary, once for all the tests of the package, and
+// returns its path.
 func buildEngined(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "engined")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	args := []string{"build", "-o", bin}
-	if raceBuild {
-		args = append(args, "-race")
-	}
-	cmd := exec.Command("go", append(args, ".")...)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build:\n%s", out)
-	return bin
+	buildOnce.Do(func() {
+		if buildDir, buildErr = os.MkdirTemp("", "engined-test-"); buildErr != nil {
+			return
+		}
+		builtBin = filepath.Join(buildDir, "engined")
+		if runtime.GOOS == "windows" {
+			builtBin += ".exe"
+		}
+		args := []string{"build", "-o", builtBin}
+		if raceBuild {
+			args = append(args, "-race")
+		}
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return builtBin
 }
 
 // proc is one run of the binary.
@@ -96,14 +121,7 @@ func (p proc) run(t *testing.T) exited {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, p.bin, p.args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ENGINED_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	for k, v := range p.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = childEnv(p.env)
 	cmd.Stdin = strings.NewReader(p.stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -117,6 +135,24 @@ func (p proc) run(t *testing.T) exited {
 		require.NoError(t, err, "run engined %q\nstderr: %s", p.args, e.stderr)
 	}
 	return e
+}
+
+// childEnv is the environment of a run of the binary: the test's own without
+// its ENGINED_* variables, then env. A race-built binary sleeps a second
+// before it exits unless GORACE says otherwise (atexit_sleep_ms defaults to
+// 1000): a second per run adds up.
+func childEnv(env map[string]string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ENGINED_") && !strings.HasPrefix(kv, "GORACE=") {
+			out = append(out, kv)
+		}
+	}
+	out = append(out, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return out
 }
 
 func engined(bin string, args ...string) proc { return proc{bin: bin, args: args} }

@@ -11,11 +11,14 @@ CREATE TABLE ledger.holders (
 );
 
 -- One row per applied instruction: the event's fields as Redis wrote them,
--- ops and state verbatim so that the digest chain can be checked again.
+-- ops and state verbatim so that the digest chain can be checked again. fp
+-- (the request fingerprint) and state (the result the client got) are also
+-- what a rebuild needs to write the instruction's idempotency record again.
 CREATE TABLE ledger.instructions (
 	holder       text NOT NULL,
 	seq          bigint NOT NULL,
 	id           text NOT NULL,
+	fp           text NOT NULL,
 	ts_ms        bigint NOT NULL,
 	counterparty text NOT NULL,
 	memo         text NOT NULL,

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/jedib0t/go-pretty/v6/table"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/atomledger/atomledger/internal/bench"
+)
+
+func benchUsage(w io.Writer) {
+	fmt.Fprintf(w, `Usage: engined bench [flags]
+
+Bench measures atomledger against its baselines, side by side in one run,
+and prints a table (docs/benchmarks.md explains each figure):
+
+  script_cost  server time per call (INFO commandstats) of a four-op checkout
+               against the seed article's single-key deduct script
+  pipeline     ApplyBatch against raw pipelined EVALSHA, same arguments
+  concurrent   Apply from many goroutines against raw EVALSHA
+  http         engined serve (a process of its own) under keep-alive clients
+  contention   GET/SET, SET NX lock, WATCH/MULTI and the script on one account
+  memory       bytes per typical trading holder
+  relay        the outbox rate the relay and PostgreSQL keep up with
+
+Without --redis it starts its own Redis Cluster (3 masters, no replicas) and
+flushes it between parts; with --redis it writes bench-* holders, outbox
+events and resets the servers' statistics there: give it a scratch cluster.
+Only the flags --redis and --pg choose servers (not their environment
+variables, so that a shell set up for production cannot aim a bench at it).
+Without --pg the relay part starts a temporary PostgreSQL (initdb on PATH
+or in /usr/lib/postgresql/*/bin), or is skipped.
+
+A default run takes about three minutes. Exit status 0 when the run ends,
+whether the targets hold or not (the table says); 1 when it cannot run.
+
+Flags:
+
+  --json             print the report as JSON on stdout (the table goes to stderr)
+  --parts LIST       run only these parts, comma-separated (default all: %s)
+  --quick            small sizes for a smoke run of a few seconds a part
+  --rounds N         alternated phases of each kind in script_cost (default 5)
+  --load-rounds N    alternated phases of each kind in pipeline, concurrent (default 5)
+  --calls N          script runs per script_cost phase (default 2000)
+  --breakdown        measure truncated variants of the script (default true)
+  --breakdown-rounds N  (default 5)
+  --ops N            instructions per pipeline and concurrent phase (default 20000)
+  --load-holders N   holders of the pipeline, concurrent and http parts (default 10000)
+  --batch-workers N  batches in flight at once in the pipeline part (default 4)
+  --workers N        goroutines of concurrent and contention, clients of http (default 64)
+  --holders N        holders of the memory part (default 100000)
+  --http-duration D  each http phase (default 5s)
+  --contention-duration D  each contention scheme (default 3s)
+  --relay-duration D the sustained relay run (default 15s; the target is for 60s)
+  --relay-probe D    each probe of the relay's rate search (default 3s)
+  --relay-holders N  holders of the relay part (default 2000)
+  --standalone       start a single plain Redis instead of a cluster
+
+`, strings.Join(bench.Parts, ","))
+	printConfigUsage(w)
+}
+
+// runBench is "engined bench".
+func runBench(args []string, c cli) int {
+	const name = "engined bench"
+	fs := newFlagSet(name, c, benchUsage)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	parts := fs.String("parts", "", "parts to run, comma-separated")
+	quick := fs.Bool("quick", false, "small sizes for a smoke run")
+	breakdown := fs.Bool("breakdown", true, "measure truncated variants of the script")
+	standalone := fs.Bool("standalone", false, "start a single plain Redis")
+	var s bench.Settings
+	fs.IntVar(&s.Rounds, "rounds", 0, "alternated phases of each kind in script_cost")
+	fs.IntVar(&s.LoadRounds, "load-rounds", 0, "alternated phases of each kind in pipeline and concurrent")
+	fs.IntVar(&s.Calls, "calls", 0, "script runs per script_cost phase")
+	fs.IntVar(&s.BreakdownRnd, "breakdown-rounds", 0, "rounds of the breakdown")
+	fs.IntVar(&s.BreakdownCalls, "breakdown-calls", 0, "script runs per breakdown phase")
+	fs.IntVar(&s.Ops, "ops", 0, "instructions per pipeline and concurrent phase")
+	fs.IntVar(&s.LoadHolders, "load-holders", 0, "holders of the pipeline, concurrent and http parts")
+	fs.IntVar(&s.BatchWorkers, "batch-workers", 0, "batches in flight in the pipeline part")
+	fs.IntVar(&s.Workers, "workers", 0, "goroutines of concurrent and contention, clients of http")
+	fs.IntVar(&s.Holders, "holders", 0, "holders of the memory part")
+	fs.IntVar(&s.RelayHolders, "relay-holders", 0, "holders of the relay part")
+	fs.DurationVar(&s.HTTPDuration, "http-duration", 0, "each http phase")
+	fs.DurationVar(&s.Contention, "contention-duration", 0, "each contention scheme")
+	fs.DurationVar(&s.RelayDur, "relay-duration", 0, "the sustained relay run")
+	fs.DurationVar(&s.RelayProbe, "relay-probe", 0, "each probe of the relay's rate search")
+	cf := addConfigFlags(fs)
+	if status, ok := parseFlags(fs, args); !ok {
+		return status
+	}
+	if fs.NArg() > 0 {
+		return failUsage(c, name, "unexpected argument %q", fs.Arg(0))
+	}
+	cfg, err := cf.config(c.getenv)
+	if err != nil {
+		return failUsage(c, name, "%v", err)
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if *quick {
+		s = mergeSettings(bench.Quick(), s)
+	}
+	s.Breakdown = *breakdown
+	opt := bench.Options{Settings: s, Standalone: *standalone, Log: c.stderr}
+	if *parts != "" {
+		opt.Parts = strings.Split(*parts, ",")
+	}
+	if given["redis"] {
+		opt.Redis, opt.RedisCluster = cfg.RedisAddrs, cfg.RedisCluster
+		opt.Username, opt.Password = cfg.RedisUsername, cfg.RedisPassword
+		if cfg.RedisTLS {
+			opt.TLS = &tls.Config{} // as Config.RedisClient: the system's roots
+		}
+	}
+	if given["pg"] {
+		opt.PGDSN = cfg.PGDSN
+	}
+	if exe, err := os.Executable(); err == nil {
+		opt.Daemon = []string{exe}
+	}
+	progress := newBenchProgress(c.stderr)
+	opt.Progress = progress.step
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench.Run(ctx, opt)
+	progress.finish()
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v\n", name, err)
+		return exitFailed
+	}
+	if *asJSON {
+		printBenchTables(c.stderr, rep)
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(c.stderr, "%s: %v\n", name, err)
+			return exitFailed
+		}
+		return exitOK
+	}
+	printBenchTables(c.stdout, rep)
+	return exitOK
+}
+
+// mergeSettings gives base with every field that over sets.
+func mergeSettings(base, over bench.Settings) bench.Settings {
+	pick := func(b *int, o int) {
+		if o > 0 {
+			*b = o
+		}
+	}
+	pick(&base.Rounds, over.Rounds)
+	pick(&base.LoadRounds, over.LoadRounds)
+	pick(&base.Calls, over.Calls)
+	pick(&base.BreakdownRnd, over.BreakdownRnd)
+	pick(&base.BreakdownCalls, over.BreakdownCalls)
+	pick(&base.Ops, over.Ops)
+	pick(&base.LoadHolders, over.LoadHolders)
+	pick(&base.BatchWorkers, over.BatchWorkers)
+	pick(&base.Workers, over.Workers)
+	pick(&base.Holders, over.Holders)
+	pick(&base.RelayHolders, over.RelayHolders)
+	if over.HTTPDuration > 0 {
+		base.HTTPDuration = over.HTTPDuration
+	}
+	if over.Contention > 0 {
+		base.Contention = over.Contention
+	}
+	if over.RelayDur > 0 {
+		base.RelayDur = over.RelayDur
+	}
+	if over.RelayProbe > 0 {
+		base.RelayProbe = over.RelayProbe
+	}
+	return base
+}
+
+// benchProgress draws one bar per part on a terminal, nothing elsewhere.
+type benchProgress struct {
+	w    io.Writer
+	bar  *progressbar.ProgressBar
+	part string
+}
+
+func newBenchProgress(w io.Writer) *benchProgress {
+	if f, ok := w.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+		return &benchProgress{}
+	}
+	return &benchProgress{w: w}
+}
+
+func (p *benchProgress) step(s bench.Step) {
+	if p.w == nil {
+		return
+	}
+	if s.Part != p.part || p.bar == nil {
+		p.finish()
+		p.part = s.Part
+		p.bar = progressbar.NewOptions(max(1, s.Total), progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetDescription(fmt.Sprintf("%-11s", s.Part)), progressbar.OptionShowCount(),
+			progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish())
+	}
+	p.bar.ChangeMax(max(1, s.Total))
+	desc := fmt.Sprintf("%-11s", s.Part)
+	if s.Note != "" {
+		desc += " " + s.Note
+	}
+	p.bar.Describe(desc)
+	_ = p.bar.Set(s.Done)
+}
+
+func (p *benchProgress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		p.bar = nil
+	}
+}
+
+// printBenchTables prints the summary, the checkout's breakdown, the cost
+// of each key and the targets.
+func printBenchTables(w io.Writer, r *bench.Report) {
+	f := func(v float64) string { return fmt.Sprintf("%g", v) }
+	skip := func(reason string) bool { return reason != "" }
+
+	t := table.NewWriter()
+	t.SetOutputMirror(w)
+	t.SetTitle(fmt.Sprintf("atomledger bench: %d CPUs, Redis %s, %s", r.Machine.CPUs, r.Machine.RedisVersion, r.Machine.Topology))
+	t.AppendHeader(table.Row{"part", "measure", "atomledger", "baseline", "ratio"})
+	sc := r.ScriptCost
+	if skip(sc.Skipped) {
+		t.AppendRow(table.Row{"script_cost", "skipped: " + sc.Skipped})
+	} else {
+		t.AppendRow(table.Row{"script_cost", "server usec per call", "checkout " + f(sc.CheckoutUsec), "seed deduct " + f(sc.SeedDeductUsec), f(sc.Ratio)})
+	}
+	for _, cp := range []struct {
+		name, measure string
+		c             bench.Compare
+	}{
+		{"pipeline", fmt.Sprintf("instructions/s, ApplyBatch of %d", r.Pipeline.BatchSize), r.Pipeline},
+		{"concurrent", fmt.Sprintf("instructions/s, %d goroutines", r.Concurrent.Workers), r.Concurrent},
+	} {
+		if skip(cp.c.Skipped) {
+			t.AppendRow(table.Row{cp.name, "skipped: " + cp.c.Skipped})
+			continue
+		}
+		t.AppendRow(table.Row{cp.name, cp.measure, "engine " + f(cp.c.EnginePerSec), "raw EVALSHA " + f(cp.c.RawPerSec), f(cp.c.Ratio)})
+	}
+	h := r.HTTP
+	if skip(h.Skipped) {
+		t.AppendRow(table.Row{"http", "skipped: " + h.Skipped})
+	} else {
+		t.AppendRow(table.Row{"http", fmt.Sprintf("requests/s, %d keep-alive clients", h.Clients), "daemon " + f(h.PerSec), "library " + f(r.Concurrent.EnginePerSec), f(h.RatioToLibrary)})
+		t.AppendRow(table.Row{"http", fmt.Sprintf("latency at %g/s (half), p50 / p99 ms", h.HalfLoadRate), f(h.P50Ms) + " / " + f(h.P99Ms),
+			fmt.Sprintf("p99 from send %g", h.P99ServiceMs), ""})
+	}
+	c := r.Contention
+	if skip(c.Skipped) {
+		t.AppendRow(table.Row{"contention", "skipped: " + c.Skipped})
+	} else {
+		scheme := func(name string, s bench.Scheme) string {
+			out := fmt.Sprintf("%s %g/s, lost %d", name, s.PerSec, s.Lost)
+			if s.Retries != nil {
+				out += fmt.Sprintf(", retries %d", *s.Retries)
+			}
+			if s.Timeouts != nil {
+				out += fmt.Sprintf(", timeouts %d", *s.Timeouts)
+			}
+			return out
+		}
+		t.AppendRow(table.Row{"contention", fmt.Sprintf("one account, %d workers", c.Workers), scheme("lua", c.Lua), scheme("watch", c.Watch), f(c.LuaVsWatch)})
+		t.AppendRow(table.Row{"contention", "", "", scheme("lock", c.Lock), ""})
+		t.AppendRow(table.Row{"contention", "", "", scheme("get/set", c.GetSet), ""})
+	}
+	m := r.Memory
+	if skip(m.Skipped) {
+		t.AppendRow(table.Row{"memory", "skipped: " + m.Skipped})
+	} else {
+		t.AppendRow(table.Row{"memory", fmt.Sprintf("bytes per holder (%d holders)", m.Holders), f(m.BytesPerHolder), fmt.Sprintf("with transient %g", m.WithTransient), ""})
+	}
+	rl := r.Relay
+	if skip(rl.Skipped) {
+		t.AppendRow(table.Row{"relay", "skipped: " + rl.Skipped})
+	} else {
+		t.AppendRow(table.Row{"relay", fmt.Sprintf("events/s held %gs, lag p50 / p99 ms", rl.Seconds), f(rl.SustainedPerSec), f(rl.LagP50Ms) + " / " + f(rl.LagP99Ms), ""})
+	}
+	t.Render()
+
+	if len(sc.Breakdown) > 0 {
+		b := table.NewWriter()
+		b.SetOutputMirror(w)
+		b.SetTitle("checkout breakdown: each stage is the script cut before the next part")
+		b.AppendHeader(table.Row{"part added", "usec added", "usec so far"})
+		for _, s := range sc.Breakdown {
+			b.AppendRow(table.Row{s.Stage, f(s.StageUsec), f(s.CumulativeUsec)})
+		}
+		b.Render()
+	}
+	if len(sc.Commands) > 0 {
+		b := table.NewWriter()
+		b.SetOutputMirror(w)
+		b.SetTitle("redis.call per checkout")
+		b.SetCaption("%g of the checkout's %g usec are spent in these commands (commandstats); one redis.call costs the script %g usec in all.",
+			sc.InCommandsUsec, sc.CheckoutUsec, sc.RedisCallUsec)
+		b.AppendHeader(table.Row{"command", "calls", "usec"})
+		for _, cc := range sc.Commands {
+			b.AppendRow(table.Row{cc.Command, f(cc.Calls), f(cc.Usec)})
+		}
+		b.Render()
+	}
+	if len(m.Keys) > 0 {
+		k := table.NewWriter()
+		k.SetOutputMirror(w)
+		k.SetTitle("MEMORY USAGE per key of a typical holder")
+		k.AppendHeader(table.Row{"key", "bytes"})
+		for _, kc := range m.Keys {
+			k.AppendRow(table.Row{kc.Key, f(kc.Bytes)})
+		}
+		k.Render()
+	}
+	tt := table.NewWriter()
+	tt.SetOutputMirror(w)
+	tt.SetTitle("targets")
+	tt.AppendHeader(table.Row{"target", "want", "got", "met", "note"})
+	for _, tg := range r.Targets {
+		met := "no"
+		switch {
+		case tg.Skip:
+			met = "skipped"
+		case tg.Met:
+			met = "yes"
+		}
+		tt.AppendRow(table.Row{tg.Name, tg.Want, f(tg.Got), met, tg.Note})
+	}
+	tt.Render()
+}

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// devDir is where engined dev keeps its cluster, under the working directory.
+var devDir = filepath.Join(".run", "redis")
+
+// devStartTimeout bounds the start of the dev cluster.
+const devStartTimeout = 60 * time.Second
+
+func devUsage(w io.Writer) {
+	fmt.Fprintf(w, `Usage: engined dev [flags]
+
+Dev starts a local Redis Cluster of 3 masters and 3 replicas (redis-server
+processes under %s in the working directory), opens the example holders
+alice and bob, and serves the API as engined serve does, on --listen
+(default 127.0.0.1:8080), with a bearer token generated for this run. It
+prints curl commands to paste, in order, that exercise the API.
+
+Each run starts an empty cluster: nothing is kept from one run to the next.
+SIGINT (Ctrl-C) or SIGTERM stops the daemon and every Redis server it
+started. The --redis flags do not apply (the ENGINED_REDIS_* variables are
+ignored); tokens given with --tokens or --tokens-file are accepted too.
+
+Flags:
+
+  --log-level LEVEL
+        debug, info, warn or error (default info)
+`, devDir)
+	printConfigUsage(w)
+}
+
+// runDev is "engined dev".
+func runDev(args []string, c cli) int {
+	const name = "engined dev"
+	fs := newFlagSet(name, c, devUsage)
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	cf := addConfigFlags(fs)
+	if status, ok := parseFlags(fs, args); !ok {
+		return status
+	}
+	if fs.NArg() > 0 {
+		return failUsage(c, name, "unexpected argument %q", fs.Arg(0))
+	}
+	var redisFlags []string
+	fs.Visit(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "redis") {
+			redisFlags = append(redisFlags, "--"+f.Name)
+		}
+	})
+	if len(redisFlags) > 0 {
+		return failUsage(c, name, "%s: dev starts its own Redis Cluster (use engined serve for another Redis)", strings.Join(redisFlags, ", "))
+	}
+	cfg, level, tokens, err := daemonConfig(cf, c.getenv, *logLevel)
+	if err != nil {
+		return failUsage(c, name, "%v", err)
+	}
+	devToken := newDevToken()
+	tokens = append([]string{devToken}, tokens...)
+
+	// The address is taken before anything starts: a second engined dev
+	// fails here, without touching the cluster of the first.
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v (is another engined dev running? choose another address with --listen)\n", name, err)
+		return exitFailed
+	}
+	defer ln.Close()
+	log := newLogger(c.stderr, level)
+	for _, o := range options {
+		if strings.HasPrefix(o.flag, "redis") && c.getenv(o.env) != "" {
+			log.Info("ignored: dev starts its own Redis Cluster", "variable", o.env)
+		}
+	}
+
+	ctx, stop := notifyContext()
+	defer stop()
+	cl, err := startDevCluster(ctx, log)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		log.Info("interrupted while starting the Redis Cluster: stopped")
+		return exitOK
+	case err != nil:
+		log.Error("start the Redis Cluster", "error", err.Error())
+		return exitFailed
+	}
+	defer stopDevCluster(cl, log)
+
+	cfg.RedisAddrs, cfg.RedisCluster = cl.Addrs(), true
+	cfg.RedisMaster, cfg.RedisUsername, cfg.RedisPassword, cfg.RedisTLS = "", "", "", false
+	if err := openExampleHolders(ctx, cfg); err != nil {
+		log.Error("open the example holders", "code", string(asError(err).Code), "error", err.Error())
+		return exitFailed
+	}
+	banner := func() { printDevBanner(c.stdout, baseURL(ln.Addr()), devToken, cl) }
+	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, log: log, onServing: banner}); err != nil {
+		log.Error("engined dev stopped", "error", err.Error())
+		return exitFailed
+	}
+	return exitOK
+}
+
+func startDevCluster(ctx context.Context, log *slog.Logger) (*cluster.Cluster, error) {
+	// The harness starts each server in its node's directory and hands it
+	// the config's path: a relative path would be resolved twice.
+	dir, err := filepath.Abs(devDir)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("starting a Redis Cluster: 3 masters, 3 replicas", "dir", dir)
+	ctx, cancel := context.WithTimeout(ctx, devStartTimeout)
+	defer cancel()
+	return cluster.Start(ctx, cluster.Options{Masters: 3, Replicas: 1, Dir: dir})
+}
+
+// stopDevCluster stops the servers and removes their directories: their
+// data lived in memory only, and a later run uses other ports.
+func stopDevCluster(cl *cluster.Cluster, log *slog.Logger) {
+	err := cl.Stop()
+	for _, n := range cl.Nodes {
+		err = errors.Join(err, os.RemoveAll(n.Dir))
+	}
+	_ = os.Remove(devDir) // only if no other run left anything there
+	if err != nil {
+		log.Error("stop the Redis Cluster", "error", err.Error())
+		return
+	}
+	log.Info("Redis Cluster stopped")
+}
+
+func newDevToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return "dev-" + hex.EncodeToString(b[:])
+}
+
+// exampleHolders are opened by engined dev before it serves. Their ids are
+// fixed: on a cluster that has them already, the same ids replay.
+var exampleHolders = []instructions.Instruction{
+	instructions.New("dev-open-alice", "alice").Open().Credit("CNY", "1000.00").EarnPoints("5000").
+		GrantCoupon("c-welcome", time.Time{}),
+	instructions.New("dev-open-bob", "bob").Open().Credit("USD", "250.00"),
+}
+
+// openExampleHolders applies exampleHolders. A holder that exists already
+// (HOLDER_EXISTS) is left as it is.
+func openExampleHolders(ctx context.Context, cfg *Config) error {
+	rdb := cfg.RedisClient()
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	for _, o := range engine.New(rdb, cfg.EngineOptions()).ApplyBatch(ctx, exampleHolders) {
+		if o.Err != nil && !errors.Is(o.Err, instructions.ErrHolderExists) {
+			return o.Err
+		}
+	}
+	return nil
+}
+
+// devStep is one of the commands printed by engined dev.
+type devStep struct {
+	title string
+	path  string
+	body  any // nil: a GET
+}
+
+// devSteps go in order: each relies on the ones before. Their instruction
+// ids are fixed because every run starts an empty cluster; a command pasted
+// twice answers the same, marked "replayed": true.
+var devSteps = []devStep{
+	{title: "Open a holder, carol",
+		path: "/v1/instructions", body: instructions.New("carol-open", "carol").Open()},
+	{title: "Credit carol 500.00 CNY",
+		path: "/v1/instructions", body: instructions.New("carol-credit-1", "carol").Credit("CNY", "500.00")},
+	{title: "Freeze 120.00 CNY for an order: hold order-1, which expires in 24 h",
+		path: "/v1/instructions", body: instructions.New("carol-order-1-freeze", "carol").Freeze("CNY", "120.00", "order-1", 24*time.Hour)},
+	{title: "Settle 50.00 CNY of the hold, a partial fill: 70.00 stay frozen",
+		path: "/v1/instructions", body: instructions.New("carol-order-1-fill-1", "carol").SettleLeg("order-1", "CNY", "50.00")},
+	{title: "Checkout for alice: 80.00 CNY, 2000 points and the coupon c-welcome, all or nothing",
+		path: "/v1/instructions", body: instructions.New("alice-order-55-pay", "alice").WithCounterparty("merchant:88").
+			WithMemo("checkout order 55").Debit("CNY", "80.00").SpendPoints("2000").RedeemCoupon("c-welcome")},
+	{title: "A batch: each instruction is atomic on its own, the batch is not",
+		path: "/v1/instructions/batch", body: batchOf(
+			instructions.New("bob-credit-1", "bob").Credit("USD", "10.00"),
+			instructions.New("carol-credit-2", "carol").Credit("CNY", "1.00"))},
+	{title: "Read everything carol has", path: "/v1/holders/carol"},
+}
+
+func batchOf(ins ...instructions.Instruction) any {
+	return struct {
+		Instructions []instructions.Instruction `json:"instructions"`
+	}{ins}
+}
+
+// printDevBanner tells how to reach the daemon and what to paste.
+func printDevBanner(w io.Writer, base, token string, cl *cluster.Cluster) {
+	fmt.Fprintf(w, `
+engined dev is ready.
+
+  API         %s   (described in docs/openapi.yaml)
+  token       %s   (this run only)
+  Redis       3 masters, 3 replicas: %s
+              logs: %s/<port>/redis.log (removed when dev stops)
+  holders     alice (1000.00 CNY, 5000 points, coupon c-welcome), bob (250.00 USD)
+
+Paste these commands in order:
+
+`, base, token, strings.Join(cl.Addrs(), " "), devDir)
+	for i, s := range devSteps {
+		fmt.Fprintf(w, "%d. %s:\n   %s\n\n", i+1, s.title, curlCommand(base, token, s))
+	}
+	fmt.Fprint(w, "Metrics: curl -sS "+base+"/metrics   Stop: Ctrl-C\n\n")
+}
+
+// curlCommand spells a step as a curl command line for a POSIX shell.
+func curlCommand(base, token string, s devStep) string {
+	args := []string{"curl", "-sS", "-H", shellQuote("Authorization: Bearer " + token)}
+	if s.body != nil {
+		body, _ := json.Marshal(s.body) // fixed values of plain types: it cannot fail
+		args = append(args, "-H", shellQuote("Content-Type: application/json"), "-d", shellQuote(string(body)))
+	}
+	return strings.Join(append(args, shellQuote(base+s.path)), " ")
+}
+
+// shellQuote quotes s for a POSIX shell: inside single quotes nothing is
+// special but the single quote itself.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// baseURL is the URL of the daemon listening at addr, with a loopback host
+// where it listens on every address.
+func baseURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}

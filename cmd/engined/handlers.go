@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/atomledger/atomledger/instructions"
+)
+
+const (
+	// maxBody bounds a request body; past it the answer is 413.
+	maxBody = 1 << 20
+	// maxBatch bounds the instructions of one batch request. Each runs as
+	// its own script, so the bound is on the time a batch holds the daemon,
+	// not on Redis.
+	maxBatch = 1000
+	// requestTimeout bounds the Redis work of one request. Past it the
+	// outcome is unknown (UNAVAILABLE): the client retries with the same id.
+	requestTimeout = 10 * time.Second
+)
+
+// applyOne is POST /v1/instructions: one instruction, all or nothing. It
+// answers 200 with the result, a replayed one included.
+//
+// Errors: 400 INVALID_INSTRUCTION (malformed JSON, an unknown field, over
+// 64 KiB), INVALID_AMOUNT, INVALID_ID, UNKNOWN_ASSET, TOO_MANY_OPS;
+// 401 UNAUTHENTICATED; 409 IDEMPOTENCY_CONFLICT; 413 PAYLOAD_TOO_LARGE;
+// 422 HOLDER_NOT_FOUND, HOLDER_EXISTS, HOLDER_SUSPENDED, INSUFFICIENT_FUNDS,
+// INSUFFICIENT_POINTS, HOLD_NOT_FOUND, HOLD_EXISTS, HOLD_EXPIRED, EXCEEDS_HOLD,
+// COUPON_NOT_FOUND, COUPON_EXISTS, COUPON_UNAVAILABLE, COUPON_EXPIRED,
+// OVERFLOW; 503 UNAVAILABLE; 500 INTERNAL.
+func (s *server) applyOne(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	in, err := instructions.Decode(body)
+	var res instructions.Result
+	if err == nil {
+		note(w, slog.String("id", in.ID), slog.String("holder", in.Holder))
+		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+		defer cancel()
+		res, err = s.eng.Apply(ctx, in)
+	}
+	s.metrics.outcome(err)
+	if err != nil {
+		writeError(w, err, false)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// batchRequest is the body of POST /v1/instructions/batch. Entries stay raw
+// so that a malformed one is that entry's error, not the whole batch's.
+type batchRequest struct {
+	Instructions []json.RawMessage `json:"instructions"`
+}
+
+// batchResponse answers a batch: results[i] answers instructions[i].
+type batchResponse struct {
+	Results []any `json:"results"`
+}
+
+// applyBatch is POST /v1/instructions/batch: 1 to maxBatch instructions,
+// each atomic on its own; the batch is not. It answers 200 with one entry
+// per instruction, in order: a result, or {"error": {...}} with the codes of
+// applyOne (an entry over 64 KiB, with an unknown field or an amount given
+// as a number included).
+//
+// Errors of the batch as a whole: 400 INVALID_INSTRUCTION (a body that is not
+// JSON, an unknown field beside "instructions", no instructions, more than
+// maxBatch); 401 UNAUTHENTICATED; 413 PAYLOAD_TOO_LARGE.
+func (s *server) applyBatch(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var req batchRequest
+	if err := decodeStrict(body, &req); err != nil {
+		writeError(w, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp, "batch: %v", err), false)
+		return
+	}
+	switch n := len(req.Instructions); {
+	case n == 0:
+		writeError(w, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
+			`batch: want {"instructions": [...]} with at least one instruction`), false)
+		return
+	case n > maxBatch:
+		writeError(w, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
+			"batch: %d instructions, at most %d", n, maxBatch), false)
+		return
+	}
+	s.metrics.batchSize.Observe(float64(len(req.Instructions)))
+	note(w, slog.Int("instructions", len(req.Instructions)))
+
+	results := make([]any, len(req.Instructions))
+	var decoded []instructions.Instruction
+	var at []int // at[j] is the index in the batch of decoded[j]
+	for i, raw := range req.Instructions {
+		in, err := instructions.Decode(raw)
+		if err != nil {
+			results[i] = err
+			continue
+		}
+		decoded = append(decoded, in)
+		at = append(at, i)
+	}
+	if len(decoded) > 0 {
+		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+		defer cancel()
+		for j, o := range s.eng.ApplyBatch(ctx, decoded) {
+			if o.Err != nil {
+				results[at[j]] = o.Err
+			} else {
+				results[at[j]] = o.Result
+			}
+		}
+	}
+
+	x, _ := w.(*exchange)
+	for i, v := range results {
+		err, isErr := v.(error)
+		if !isErr {
+			s.metrics.outcome(nil)
+			continue
+		}
+		s.metrics.outcome(err)
+		e := asError(err)
+		results[i] = errorObject{Error: e}
+		if x != nil {
+			if x.rejected == nil {
+				x.rejected = map[instructions.Code]int{}
+			}
+			x.rejected[e.Code]++
+		}
+	}
+	writeJSON(w, http.StatusOK, batchResponse{Results: results})
+}
+
+// holder is GET /v1/holders/{holder}: everything the holder has.
+//
+// Errors: 400 INVALID_ID (braces, spaces, over 64 bytes...); 401
+// UNAUTHENTICATED; 404 HOLDER_NOT_FOUND; 503 UNAVAILABLE; 500 INTERNAL.
+func (s *server) holder(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	st, err := s.eng.State(ctx, r.PathValue("holder"))
+	if err != nil {
+		writeError(w, err, true)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// readBody reads the request body, answering 413 PAYLOAD_TOO_LARGE past
+// maxBody. ok is false when an answer was written.
+func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		writeError(w, instructions.Errorf(instructions.CodePayloadTooLarge, instructions.NoOp,
+			"request body over %d bytes", maxBody), false)
+		return nil, false
+	case err != nil:
+		writeError(w, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp, "read the body: %v", err), false)
+		return nil, false
+	}
+	return data, true
+}
+
+// decodeStrict decodes exactly one JSON value into v, refusing unknown fields.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON value")
+	}
+	return nil
+}

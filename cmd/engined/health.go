@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// readyTimeout bounds one readiness check: a probe must not hang.
+const readyTimeout = 3 * time.Second
+
+// status is the body of a successful health or readiness answer.
+type status struct {
+	Status string `json:"status"`
+}
+
+// healthz is GET /healthz: 200 while the process serves at all.
+func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, status{Status: "ok"})
+}
+
+// readyz is GET /readyz: 200 when the scripts have been loaded on every node
+// and every master answers PING now, else 503 UNAVAILABLE with the reason.
+func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	if err := s.ready.check(ctx); err != nil {
+		writeError(w, instructions.Errorf(instructions.CodeUnavailable, instructions.NoOp, "not ready: %v", err), false)
+		return
+	}
+	writeJSON(w, http.StatusOK, status{Status: "ready"})
+}
+
+// readiness remembers a successful engine.Load: the scripts then stay known
+// to the daemon (a node that lost them is answered by the engine's fallback
+// to EVAL), so only a failed Load is tried again.
+type readiness struct {
+	eng    *engine.Engine
+	rdb    redis.UniversalClient
+	loaded atomic.Bool
+}
+
+func (rd *readiness) check(ctx context.Context) error {
+	if !rd.loaded.Load() {
+		if err := rd.eng.Load(ctx); err != nil {
+			return err
+		}
+		rd.loaded.Store(true)
+	}
+	return ping(ctx, rd.rdb)
+}
+
+// ping asks every master of a cluster, or the one server, for PONG. A
+// cluster with a master down serves none of that master's holders, and with
+// the default cluster-require-full-coverage none at all, until a replica
+// takes over.
+func ping(ctx context.Context, rdb redis.UniversalClient) error {
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		return c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			return n.Ping(ctx).Err()
+		})
+	}
+	return rdb.Ping(ctx).Err()
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// openAPI is the part of docs/openapi.yaml the tests read.
+type openAPI struct {
+	OpenAPI    string                                 `yaml:"openapi"`
+	Paths      map[string]map[string]openAPIOperation `yaml:"paths"`
+	Components struct {
+		Schemas map[string]struct {
+			Enum []string `yaml:"enum"`
+		} `yaml:"schemas"`
+	} `yaml:"components"`
+}
+
+type openAPIOperation struct {
+	Security  *[]map[string][]string `yaml:"security"`
+	Responses map[string]any         `yaml:"responses"`
+}
+
+func readOpenAPI(t *testing.T) openAPI {
+	t.Helper()
+	data, err := os.ReadFile("../../docs/openapi.yaml")
+	require.NoError(t, err)
+	var doc openAPI
+	require.NoError(t, yaml.Unmarshal(data, &doc))
+	require.True(t, strings.HasPrefix(doc.OpenAPI, "3.0."), "OpenAPI 3.0, got %q", doc.OpenAPI)
+	return doc
+}
+
+// testServer is a server whose Redis is never reached: enough to route.
+func testServer(t *testing.T) *server {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return newServer(engine.New(rdb, nil), rdb, []string{"t"}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+}
+
+func TestOpenAPI_DocumentsEveryRouteAndNoOther(t *testing.T) {
+	doc := readOpenAPI(t)
+	s := testServer(t)
+
+	var documented []string
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			documented = append(documented, strings.ToUpper(method)+" "+path)
+		}
+	}
+	var served []string
+	for _, rt := range s.routes() {
+		served = append(served, rt.pattern)
+	}
+	slices.Sort(documented)
+	slices.Sort(served)
+	assert.Equal(t, served, documented)
+
+	// The mux itself answers each documented operation with its route.
+	mux := s.handler().(*http.ServeMux)
+	for _, op := range documented {
+		method, path, _ := strings.Cut(op, " ")
+		r := httptest.NewRequest(method, strings.ReplaceAll(path, "{holder}", "u1"), nil)
+		_, pattern := mux.Handler(r)
+		assert.Equal(t, op, pattern, "the mux routes %s", op)
+	}
+}
+
+func TestOpenAPI_PublicRoutesAreTheUnauthenticatedOnes(t *testing.T) {
+	doc := readOpenAPI(t)
+	for _, rt := range testServer(t).routes() {
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		op := doc.Paths[path][strings.ToLower(method)]
+		documentedPublic := op.Security != nil && len(*op.Security) == 0
+		assert.Equal(t, rt.public, documentedPublic, "%s: security in the document", rt.pattern)
+		assert.Equal(t, strings.HasPrefix(path, "/v1/"), !rt.public, "%s: a token is needed exactly under /v1/", rt.pattern)
+		if !rt.public {
+			assert.Contains(t, op.Responses, "401", "%s documents 401", rt.pattern)
+		}
+	}
+}
+
+func TestOpenAPI_ErrorCodesAreTheContracts(t *testing.T) {
+	doc := readOpenAPI(t)
+	var want []string
+	for _, c := range instructions.Codes {
+		want = append(want, string(c))
+	}
+	assert.Equal(t, want, doc.Components.Schemas["Code"].Enum)
+}
+
+func TestOpenAPI_InstructionsDocumentEveryStatusOfTheTable(t *testing.T) {
+	doc := readOpenAPI(t)
+	want := []string{"200"}
+	for _, row := range statusTable {
+		if s := strconv.Itoa(row.status); !slices.Contains(want, s) {
+			want = append(want, s)
+		}
+	}
+	var got []string
+	for status := range doc.Paths["/v1/instructions"]["post"].Responses {
+		got = append(got, status)
+	}
+	assert.ElementsMatch(t, want, got)
+}

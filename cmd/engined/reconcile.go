@@ -1,0 +1,330 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/signal"
+	"slices"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/jedib0t/go-pretty/v6/table"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/ledger"
+)
+
+// exitDrift is reconcile's status when it found drift.
+const exitDrift = 1
+
+func reconcileUsage(w io.Writer) {
+	fmt.Fprint(w, `Usage: engined reconcile [--out FILE] [flags]
+
+Reconcile compares every holder in Redis with the PostgreSQL ledger (--pg):
+the same seq must come with the same digest, status, balances, points,
+coupons and holds; Redis ahead means events in flight (counted, not drift);
+PostgreSQL ahead means Redis lost acknowledged writes; a holder may be
+missing on either side; a holder the ledger refused events of, where the two
+differ, has a forked history (diverged). It also checks that every instruction's entries sum
+to zero per asset and that every account is the sum of its entries.
+
+It prints a summary table on stdout, a progress bar on a terminal, and with
+--out writes the whole report as JSON. Exit status: 0 without drift, 1 with
+drift, 2 when it could not run.
+
+Flags:
+
+  --out FILE
+        write the JSON report to FILE
+`)
+	printConfigUsage(w)
+}
+
+// Finding kinds, per holder.
+const (
+	kindInFlight       = "in_flight"        // Redis ahead: events not in PostgreSQL yet (not drift)
+	kindPGAhead        = "pg_ahead"         // Redis lost acknowledged writes
+	kindMissingInRedis = "missing_in_redis" // PostgreSQL has it, Redis does not
+	kindMismatch       = "mismatch"         // same seq, different figures
+	kindDiverged       = "diverged"         // the ledger refused events of the holder, and the two differ
+)
+
+// Finding is one holder that is not in sync.
+type Finding struct {
+	Holder     string   `json:"holder"`
+	Kind       string   `json:"kind"`
+	RedisSeq   int64    `json:"redis_seq"`
+	LedgerSeq  int64    `json:"ledger_seq"`
+	InFlight   int64    `json:"in_flight,omitempty"`
+	Difference []string `json:"difference,omitempty"`
+}
+
+// Report is reconcile's JSON report.
+type Report struct {
+	StartedAt      time.Time             `json:"started_at"`
+	DurationMs     int64                 `json:"duration_ms"`
+	Holders        int                   `json:"holders"`
+	InSync         int                   `json:"in_sync"`
+	EventsInFlight int64                 `json:"events_in_flight"`
+	Counts         map[string]int        `json:"counts"`
+	Findings       []Finding             `json:"findings"`
+	Unbalanced     []ledger.Imbalance    `json:"unbalanced"`
+	AccountDrift   []ledger.AccountDrift `json:"account_drift"`
+	Refused        map[string]int64      `json:"refused_events"`
+	Parked         int64                 `json:"parked_events"`
+	Drift          bool                  `json:"drift"`
+}
+
+// runReconcile is "engined reconcile".
+func runReconcile(args []string, c cli) int {
+	f := newCommandFlags("reconcile", c, reconcileUsage)
+	out := f.fs.String("out", "", "write the JSON report to FILE")
+	cfg, status := f.parse(args)
+	if cfg == nil {
+		return status
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	eng, led, closeAll, err := connectLedger(ctx, cfg)
+	if err != nil {
+		return f.fail("%v", err)
+	}
+	defer closeAll()
+	rep, err := reconcile(ctx, eng, led, progressOut(c.stderr))
+	if err != nil {
+		return f.fail("%v", err)
+	}
+	printSummary(c.stdout, rep)
+	if *out != "" {
+		data, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(*out, append(data, '\n'), 0o644); err != nil {
+			return f.fail("%v", err)
+		}
+	}
+	if rep.Drift {
+		return exitDrift
+	}
+	return exitOK
+}
+
+// progressOut gives where the progress bar goes: stderr when it is a
+// terminal, else nowhere.
+func progressOut(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return w
+	}
+	return nil
+}
+
+// reconcileBatch is how many holders are read from each side at once.
+const reconcileBatch = 1000
+
+// reconcile compares every holder of Redis and of the ledger.
+func reconcile(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, progress io.Writer) (*Report, error) {
+	rep := &Report{StartedAt: time.Now().UTC(), Counts: map[string]int{}, Findings: []Finding{}}
+	names := map[string]struct{}{}
+	pgHolders, err := led.Holders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range pgHolders {
+		names[h] = struct{}{}
+	}
+	if err := eng.Holders(ctx, func(hs []string) error {
+		for _, h := range hs {
+			names[h] = struct{}{}
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("redis holders: %w", err)
+	}
+	// Read first: a holder the ledger refused events of is judged by it.
+	if rep.Refused, err = led.RefusedCount(ctx); err != nil {
+		return nil, err
+	}
+	all := slices.Sorted(maps.Keys(names))
+	rep.Holders = len(all)
+	var bar *progressbar.ProgressBar
+	if progress != nil {
+		bar = progressbar.NewOptions(len(all), progressbar.OptionSetWriter(progress),
+			progressbar.OptionSetDescription("reconcile"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+	}
+	for lo := 0; lo < len(all); lo += reconcileBatch {
+		batch := all[lo:min(lo+reconcileBatch, len(all))]
+		fromRedis, err := eng.Snapshots(ctx, batch)
+		if err != nil {
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		fromPG, err := led.Snapshots(ctx, batch, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range batch {
+			fd, ok := compareHolder(h, fromRedis[h], fromPG[h], rep.Refused[h] > 0)
+			if !ok {
+				rep.InSync++
+				continue
+			}
+			rep.Counts[fd.Kind]++
+			rep.EventsInFlight += fd.InFlight
+			rep.Findings = append(rep.Findings, fd)
+			if fd.Kind != kindInFlight {
+				rep.Drift = true
+			}
+		}
+		if bar != nil {
+			_ = bar.Add(len(batch))
+		}
+	}
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if rep.Unbalanced, err = led.Unbalanced(ctx, 100); err != nil {
+		return nil, err
+	}
+	if rep.AccountDrift, err = led.AccountDrifts(ctx, 100); err != nil {
+		return nil, err
+	}
+	if rep.Parked, err = led.Gaps(ctx); err != nil {
+		return nil, err
+	}
+	if len(rep.Unbalanced) > 0 || len(rep.AccountDrift) > 0 || len(rep.Refused) > 0 {
+		rep.Drift = true
+	}
+	rep.DurationMs = time.Since(rep.StartedAt).Milliseconds()
+	return rep, nil
+}
+
+// compareHolder compares one holder; differ is false when both sides agree.
+// refused tells that the ledger refused events of the holder: if the two
+// sides differ and Redis has the holder, their histories forked (Redis
+// applied events that do not chain on the ledger's, typically after a
+// failover lost events the ledger had), whatever the seqs say: Redis being
+// ahead is then no longer events in flight, as the ledger will refuse them.
+func compareHolder(h string, r *engine.Snapshot, p *ledger.Snapshot, refused bool) (fd Finding, differ bool) {
+	fd, differ = compareState(h, r, p)
+	if differ && refused && r != nil {
+		fd.Kind, fd.InFlight = kindDiverged, 0
+	}
+	return fd, differ
+}
+
+// compareState compares one holder's seq and state on both sides.
+func compareState(h string, r *engine.Snapshot, p *ledger.Snapshot) (Finding, bool) {
+	fd := Finding{Holder: h}
+	if r != nil {
+		fd.RedisSeq = r.Seq
+	}
+	if p != nil {
+		fd.LedgerSeq = p.Seq
+	}
+	switch {
+	case r == nil && p == nil:
+		return fd, false
+	case r == nil:
+		fd.Kind = kindMissingInRedis
+	case fd.RedisSeq > fd.LedgerSeq:
+		fd.Kind, fd.InFlight = kindInFlight, fd.RedisSeq-fd.LedgerSeq
+	case fd.LedgerSeq > fd.RedisSeq:
+		fd.Kind = kindPGAhead
+	default:
+		fd.Difference = differences(*r, engine.Snapshot(*p))
+		if len(fd.Difference) == 0 {
+			return fd, false
+		}
+		fd.Kind = kindMismatch
+	}
+	return fd, true
+}
+
+// differences lists what differs between Redis (r) and the ledger (p).
+func differences(r, p engine.Snapshot) []string {
+	var d []string
+	add := func(what string, rv, pv any) { d = append(d, fmt.Sprintf("%s: redis %v, ledger %v", what, rv, pv)) }
+	if r.Digest != p.Digest {
+		add("digest", r.Digest, p.Digest)
+	}
+	if r.Status != p.Status {
+		add("status", r.Status, p.Status)
+	}
+	if r.CreatedMs != p.CreatedMs {
+		add("created_ms", r.CreatedMs, p.CreatedMs)
+	}
+	for _, a := range unionKeys(r.Balances, p.Balances) {
+		if r.Balances[a] != p.Balances[a] {
+			add("balance "+a+" [available frozen]", r.Balances[a], p.Balances[a])
+		}
+	}
+	pts := func(p *[2]int64) [2]int64 {
+		if p == nil {
+			return [2]int64{}
+		}
+		return *p
+	}
+	if pts(r.Points) != pts(p.Points) {
+		add("points [available frozen]", pts(r.Points), pts(p.Points))
+	}
+	for _, c := range unionKeys(r.Coupons, p.Coupons) {
+		if r.Coupons[c] != p.Coupons[c] {
+			add("coupon "+c, r.Coupons[c], p.Coupons[c])
+		}
+	}
+	for _, h := range unionKeys(r.Holds, p.Holds) {
+		if r.Holds[h] != p.Holds[h] {
+			add("hold "+h, r.Holds[h], p.Holds[h])
+		}
+	}
+	return d
+}
+
+func unionKeys[V any](a, b map[string]V) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func printSummary(w io.Writer, rep *Report) {
+	t := table.NewWriter()
+	t.SetOutputMirror(w)
+	t.AppendHeader(table.Row{"check", "count", "drift"})
+	t.AppendRow(table.Row{"holders", rep.Holders, ""})
+	t.AppendRow(table.Row{"in sync", rep.InSync, ""})
+	t.AppendRow(table.Row{"redis ahead (events in flight)", fmt.Sprintf("%d (%d events)", rep.Counts[kindInFlight], rep.EventsInFlight), "no"})
+	t.AppendRow(table.Row{"postgresql ahead (redis lost writes)", rep.Counts[kindPGAhead], yes(rep.Counts[kindPGAhead])})
+	t.AppendRow(table.Row{"missing in redis", rep.Counts[kindMissingInRedis], yes(rep.Counts[kindMissingInRedis])})
+	t.AppendRow(table.Row{"same seq, figures differ", rep.Counts[kindMismatch], yes(rep.Counts[kindMismatch])})
+	t.AppendRow(table.Row{"histories forked (ledger refused events)", rep.Counts[kindDiverged], yes(rep.Counts[kindDiverged])})
+	t.AppendRow(table.Row{"instructions not summing to zero", len(rep.Unbalanced), yes(len(rep.Unbalanced))})
+	t.AppendRow(table.Row{"accounts not the sum of their entries", len(rep.AccountDrift), yes(len(rep.AccountDrift))})
+	refused := 0
+	for _, n := range rep.Refused {
+		refused += int(n)
+	}
+	t.AppendRow(table.Row{"events refused by the ledger", refused, yes(refused)})
+	t.AppendRow(table.Row{"events parked behind a gap", rep.Parked, "no"})
+	verdict := "no drift"
+	if rep.Drift {
+		verdict = "DRIFT"
+	}
+	t.AppendFooter(table.Row{"result", verdict, fmt.Sprintf("%d ms", rep.DurationMs)})
+	t.Render()
+}
+
+func yes(n int) string {
+	if n > 0 {
+		return "yes"
+	}
+	return "no"
+}

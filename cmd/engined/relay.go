@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/ledger"
+)
+
+func relayUsage(w io.Writer) {
+	fmt.Fprint(w, `Usage: engined relay [flags]
+
+Relay carries every slot's outbox events from Redis to the PostgreSQL ledger
+(--pg) and releases expired holds, until interrupted (SIGINT, SIGTERM). An
+event leaves Redis only once PostgreSQL committed it: with PostgreSQL or a
+Redis master down, events wait and the relay retries.
+
+`)
+	printConfigUsage(w)
+}
+
+// commandFlags parses a command's flags with the shared configuration, and
+// fails like every command: a message on stderr and exitUsage.
+type commandFlags struct {
+	name string
+	fs   *flag.FlagSet
+	cf   *configFlags
+	c    cli
+}
+
+func newCommandFlags(name string, c cli, usage func(io.Writer)) *commandFlags {
+	fs := flag.NewFlagSet("engined "+name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() { usage(fs.Output()) }
+	return &commandFlags{name: name, fs: fs, c: c}
+}
+
+// parse parses args and resolves the configuration; a nil *Config comes with
+// the exit status to return.
+func (f *commandFlags) parse(args []string) (*Config, int) {
+	f.cf = addConfigFlags(f.fs)
+	if err := f.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, exitOK
+		}
+		return nil, exitUsage
+	}
+	if f.fs.NArg() > 0 {
+		return nil, f.fail("unexpected argument %q", f.fs.Arg(0))
+	}
+	cfg, err := f.cf.config(f.c.getenv)
+	if err != nil {
+		return nil, f.fail("%v", err)
+	}
+	if cfg.PGDSN == "" {
+		return nil, f.fail("--pg (ENGINED_PG_DSN) is required")
+	}
+	return cfg, exitOK
+}
+
+func (f *commandFlags) fail(format string, args ...any) int {
+	msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", "\nengined "+f.name+": ")
+	fmt.Fprintf(f.c.stderr, "engined %s: %s\n", f.name, msg)
+	return exitUsage
+}
+
+// connectLedger builds the engine on the configured Redis and opens the
+// ledger; closeAll releases both.
+func connectLedger(ctx context.Context, cfg *Config) (*engine.Engine, *ledger.Ledger, func(), error) {
+	rdb := cfg.RedisClient()
+	led, err := ledger.Open(ctx, cfg.PGDSN, nil)
+	if err != nil {
+		_ = rdb.Close()
+		return nil, nil, nil, err
+	}
+	return engine.New(rdb, cfg.EngineOptions()), led, func() { led.Close(); _ = rdb.Close() }, nil
+}
+
+// runRelay is "engined relay".
+func runRelay(args []string, c cli) int {
+	f := newCommandFlags("relay", c, relayUsage)
+	cfg, status := f.parse(args)
+	if cfg == nil {
+		return status
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(c.stderr, nil))
+	rdb := cfg.RedisClient()
+	defer rdb.Close()
+	eng := engine.New(rdb, cfg.EngineOptions())
+
+	// PostgreSQL may not be up yet: the relay waits for it rather than exit.
+	var led *ledger.Ledger
+	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+		var err error
+		if led, err = ledger.Open(ctx, cfg.PGDSN, &ledger.Options{Logger: log}); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return exitOK
+		}
+		log.Warn("relay: ledger unavailable, retrying", "err", err, "in", wait)
+		select {
+		case <-ctx.Done():
+			return exitOK
+		case <-time.After(wait):
+		}
+	}
+	defer led.Close()
+
+	relay := engine.NewRelay(rdb, led, &engine.RelayOptions{Logger: log})
+	sweeper := engine.NewSweeper(eng, &engine.SweeperOptions{Logger: log})
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = relay.Run(ctx) })
+	wg.Go(func() { _ = sweeper.Run(ctx) })
+	wg.Go(func() {
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				rs, ss := relay.Stats(), sweeper.Stats()
+				log.Info("relay", "relayed", rs.Relayed, "backlog", rs.Backlog, "lag_ms", rs.LagMs, "streams", rs.Streams,
+					"errors", rs.Errors, "released", ss.Released, "sweep_errors", ss.Errors)
+			}
+		}
+	})
+	log.Info("relay: running")
+	wg.Wait()
+	return exitOK
+}

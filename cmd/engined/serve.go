@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func serveUsage(w io.Writer) {
+	fmt.Fprint(w, `Usage: engined serve [flags]
+
+Serve runs the HTTP daemon (the API is described in docs/openapi.yaml):
+
+  POST /v1/instructions         apply one instruction
+  POST /v1/instructions/batch   {"instructions": [...]} -> {"results": [...]}
+  GET  /v1/holders/{holder}     a holder's whole state
+  GET  /healthz                 200 while the process runs
+  GET  /readyz                  200 when Redis answers and the scripts are loaded
+  GET  /metrics                 Prometheus metrics
+
+Every /v1/ request needs "Authorization: Bearer <token>" with one of the
+configured tokens: serve refuses to start without tokens unless --dev is
+given. Logs are JSON lines on stderr: one per request, at debug level for
+a success, warn for a client error, error for a server error, with the
+error code. SIGTERM or SIGINT stops accepting connections, lets the requests in flight
+finish, and exits 0. Exit status 1: the daemon could not listen or serve;
+2: a bad flag or environment value.
+
+Flags:
+
+  --dev
+        allow serving /v1/ without tokens (never in production)
+  --tls-cert FILE, --tls-key FILE
+        serve HTTPS with this certificate chain and key (PEM)
+  --log-level LEVEL
+        debug, info, warn or error (default info)
+`)
+	printConfigUsage(w)
+}
+
+// runServe is "engined serve".
+func runServe(args []string, c cli) int {
+	const name = "engined serve"
+	fs := newFlagSet(name, c, serveUsage)
+	dev := fs.Bool("dev", false, "allow serving /v1/ without tokens")
+	tlsCert := fs.String("tls-cert", "", "certificate chain (PEM) for HTTPS")
+	tlsKey := fs.String("tls-key", "", "private key (PEM) for HTTPS")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	cf := addConfigFlags(fs)
+	if status, ok := parseFlags(fs, args); !ok {
+		return status
+	}
+	if fs.NArg() > 0 {
+		return failUsage(c, name, "unexpected argument %q", fs.Arg(0))
+	}
+	cfg, level, tokens, err := daemonConfig(cf, c.getenv, *logLevel)
+	if err != nil {
+		return failUsage(c, name, "%v", err)
+	}
+	if len(tokens) == 0 && !*dev {
+		return failUsage(c, name, "no bearer tokens: give --tokens or --tokens-file (or ENGINED_TOKENS, ENGINED_TOKENS_FILE), or --dev to serve /v1/ without authentication")
+	}
+	tlsConfig, err := loadTLS(*tlsCert, *tlsKey)
+	if err != nil {
+		return failUsage(c, name, "%v", err)
+	}
+
+	ctx, stop := notifyContext()
+	defer stop()
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v\n", name, err)
+		return exitFailed
+	}
+	log := newLogger(c.stderr, level)
+	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, tls: tlsConfig, log: log}); err != nil {
+		log.Error("engined serve stopped", "error", err.Error())
+		return exitFailed
+	}
+	return exitOK
+}
+
+// daemonConfig resolves what serve and dev share: the configuration, the
+// log level and the bearer tokens.
+func daemonConfig(cf *configFlags, getenv func(string) string, logLevel string) (*Config, slog.Level, []string, error) {
+	cfg, err := cf.config(getenv)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	level, err := parseLevel(logLevel)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	tokens, err := loadTokens(cfg)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return cfg, level, tokens, nil
+}
+
+// loadTLS reads --tls-cert and --tls-key; both empty means plain HTTP.
+func loadTLS(cert, key string) (*tls.Config, error) {
+	switch {
+	case cert == "" && key == "":
+		return nil, nil
+	case cert == "" || key == "":
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	pair, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert, --tls-key: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// notifyContext is done at the first SIGINT or SIGTERM; a second one then
+// ends the process at once, as if nothing caught it.
+func notifyContext() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/engine"
+)
+
+// Timeouts of the HTTP server. A request's Redis work is bounded by
+// requestTimeout; the others bound what a slow or idle client can hold.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 20 * time.Second                              // headers and body
+	writeTimeout      = readTimeout + requestTimeout + 10*time.Second // from the end of the headers to the end of the answer
+	idleTimeout       = 2 * time.Minute
+	// shutdownTimeout bounds the wait for in-flight requests on SIGTERM: a
+	// request's Redis work ends within requestTimeout.
+	shutdownTimeout = requestTimeout + 5*time.Second
+)
+
+// server holds what the handlers share.
+type server struct {
+	eng     *engine.Engine
+	auth    *authenticator
+	log     *slog.Logger
+	metrics *metrics
+	ready   *readiness
+}
+
+func newServer(eng *engine.Engine, rdb redis.UniversalClient, tokens []string, log *slog.Logger) *server {
+	return &server{
+		eng:     eng,
+		auth:    newAuthenticator(tokens),
+		log:     log,
+		metrics: newMetrics(rdb),
+		ready:   &readiness{eng: eng, rdb: rdb},
+	}
+}
+
+// serveOptions are the settings of serve beyond the shared Config.
+type serveOptions struct {
+	tokens []string    // empty: /v1/ is open (serve --dev only)
+	tls    *tls.Config // nil: plain HTTP
+	log    *slog.Logger
+	// onServing, when not nil, is called once requests are being served.
+	onServing func()
+}
+
+// serve runs the daemon on ln until ctx is done, then stops accepting
+// connections, lets the requests in flight finish (for shutdownTimeout at
+// most) and returns nil. It returns an error if serving fails or the
+// requests in flight outlast the timeout.
+func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) error {
+	log := opt.log
+	redis.SetLogger(redisLogger{log: log})
+	rdb := cfg.RedisClient()
+	defer rdb.Close()
+	s := newServer(engine.New(rdb, cfg.EngineOptions()), rdb, opt.tokens, log)
+
+	log.Info("starting", "config", cfg, "tokens_accepted", len(opt.tokens))
+	if s.auth.open() {
+		log.Warn("no bearer tokens (--dev): /v1/ is open to anyone who can reach " + ln.Addr().String())
+	}
+	srv := &http.Server{
+		Handler:           s.handler(),
+		TLSConfig:         opt.tls,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() {
+		if opt.tls != nil {
+			served <- srv.ServeTLS(ln, "", "")
+		} else {
+			served <- srv.Serve(ln)
+		}
+	}()
+	log.Info("listening", "addr", ln.Addr().String(), "tls", opt.tls != nil)
+	// Not ready is no reason to stop: /readyz says so until Redis answers.
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+		defer cancel()
+		if err := s.ready.check(ctx); err != nil {
+			log.Warn("redis not ready", "code", "UNAVAILABLE", "error", err.Error())
+		} else {
+			log.Info("redis ready: scripts loaded")
+		}
+	}()
+	if opt.onServing != nil {
+		opt.onServing()
+	}
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing the requests in flight", "timeout", shutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}

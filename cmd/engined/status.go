@@ -1,0 +1,109 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// statusRow is one row of the contract's error table.
+type statusRow struct {
+	code   instructions.Code
+	status int
+	// read is the status when the request reads a holder instead of applying
+	// an instruction; 0 means the same as status. Only HOLDER_NOT_FOUND
+	// differs: a read of a missing holder is 404, but an instruction naming
+	// one is a well-formed request the ledger refused, like any other 422.
+	read int
+}
+
+// statusTable maps every code to its HTTP status (DESIGN.md, "Errors"). It is
+// the only place that does.
+var statusTable = []statusRow{
+	{code: instructions.CodeInvalidInstruction, status: http.StatusBadRequest},
+	{code: instructions.CodeInvalidAmount, status: http.StatusBadRequest},
+	{code: instructions.CodeInvalidID, status: http.StatusBadRequest},
+	{code: instructions.CodeUnknownAsset, status: http.StatusBadRequest},
+	{code: instructions.CodeTooManyOps, status: http.StatusBadRequest},
+	{code: instructions.CodeUnauthenticated, status: http.StatusUnauthorized},
+	{code: instructions.CodeHolderNotFound, status: http.StatusUnprocessableEntity, read: http.StatusNotFound},
+	{code: instructions.CodeIdempotencyConflict, status: http.StatusConflict},
+	{code: instructions.CodePayloadTooLarge, status: http.StatusRequestEntityTooLarge},
+	{code: instructions.CodeHolderExists, status: http.StatusUnprocessableEntity},
+	{code: instructions.CodeHolderSuspended, status: http.StatusUnprocessableEntity},
+	{code: instructions.CodeInsufficientFunds, status: http.StatusUnprocessableEntity},
+	{code: instructions.CodeInsufficientPoints, status: http.StatusUnprocessableEntity},
+	{code: instructions.CodeHoldNotFound, status: http.StatusUnprocessableEntity},
+	{code: instructions.CodeHoldExists, status: http.StatusUnprocessableEntity},
+	{code: instructions.CodeHoldExpired, status: http.StatusUnprocessableEntity},
+	{code: instructions.CodeExceedsHold, status: http.StatusUnprocessableEntity},
+	{code: instructions.CodeCouponNotFound, status: http.StatusUnprocessableEntity},
+	{code: instructions.CodeCouponExists, status: http.StatusUnprocessableEntity},
+	{code: instructions.CodeCouponUnavailable, status: http.StatusUnprocessableEntity},
+	{code: instructions.CodeCouponExpired, status: http.StatusUnprocessableEntity},
+	{code: instructions.CodeOverflow, status: http.StatusUnprocessableEntity},
+	{code: instructions.CodeUnavailable, status: http.StatusServiceUnavailable},
+	{code: instructions.CodeInternal, status: http.StatusInternalServerError},
+}
+
+// httpStatus gives the status of code; read tells whether the request reads
+// a holder. A code missing from the table is a bug: 500.
+func httpStatus(code instructions.Code, read bool) int {
+	for _, row := range statusTable {
+		if row.code != code {
+			continue
+		}
+		if read && row.read != 0 {
+			return row.read
+		}
+		return row.status
+	}
+	return http.StatusInternalServerError
+}
+
+// errorObject is the error answer of the contract: {"error": {...}}.
+type errorObject struct {
+	Error *instructions.Error `json:"error"`
+}
+
+// asError gives the *instructions.Error that err is or wraps; any other
+// error is a bug, reported as INTERNAL.
+func asError(err error) *instructions.Error {
+	var e *instructions.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &instructions.Error{Code: instructions.CodeInternal, OpIndex: instructions.NoOp, Message: err.Error(), Err: err}
+}
+
+// writeJSON answers v as JSON, one line. Answers describe money and must
+// never be served from a cache.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		// Only a bug gets here; the answer is still the contract's.
+		status, body = http.StatusInternalServerError, []byte(`{"error":{"code":"INTERNAL","message":"encode the answer"}}`)
+	}
+	body = append(body, '\n')
+	h := w.Header()
+	// A length lets a client tell a whole answer from a cut one.
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeError answers err as an error object with the status of its code;
+// read tells whether the request reads a holder.
+func writeError(w http.ResponseWriter, err error, read bool) {
+	e := asError(err)
+	if x, ok := w.(*exchange); ok {
+		x.code = e.Code
+	}
+	writeJSON(w, httpStatus(e.Code, read), errorObject{Error: e})
+}

@@ -1,0 +1,229 @@
+package bench
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Parts lists the parts of a run, in the order they run.
+var Parts = []string{"script_cost", "pipeline", "concurrent", "http", "contention", "memory", "relay"}
+
+// Settings size a run. A zero field means its default; Quick gives small
+// ones for a smoke run.
+type Settings struct {
+	Rounds         int           `json:"rounds"`             // alternated phases of each kind in script_cost. Default 5.
+	LoadRounds     int           `json:"load_rounds"`        // alternated phases of each kind in pipeline and concurrent. Default 5.
+	Calls          int           `json:"calls"`              // script runs per script_cost phase. Default 2000.
+	Breakdown      bool          `json:"breakdown"`          // measure the checkout's truncated variants too. Default false (the command sets it).
+	BreakdownRnd   int           `json:"breakdown_rounds"`   // rounds of the breakdown. Default 5.
+	BreakdownCalls int           `json:"breakdown_calls"`    // script runs per breakdown phase. Default 1000.
+	Ops            int           `json:"ops"`                // instructions per pipeline and concurrent phase. Default 20000.
+	Holders        int           `json:"holders"`            // holders of the memory part. Default 100000.
+	LoadHolders    int           `json:"load_holders"`       // holders the pipeline, concurrent and http parts spread over. Default 10000.
+	BatchSize      int           `json:"batch_size"`         // instructions per ApplyBatch (pipeline). Default 100.
+	BatchWorkers   int           `json:"batch_workers"`      // goroutines sending batches at once (pipeline). Default 4.
+	Workers        int           `json:"workers"`            // goroutines of concurrent and contention, clients of http. Default 64.
+	HTTPDuration   time.Duration `json:"http_duration_ns"`   // each http phase. Default 5s.
+	Contention     time.Duration `json:"contention_ns"`      // each contention scheme. Default 3s.
+	RelayDur       time.Duration `json:"relay_duration_ns"`  // the sustained relay run. Default 15s (the issue's figure is for 60s).
+	RelayProbe     time.Duration `json:"relay_probe_ns"`     // each probe of the relay's rate search. Default 3s.
+	RelayHolders   int           `json:"relay_holders"`      // holders the relay's load spreads over. Default 2000.
+	LagLimit       time.Duration `json:"relay_lag_limit_ns"` // lag p99 a sustained rate must stay under. Default 1s.
+}
+
+func (s Settings) withDefaults() Settings {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&s.Rounds, 5)
+	def(&s.LoadRounds, 5)
+	def(&s.Calls, 2000)
+	def(&s.BreakdownRnd, 5)
+	def(&s.BreakdownCalls, 1000)
+	def(&s.Ops, 20000)
+	def(&s.Holders, 100000)
+	def(&s.LoadHolders, 10000)
+	def(&s.BatchSize, 100)
+	def(&s.BatchWorkers, 4)
+	def(&s.Workers, 64)
+	def(&s.RelayHolders, 2000)
+	defDur(&s.HTTPDuration, 5*time.Second)
+	defDur(&s.Contention, 3*time.Second)
+	defDur(&s.RelayDur, 15*time.Second)
+	defDur(&s.RelayProbe, 3*time.Second)
+	defDur(&s.LagLimit, time.Second)
+	return s
+}
+
+// Quick are settings for a smoke run of a few seconds per part: the figures
+// mean little, the counting is checked all the same.
+func Quick() Settings {
+	return Settings{Rounds: 2, LoadRounds: 2, Calls: 200, BreakdownRnd: 1, BreakdownCalls: 100, Ops: 1000, Holders: 2000, LoadHolders: 200,
+		BatchWorkers: 2, Workers: 16, HTTPDuration: time.Second, Contention: 500 * time.Millisecond,
+		RelayDur: 2 * time.Second, RelayProbe: time.Second, RelayHolders: 100}
+}
+
+// Options configure Run. A zero field means its default.
+type Options struct {
+	Settings Settings
+	// Parts to run, by name (see Parts). Default: all.
+	Parts []string
+	// Redis names an existing Redis (one address: a plain server unless
+	// RedisCluster; several: a cluster). Default: none, Run starts a local
+	// cluster of 3 masters and flushes it between parts.
+	Redis        []string
+	RedisCluster bool
+	Username     string
+	Password     string
+	TLS          *tls.Config
+	// Standalone makes the server Run starts a single plain one rather than
+	// a cluster. Default false.
+	Standalone bool
+	// PGDSN names the PostgreSQL database of the relay part. Default: a
+	// temporary server started for the run (ledger/pgtest), or the relay
+	// part is skipped when none can be started.
+	PGDSN string
+	// Daemon is the command that runs engined (argv without "serve"), for
+	// the http part. Default: none, the part is skipped.
+	Daemon []string
+	// Progress receives each step of each part. Default: nothing.
+	Progress func(Step)
+	// Log receives notes meant for a human (what was skipped and why).
+	// Default: io.Discard.
+	Log io.Writer
+}
+
+// Step tells where a run is: Done of Total steps of Part.
+type Step struct {
+	Part        string
+	Done, Total int
+	Note        string
+}
+
+// Run runs the parts and returns the report. An error ends the run only
+// when the environment fails (Redis cannot be started or reached); a part
+// that cannot run is reported as skipped with its reason.
+func Run(ctx context.Context, opt Options) (*Report, error) {
+	start := time.Now()
+	s := opt.Settings.withDefaults()
+	opt.Settings = s
+	parts := opt.Parts
+	if len(parts) == 0 {
+		parts = Parts
+	}
+	for _, p := range parts {
+		if !slices.Contains(Parts, p) {
+			return nil, fmt.Errorf("bench: unknown part %q (parts: %s)", p, strings.Join(Parts, ", "))
+		}
+	}
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	env, err := newEnv(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer env.close()
+
+	rep := &Report{Machine: Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH,
+		RedisVersion: env.version, Topology: env.topology, Settings: s, PartSeconds: map[string]float64{}}}
+	const notRun = "not asked for (--parts)"
+	rep.ScriptCost.Skipped, rep.Pipeline.Skipped, rep.Concurrent.Skipped, rep.HTTP.Skipped = notRun, notRun, notRun, notRun
+	rep.Contention.Skipped, rep.Memory.Skipped, rep.Relay.Skipped = notRun, notRun, notRun
+
+	var load *loadSet // holders shared by concurrent and http
+	for _, p := range parts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if p != "http" || load == nil {
+			// Each part starts on a clean server (the memory part above all);
+			// http follows concurrent on its holders, to compare with it.
+			if err := env.reset(ctx); err != nil {
+				return nil, err
+			}
+			load = nil
+		}
+		var err error
+		partStart := time.Now()
+		switch p {
+		case "script_cost":
+			rep.ScriptCost, err = runScriptCost(ctx, env)
+		case "pipeline", "concurrent", "http":
+			if load == nil {
+				if load, err = newLoadSet(ctx, env, p); err != nil {
+					break
+				}
+			}
+			switch p {
+			case "pipeline":
+				rep.Pipeline, err = runPipeline(ctx, env, load)
+			case "concurrent":
+				rep.Concurrent, err = runConcurrent(ctx, env, load)
+			case "http":
+				rep.HTTP, err = runHTTP(ctx, env, load, rep.Concurrent)
+			}
+		case "contention":
+			rep.Contention, err = runContention(ctx, env)
+		case "memory":
+			rep.Memory, err = runMemory(ctx, env)
+		case "relay":
+			rep.Relay, err = runRelay(ctx, env)
+		}
+		rep.Machine.PartSeconds[p] = round(time.Since(partStart).Seconds())
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			var skip skipError
+			if !errors.As(err, &skip) {
+				return nil, fmt.Errorf("bench %s: %w", p, err)
+			}
+			fmt.Fprintf(opt.Log, "%s: skipped: %s\n", p, skip.reason)
+			setSkipped(rep, p, skip.reason)
+		}
+	}
+	rep.Machine.Seconds = round(time.Since(start).Seconds())
+	rep.Targets = targets(rep)
+	return rep, nil
+}
+
+// skipError is a part that cannot run here, with the reason the report gives.
+type skipError struct{ reason string }
+
+func (e skipError) Error() string { return e.reason }
+
+func skipf(format string, args ...any) error { return skipError{reason: fmt.Sprintf(format, args...)} }
+
+func setSkipped(rep *Report, part, reason string) {
+	switch part {
+	case "script_cost":
+		rep.ScriptCost = ScriptCost{Skipped: reason}
+	case "pipeline":
+		rep.Pipeline = Compare{Skipped: reason}
+	case "concurrent":
+		rep.Concurrent = Compare{Skipped: reason}
+	case "http":
+		rep.HTTP = HTTP{Skipped: reason}
+	case "contention":
+		rep.Contention = Contention{Skipped: reason}
+	case "memory":
+		rep.Memory = Memory{Skipped: reason}
+	case "relay":
+		rep.Relay = Relay{Skipped: reason}
+	}
+}

@@ -1,0 +1,223 @@
+package bench
+
+import "math"
+
+// Report is the outcome of one run. Its JSON holds the fields the issue asks
+// for (script_cost ... relay, each with its figures) and more: the machine,
+// the settings, and the targets with whether each holds.
+type Report struct {
+	ScriptCost ScriptCost `json:"script_cost"`
+	Pipeline   Compare    `json:"pipeline"`
+	Concurrent Compare    `json:"concurrent"`
+	HTTP       HTTP       `json:"http"`
+	Contention Contention `json:"contention"`
+	Memory     Memory     `json:"memory"`
+	Relay      Relay      `json:"relay"`
+
+	Machine Machine  `json:"machine"`
+	Targets []Target `json:"targets"`
+}
+
+// ScriptCost compares the server's time per call (INFO commandstats,
+// usec_per_call of evalsha) of the checkout instruction with the seed
+// article's single-key deduct script.
+type ScriptCost struct {
+	SeedDeductUsec float64 `json:"seed_deduct_usec"` // median over the deduct phases
+	CheckoutUsec   float64 `json:"checkout_usec"`    // median over the checkout phases
+	Ratio          float64 `json:"ratio"`            // checkout_usec / seed_deduct_usec
+
+	Rounds        int       `json:"rounds"`          // phases of each kind, alternated
+	CallsPerPhase int       `json:"calls_per_phase"` // script runs measured in each phase
+	SeedPhases    []float64 `json:"seed_phases_usec"`
+	CheckoutPhase []float64 `json:"checkout_phases_usec"`
+	// Commands are the Redis commands one checkout calls from Lua: calls and
+	// server time (usec) per checkout, from the same phases.
+	Commands []CommandCost `json:"commands_per_checkout,omitempty"`
+	// InCommandsUsec is the part of checkout_usec spent inside those
+	// commands; the rest is the Lua interpreter running the script.
+	InCommandsUsec float64 `json:"in_commands_usec"`
+	// RedisCallUsec is what one redis.call of a command that does almost
+	// nothing (HGET of one field of the meta hash) adds to a script: the
+	// price of going from Lua to Redis and back.
+	RedisCallUsec float64 `json:"redis_call_usec,omitempty"`
+	// Breakdown is the waterfall of truncated variants of the script.
+	Breakdown []Stage `json:"breakdown,omitempty"`
+	Skipped   string  `json:"skipped,omitempty"`
+}
+
+// CommandCost is one Redis command as called by the checkout script.
+type CommandCost struct {
+	Command string  `json:"command"`
+	Calls   float64 `json:"calls"` // per checkout
+	Usec    float64 `json:"usec"`  // per checkout, in total
+}
+
+// Stage is one variant of the apply script that stops before a part of it:
+// CumulativeUsec is the time per call of the script up to there, StageUsec
+// what this part adds to the previous stage (medians, so noise can make a
+// small one negative).
+type Stage struct {
+	Stage          string  `json:"stage"`
+	CumulativeUsec float64 `json:"cumulative_usec"`
+	StageUsec      float64 `json:"stage_usec"`
+}
+
+// Compare is the engine against raw EVALSHA of the same arguments.
+type Compare struct {
+	EnginePerSec float64 `json:"engine_per_sec"` // median over the rounds
+	RawPerSec    float64 `json:"raw_per_sec"`    // median over the rounds
+	Ratio        float64 `json:"ratio"`          // median of each round's engine/raw
+
+	EnginePhases []float64 `json:"engine_phases_per_sec"`
+	RawPhases    []float64 `json:"raw_phases_per_sec"`
+	Rounds       int       `json:"rounds"`
+	OpsPerPhase  int       `json:"ops_per_phase"`
+	Workers      int       `json:"workers"`
+	BatchSize    int       `json:"batch_size,omitempty"`
+	Holders      int       `json:"holders"`
+	Errors       int64     `json:"errors"`
+	Skipped      string    `json:"skipped,omitempty"`
+}
+
+// HTTP is the daemon under load.
+type HTTP struct {
+	PerSec         float64 `json:"per_sec"`          // 64 keep-alive clients, closed loop
+	P50Ms          float64 `json:"p50_ms"`           // at half of per_sec, open loop
+	P99Ms          float64 `json:"p99_ms"`           // at half of per_sec, open loop
+	RatioToLibrary float64 `json:"ratio_to_library"` // per_sec / concurrent.engine_per_sec
+
+	// P99ServiceMs counts from when a request was sent rather than due:
+	// without the wait for a free client when the daemon falls behind.
+	P99ServiceMs  float64 `json:"p99_service_ms"`
+	Clients       int     `json:"clients"`
+	HalfLoadRate  float64 `json:"half_load_rate"`     // the rate asked for
+	HalfLoadAchvd float64 `json:"half_load_achieved"` // the rate served
+	Errors        int64   `json:"errors"`
+	Skipped       string  `json:"skipped,omitempty"`
+}
+
+// Contention is the seed article's four schemes on one hot account.
+type Contention struct {
+	Lua    Scheme `json:"lua"`
+	Watch  Scheme `json:"watch"`
+	Lock   Scheme `json:"lock"`
+	GetSet Scheme `json:"getset"`
+
+	Workers     int     `json:"workers"`
+	Seconds     float64 `json:"seconds"`       // per scheme
+	LuaVsWatch  float64 `json:"lua_vs_watch"`  // lua.per_sec / watch.per_sec
+	LockTTLMs   int     `json:"lock_ttl_ms"`   // PX of the lock
+	LockWaitMs  int     `json:"lock_wait_ms"`  // how long a worker tries to take the lock before a timeout
+	WatchMaxTry int     `json:"watch_max_try"` // 0: retry until the end
+	Skipped     string  `json:"skipped,omitempty"`
+}
+
+// Scheme is one way to deduct: successful deductions per second, and lost
+// updates (successes the final balance does not show). Retries and
+// Timeouts are given by WATCH and the lock; Expired counts lock releases
+// that found the lock gone (its TTL ran out while held).
+type Scheme struct {
+	PerSec   float64 `json:"per_sec"`
+	Lost     int64   `json:"lost"`
+	Retries  *int64  `json:"retries,omitempty"`
+	Timeouts *int64  `json:"timeouts,omitempty"`
+	Expired  *int64  `json:"expired,omitempty"`
+	Ok       int64   `json:"ok"`
+	Errors   int64   `json:"errors"`
+}
+
+// Memory is what a typical trading holder costs in Redis.
+type Memory struct {
+	// BytesPerHolder is what stays: used_memory growth per holder once its
+	// idempotency record has expired and the relay has deleted its event.
+	BytesPerHolder float64 `json:"bytes_per_holder"`
+	// WithTransient counts the idempotency record and the outbox event too.
+	WithTransient float64 `json:"bytes_per_holder_with_transient"`
+	TxRecord      float64 `json:"tx_record_bytes"`    // used_memory freed per holder by DEL of the records
+	OutboxEvent   float64 `json:"outbox_event_bytes"` // used_memory freed per holder by XDEL of the events
+	// Keys is MEMORY USAGE of each key of a holder, averaged over a sample,
+	// plus the holder's share of its slot's expiry index and outbox (their
+	// growth over the holders).
+	Keys    []KeyCost `json:"keys"`
+	Holders int       `json:"holders"`
+	Skipped string    `json:"skipped,omitempty"`
+}
+
+// KeyCost is MEMORY USAGE of one key of a holder.
+type KeyCost struct {
+	Key   string  `json:"key"`
+	Bytes float64 `json:"bytes"`
+}
+
+// Relay is the highest rate the relay and the PostgreSQL sink keep up with.
+type Relay struct {
+	SustainedPerSec float64 `json:"sustained_per_sec"` // events committed per second over the sustained run
+	LagP99Ms        float64 `json:"lag_p99_ms"`        // commit time minus event time, p99, at that rate
+
+	LagP50Ms float64 `json:"lag_p50_ms"`
+	Offered  float64 `json:"offered_per_sec"` // the rate instructions were applied at
+	Seconds  float64 `json:"seconds"`         // length of the sustained run
+	Probes   []Probe `json:"probes"`          // the search for the rate
+	Sustain  []Probe `json:"sustain_runs"`    // the sustained runs, the last one reported
+	Holders  int     `json:"holders"`
+	Skipped  string  `json:"skipped,omitempty"`
+}
+
+// Probe is one rate the relay was tried at.
+type Probe struct {
+	Offered  float64 `json:"offered_per_sec"`
+	Relayed  float64 `json:"relayed_per_sec"`
+	LagP99Ms float64 `json:"lag_p99_ms"`
+	Seconds  float64 `json:"seconds"`
+	Ok       bool    `json:"ok"`
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	CPUs         int      `json:"cpus"`
+	GoVersion    string   `json:"go"`
+	OS           string   `json:"os"`
+	RedisVersion string   `json:"redis"`
+	Topology     string   `json:"topology"`
+	Settings     Settings `json:"settings"`
+	Seconds      float64  `json:"seconds"` // the whole run
+	// PartSeconds is how long each part took, setup included.
+	PartSeconds map[string]float64 `json:"part_seconds"`
+}
+
+// Target is one goal of the design with its figure.
+type Target struct {
+	Name string  `json:"name"`
+	Want string  `json:"want"`
+	Got  float64 `json:"got"`
+	Met  bool    `json:"met"`
+	Note string  `json:"note,omitempty"`
+	Skip bool    `json:"skipped,omitempty"`
+}
+
+// round keeps figures readable: three significant digits at most below
+// 100, whole numbers above.
+func round(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	a := math.Abs(v)
+	switch {
+	case a >= 100:
+		return math.Round(v)
+	case a >= 10:
+		return math.Round(v*10) / 10
+	case a >= 1:
+		return math.Round(v*100) / 100
+	default:
+		return math.Round(v*1000) / 1000
+	}
+}
+
+// ratio is a/b, 0 when b is 0.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}

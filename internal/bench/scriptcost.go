@@ -1,0 +1,302 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/lua"
+)
+
+// seedDeduct is the seed article's deduct script: one key, GET, check that
+// it exists, that the amount is positive and that the balance covers it,
+// then DECRBY.
+const seedDeduct = `local v = redis.call('GET', KEYS[1])
+if not v then return -1 end
+local amount = tonumber(ARGV[1])
+if amount == nil or amount <= 0 then return -2 end
+if tonumber(v) < amount then return -3 end
+return redis.call('DECRBY', KEYS[1], amount)
+`
+
+// scriptCost runs the script_cost part: Rounds checkout phases and Rounds
+// deduct phases, alternated, each on fresh keys and measured alone between
+// a CONFIG RESETSTAT and an INFO commandstats, so that the two scripts'
+// EVALSHA figures never mix. Then, with Settings.Breakdown, the variants.
+type scriptCost struct {
+	e       *env
+	seedSHA string
+	phase   int            // counter that keeps each phase's keys apart
+	keep    func(int) bool // the slots of the one master measured
+}
+
+func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
+	const part = "script_cost"
+	sc := &scriptCost{e: e}
+	var err error
+	if sc.keep, err = e.oneMaster(ctx); err != nil {
+		return ScriptCost{}, err
+	}
+	if sc.seedSHA, err = e.loadScript(ctx, seedDeduct); err != nil {
+		return ScriptCost{}, err
+	}
+	var stages []variant
+	if e.s.Breakdown {
+		if stages, err = breakdownVariants(ctx, e); err != nil {
+			return ScriptCost{}, err
+		}
+	}
+	total := 2*e.s.Rounds + e.s.BreakdownRnd*len(stages)
+	done := 0
+
+	var seeds, checkouts []float64
+	perCmd := map[string][]CommandCost{}
+	for r := range e.s.Rounds {
+		// Alternate which kind goes first, so that a drift of the machine
+		// weighs on both alike.
+		kinds := []string{"checkout", "deduct"}
+		if r%2 == 1 {
+			slices.Reverse(kinds)
+		}
+		for _, k := range kinds {
+			if k == "checkout" {
+				usec, stats, err := sc.checkoutPhase(ctx, lua.Apply.SHA1, true, e.s.Calls)
+				if err != nil {
+					return ScriptCost{}, err
+				}
+				checkouts = append(checkouts, usec)
+				for name, c := range commandsPerCall(stats, e.s.Calls) {
+					perCmd[name] = append(perCmd[name], c)
+				}
+			} else {
+				usec, err := sc.deductPhase(ctx)
+				if err != nil {
+					return ScriptCost{}, err
+				}
+				seeds = append(seeds, usec)
+			}
+			done++
+			e.step(part, done, total, k)
+		}
+	}
+	out := ScriptCost{Rounds: e.s.Rounds, CallsPerPhase: e.s.Calls}
+	out.SeedDeductUsec = round(median(seeds))
+	out.CheckoutUsec = round(median(checkouts))
+	out.Ratio = round(ratio(median(checkouts), median(seeds)))
+	for _, v := range seeds {
+		out.SeedPhases = append(out.SeedPhases, round(v))
+	}
+	for _, v := range checkouts {
+		out.CheckoutPhase = append(out.CheckoutPhase, round(v))
+	}
+	var inCmds float64
+	for name, cs := range perCmd {
+		calls, usec := make([]float64, len(cs)), make([]float64, len(cs))
+		for i, c := range cs {
+			calls[i], usec[i] = c.Calls, c.Usec
+		}
+		inCmds += median(usec)
+		out.Commands = append(out.Commands, CommandCost{Command: name, Calls: round(median(calls)), Usec: round(median(usec))})
+	}
+	sort.Slice(out.Commands, func(i, j int) bool { return out.Commands[i].Usec > out.Commands[j].Usec })
+	out.InCommandsUsec = round(inCmds)
+
+	if len(stages) > 0 {
+		cum := make([][]float64, len(stages))
+		for r := range e.s.BreakdownRnd {
+			order := make([]int, len(stages))
+			for i := range order {
+				order[i] = i
+			}
+			if r%2 == 1 {
+				slices.Reverse(order)
+			}
+			for _, i := range order {
+				usec, _, err := sc.checkoutPhase(ctx, stages[i].sha, stages[i].full, e.s.BreakdownCalls)
+				if err != nil {
+					return ScriptCost{}, fmt.Errorf("breakdown %q: %w", stages[i].name, err)
+				}
+				cum[i] = append(cum[i], usec)
+				done++
+				e.step(part, done, total, "breakdown: "+stages[i].name)
+			}
+		}
+		// A stage's cost is the median over the rounds of its difference
+		// with the stage before it in the same round: a drift of the
+		// machine from one round to the next cancels out.
+		prev := -1
+		for i, v := range stages {
+			if v.probe {
+				d := make([]float64, len(cum[i]))
+				for r := range d {
+					d[r] = (cum[i][r] - cum[0][r]) / callProbeN
+				}
+				out.RedisCallUsec = round(median(d))
+				continue
+			}
+			d := make([]float64, len(cum[i]))
+			for r := range d {
+				d[r] = cum[i][r]
+				if prev >= 0 {
+					d[r] -= cum[prev][r]
+				}
+			}
+			out.Breakdown = append(out.Breakdown, Stage{Stage: v.name, CumulativeUsec: round(median(cum[i])), StageUsec: round(median(d))})
+			prev = i
+		}
+	}
+	return out, nil
+}
+
+// checkoutPhase opens calls fresh holders (outside the measure), then runs
+// one checkout on each through the script sha, and returns the server's
+// usec per EVALSHA and the phase's command statistics. With check, every
+// reply must be an applied instruction.
+func (sc *scriptCost) checkoutPhase(ctx context.Context, sha string, check bool, calls int) (float64, map[string]cmdStat, error) {
+	e := sc.e
+	sc.phase++
+	holders := e.holderIDsWhere("co"+strconv.Itoa(sc.phase), calls, sc.keep)
+	keys, args, err := e.prepare(ctx, holders, openRich, checkout)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := e.resetStats(ctx); err != nil {
+		return 0, nil, err
+	}
+	verify := func(v any) error { return nil }
+	if check {
+		verify = appliedReply
+	}
+	if err := e.pipeEval(ctx, sha, keys, args, verify); err != nil {
+		return 0, nil, err
+	}
+	return phaseUsec(ctx, e, len(keys))
+}
+
+// deductPhase sets Calls fresh balances (outside the measure), then runs
+// the seed deduct script once on each.
+func (sc *scriptCost) deductPhase(ctx context.Context) (float64, error) {
+	e := sc.e
+	sc.phase++
+	n := e.s.Calls
+	keys := make([][]string, n)
+	args := make([][]any, n)
+	pipe := e.rdb.Pipeline()
+	for i, j := 0, 0; i < n; j++ {
+		k := e.prefix + ":acct:" + strconv.Itoa(sc.phase) + ":" + strconv.Itoa(j)
+		if !sc.keep(cluster.Slot(k)) {
+			continue
+		}
+		keys[i], args[i] = []string{k}, []any{"100"}
+		pipe.Set(ctx, k, "1000000", 0)
+		i++
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, err
+	}
+	if err := e.resetStats(ctx); err != nil {
+		return 0, err
+	}
+	err := e.pipeEval(ctx, sc.seedSHA, keys, args, func(v any) error {
+		if n, ok := v.(int64); !ok || n < 0 {
+			return fmt.Errorf("deduct script answered %v", v)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	usec, _, err := phaseUsec(ctx, e, n)
+	return usec, err
+}
+
+// phaseUsec reads the phase's statistics: usec per EVALSHA, after checking
+// that commandstats counted exactly the phase's calls.
+func phaseUsec(ctx context.Context, e *env, calls int) (float64, map[string]cmdStat, error) {
+	stats, err := e.commandStats(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	st := stats["evalsha"]
+	if st.Calls != int64(calls) {
+		return 0, nil, fmt.Errorf("commandstats counted %d evalsha in a phase of %d (is something else using this Redis?)", st.Calls, calls)
+	}
+	return float64(st.Usec) / float64(st.Calls), stats, nil
+}
+
+// commandsPerCall gives, per command the scripts called at least once every
+// other run, its calls and usec per script run.
+func commandsPerCall(stats map[string]cmdStat, calls int) map[string]CommandCost {
+	out := map[string]CommandCost{}
+	for name, st := range stats {
+		if name == "evalsha" || st.Calls*2 < int64(calls) {
+			continue
+		}
+		out[strings.ToUpper(name)] = CommandCost{Calls: float64(st.Calls) / float64(calls), Usec: float64(st.Usec) / float64(calls)}
+	}
+	return out
+}
+
+// appliedReply checks an apply script reply: {0, "ok\n..."}.
+func appliedReply(v any) error {
+	r, ok := v.([]any)
+	if !ok || len(r) != 2 {
+		return fmt.Errorf("unexpected reply %v", v)
+	}
+	if s, _ := r[1].(string); !strings.HasPrefix(s, "ok\n") {
+		return fmt.Errorf("instruction not applied: %q", s)
+	}
+	return nil
+}
+
+// prepare opens holders with setup (outside any measure) and encodes one
+// instruction per holder, built by mk, for the apply script.
+func (e *env) prepare(ctx context.Context, holders []string, setup func(string) instructions.Instruction, mk func(string, int) instructions.Instruction) ([][]string, [][]any, error) {
+	ins := make([]instructions.Instruction, len(holders))
+	for i, h := range holders {
+		ins[i] = setup(h)
+	}
+	if err := e.applyAll(ctx, ins); err != nil {
+		return nil, nil, err
+	}
+	keys := make([][]string, len(holders))
+	args := make([][]any, len(holders))
+	for i, h := range holders {
+		var err error
+		if keys[i], args[i], err = e.eng.Encode(mk(h, i)); err != nil {
+			return nil, nil, err
+		}
+	}
+	return keys, args, nil
+}
+
+// pipeEval runs EVALSHA sha with each keys[i], args[i], in pipelines of
+// 100, and checks every reply.
+func (e *env) pipeEval(ctx context.Context, sha string, keys [][]string, args [][]any, check func(any) error) error {
+	const chunk = 100
+	for lo := 0; lo < len(keys); lo += chunk {
+		pipe := e.rdb.Pipeline()
+		cmds := make([]*redis.Cmd, 0, chunk)
+		for i := lo; i < min(lo+chunk, len(keys)); i++ {
+			cmds = append(cmds, pipe.EvalSha(ctx, sha, keys[i], args[i]...))
+		}
+		_, _ = pipe.Exec(ctx)
+		for _, c := range cmds {
+			v, err := c.Result()
+			if err != nil {
+				return err
+			}
+			if err := check(v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
