@@ -10,9 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/ledger"
@@ -97,49 +95,11 @@ func runRelay(args []string, c cli) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(c.stderr, nil))
+	if cfg.PGDSN == "" {
+		return f.fail("--pg (or ENGINED_PG_DSN) is required: the relay writes to the ledger")
+	}
 	rdb := cfg.RedisClient()
 	defer rdb.Close()
-	eng := engine.New(rdb, cfg.EngineOptions())
-
-	// PostgreSQL may not be up yet: the relay waits for it rather than exit.
-	var led *ledger.Ledger
-	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
-		var err error
-		if led, err = ledger.Open(ctx, cfg.PGDSN, &ledger.Options{Logger: log}); err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return exitOK
-		}
-		log.Warn("relay: ledger unavailable, retrying", "err", err, "in", wait)
-		select {
-		case <-ctx.Done():
-			return exitOK
-		case <-time.After(wait):
-		}
-	}
-	defer led.Close()
-
-	relay := engine.NewRelay(rdb, led, &engine.RelayOptions{Logger: log})
-	sweeper := engine.NewSweeper(eng, &engine.SweeperOptions{Logger: log})
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = relay.Run(ctx) })
-	wg.Go(func() { _ = sweeper.Run(ctx) })
-	wg.Go(func() {
-		t := time.NewTicker(10 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				rs, ss := relay.Stats(), sweeper.Stats()
-				log.Info("relay", "relayed", rs.Relayed, "backlog", rs.Backlog, "lag_ms", rs.LagMs, "streams", rs.Streams,
-					"errors", rs.Errors, "released", ss.Released, "sweep_errors", ss.Errors)
-			}
-		}
-	})
-	log.Info("relay: running")
-	wg.Wait()
+	runWorkers(ctx, cfg, rdb, engine.New(rdb, cfg.EngineOptions()), log, nil)
 	return exitOK
 }

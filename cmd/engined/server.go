@@ -64,7 +64,16 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 	redis.SetLogger(redisLogger{log: log})
 	rdb := cfg.RedisClient()
 	defer rdb.Close()
-	s := newServer(engine.New(rdb, cfg.EngineOptions()), rdb, opt.tokens, log)
+	eng := engine.New(rdb, cfg.EngineOptions())
+	s := newServer(eng, rdb, opt.tokens, log)
+	workersCtx, stopWorkers := context.WithCancel(context.Background())
+	workersDone := make(chan struct{})
+	go func() {
+		defer close(workersDone)
+		runWorkers(workersCtx, cfg, rdb, eng, log, s.metrics.reg)
+	}()
+	// The workers stop after the requests in flight are answered.
+	defer func() { stopWorkers(); <-workersDone }()
 
 	log.Info("starting", "config", cfg, "tokens_accepted", len(opt.tokens))
 	if s.auth.open() {

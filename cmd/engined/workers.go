@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/ledger"
+)
+
+// runWorkers runs the background work of a daemon until ctx is done: the
+// hold-expiry sweeper always, and the outbox relay into PostgreSQL when a
+// ledger is configured (--pg). PostgreSQL may not be up yet: the relay waits
+// for it, and the events wait in Redis meanwhile. reg, if not nil, gets the
+// workers' figures as metrics.
+func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng *engine.Engine, log *slog.Logger, reg prometheus.Registerer) {
+	sweeper := engine.NewSweeper(eng, &engine.SweeperOptions{Logger: log})
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = sweeper.Run(ctx) })
+	register(reg, "atomledger_sweeper_released_total", "Expired holds released by the sweeper.", true,
+		func() int64 { return sweeper.Stats().Released })
+	register(reg, "atomledger_sweeper_errors_total", "Failed sweeps or releases, retried.", true,
+		func() int64 { return sweeper.Stats().Errors })
+	if cfg.PGDSN == "" {
+		log.Info("no ledger configured (--pg): the outbox relay does not run here")
+		wg.Wait()
+		return
+	}
+	led := openLedger(ctx, cfg, log)
+	if led == nil {
+		wg.Wait()
+		return
+	}
+	defer led.Close()
+	relay := engine.NewRelay(rdb, led, &engine.RelayOptions{Logger: log})
+	register(reg, "atomledger_relay_events_total", "Events written to the ledger and deleted from the outboxes.", true,
+		func() int64 { return relay.Stats().Relayed })
+	register(reg, "atomledger_relay_errors_total", "Failed relay rounds (Redis or PostgreSQL), retried.", true,
+		func() int64 { return relay.Stats().Errors })
+	register(reg, "atomledger_relay_backlog", "Events in the outboxes not yet delivered.", false,
+		func() int64 { return relay.Stats().Backlog })
+	register(reg, "atomledger_relay_lag_ms", "Age of the oldest undelivered event, ms.", false,
+		func() int64 { return relay.Stats().LagMs })
+	wg.Go(func() { _ = relay.Run(ctx) })
+	wg.Go(func() {
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				rs, ss := relay.Stats(), sweeper.Stats()
+				log.Info("relay", "relayed", rs.Relayed, "backlog", rs.Backlog, "lag_ms", rs.LagMs, "streams", rs.Streams,
+					"errors", rs.Errors, "released", ss.Released, "sweep_errors", ss.Errors)
+			}
+		}
+	})
+	log.Info("relay: running")
+	wg.Wait()
+}
+
+// openLedger opens the ledger, retrying while PostgreSQL is unreachable; nil
+// once ctx is done.
+func openLedger(ctx context.Context, cfg *Config, log *slog.Logger) *ledger.Ledger {
+	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+		led, err := ledger.Open(ctx, cfg.PGDSN, &ledger.Options{Logger: log})
+		if err == nil {
+			return led
+		}
+		log.Warn("relay: ledger unavailable, retrying", "err", err, "in", wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
+}
+
+// register exports one figure of a worker, as a counter or a gauge.
+func register(reg prometheus.Registerer, name, help string, counter bool, f func() int64) {
+	if reg == nil {
+		return
+	}
+	value := func() float64 { return float64(f()) }
+	opts := prometheus.GaugeOpts{Name: name, Help: help}
+	if counter {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts(opts), value))
+	} else {
+		reg.MustRegister(prometheus.NewGaugeFunc(opts, value))
+	}
+}
