@@ -43,21 +43,23 @@ fuzz:
 build:
 	$(GO) build -o bin/engined ./cmd/engined
 
-# Installs redis-server and redis-tools with apt-get when redis-server is
-# missing, as root or through sudo; otherwise says what to install and fails.
+# Installs redis-server, redis-tools and postgresql with apt-get when Redis or
+# the PostgreSQL server is missing, as root or through sudo; otherwise says
+# what to install and fails.
 deps:
 	@set -e; \
-	if ! command -v redis-server >/dev/null 2>&1; then \
+	if ! command -v redis-server >/dev/null 2>&1 || \
+		{ ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }; then \
 		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 			apt-get update; \
-			DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools; \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools postgresql; \
 		elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1 && sudo -v; then \
 			sudo apt-get update; \
-			sudo DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools; \
+			sudo DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools postgresql; \
 		else \
-			echo "redis-server is missing. Install Redis $(REDIS_MIN_VERSION) or newer:"; \
-			echo "  Debian, Ubuntu: sudo apt-get install redis-server redis-tools"; \
-			echo "  macOS:          brew install redis"; \
+			echo "redis-server or PostgreSQL is missing. Install Redis $(REDIS_MIN_VERSION) or newer and PostgreSQL:"; \
+			echo "  Debian, Ubuntu: sudo apt-get install redis-server redis-tools postgresql"; \
+			echo "  macOS:          brew install redis postgresql"; \
 			exit 1; \
 		fi; \
 	fi; \

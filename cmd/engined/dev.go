@@ -19,6 +19,7 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/ledger/pgtest"
 )
 
 // devDir is where engined dev keeps its cluster, under the working directory.
@@ -31,14 +32,15 @@ func devUsage(w io.Writer) {
 	fmt.Fprintf(w, `Usage: engined dev [flags]
 
 Dev starts a local Redis Cluster of 3 masters and 3 replicas (redis-server
-processes under %s in the working directory), opens the example holders
-alice and bob, and serves the API as engined serve does, on --listen
+processes under %s in the working directory) and, unless --pg names one, a
+temporary PostgreSQL for the ledger, opens the example holders alice and
+bob, and serves the API as engined serve does (with the outbox relay into
+the ledger and the hold-expiry sweeper), on --listen
 (default 127.0.0.1:8080), with a bearer token generated for this run. It
 prints curl commands to paste, in order, that exercise the API.
 
 Each run starts an empty cluster: nothing is kept from one run to the next.
-SIGINT (Ctrl-C) or SIGTERM stops the daemon and every Redis server it
-started. The --redis flags do not apply (the ENGINED_REDIS_* variables are
+SIGINT (Ctrl-C) or SIGTERM stops the daemon and every server it started. The --redis flags do not apply (the ENGINED_REDIS_* variables are
 ignored); tokens given with --tokens or --tokens-file are accepted too.
 
 Flags:
@@ -105,13 +107,23 @@ func runDev(args []string, c cli) int {
 	}
 	defer stopDevCluster(cl, log)
 
+	if cfg.PGDSN == "" {
+		pg, err := startDevLedger(ctx, log)
+		if err != nil {
+			log.Error("start PostgreSQL for the ledger", "error", err.Error())
+			return exitFailed
+		}
+		defer pg.Close()
+		cfg.PGDSN = pg.DSN
+	}
+
 	cfg.RedisAddrs, cfg.RedisCluster = cl.Addrs(), true
 	cfg.RedisMaster, cfg.RedisUsername, cfg.RedisPassword, cfg.RedisTLS = "", "", "", false
 	if err := openExampleHolders(ctx, cfg); err != nil {
 		log.Error("open the example holders", "code", string(asError(err).Code), "error", err.Error())
 		return exitFailed
 	}
-	banner := func() { printDevBanner(c.stdout, baseURL(ln.Addr()), devToken, cl) }
+	banner := func() { printDevBanner(c.stdout, baseURL(ln.Addr()), devToken, cl, cfg.PGDSN) }
 	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, log: log, onServing: banner}); err != nil {
 		log.Error("engined dev stopped", "error", err.Error())
 		return exitFailed
@@ -212,7 +224,16 @@ func batchOf(ins ...instructions.Instruction) any {
 }
 
 // printDevBanner tells how to reach the daemon and what to paste.
-func printDevBanner(w io.Writer, base, token string, cl *cluster.Cluster) {
+// startDevLedger starts a temporary PostgreSQL for the ledger; serve runs the
+// relay into it. Its data goes when dev stops.
+func startDevLedger(ctx context.Context, log *slog.Logger) (*pgtest.Server, error) {
+	log.Info("starting PostgreSQL for the ledger")
+	ctx, cancel := context.WithTimeout(ctx, devStartTimeout)
+	defer cancel()
+	return pgtest.Start(ctx)
+}
+
+func printDevBanner(w io.Writer, base, token string, cl *cluster.Cluster, pgDSN string) {
 	fmt.Fprintf(w, `
 engined dev is ready.
 
@@ -228,6 +249,8 @@ Paste these commands in order:
 	for i, s := range devSteps {
 		fmt.Fprintf(w, "%d. %s:\n   %s\n\n", i+1, s.title, curlCommand(base, token, s))
 	}
+	fmt.Fprintf(w, "The ledger in PostgreSQL (the relay brings each instruction there within a second):\n   psql %s -c %s\n\n",
+		shellQuote(pgDSN), shellQuote("select holder, seq, id, counterparty from ledger.instructions order by ts_ms desc limit 5"))
 	fmt.Fprint(w, "Metrics: curl -sS "+base+"/metrics   Stop: Ctrl-C\n\n")
 }
 
