@@ -165,3 +165,58 @@ func TestRebuild_RestoresIdempotencyRecords(t *testing.T) {
 	code, stdout, _ = r.run("reconcile")
 	assert.Equal(t, exitOK, code, "clean again:\n%s", stdout)
 }
+
+func TestRebuild_RefusesDivergedHolder(t *testing.T) {
+	needRedis(t)
+	r := newLedgerRig(t)
+	ctx := context.Background()
+	r.startRelay(t, nil)
+	h := "fork-" + time.Now().Format("150405.000000")
+	_, err := r.eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "100.00"))
+	require.NoError(t, err)
+	snaps, err := r.eng.Snapshots(ctx, []string{h})
+	require.NoError(t, err)
+	beforeX := snaps[h]
+	_, err = r.eng.Apply(ctx, instructions.New("x", h).Debit("CNY", "10.00"))
+	require.NoError(t, err)
+	_, err = r.eng.Apply(ctx, instructions.New("x2", h).Debit("CNY", "5.00"))
+	require.NoError(t, err)
+	require.False(t, r.waitInSync(t, 30*time.Second).Drift)
+
+	// What a failover does when the relay delivered x and x2 before the
+	// replica had them: Redis is back before x, their idempotency records
+	// gone too; then it takes y at x's seq, which the ledger refuses. Redis
+	// is behind the ledger, but a rebuild would throw y away.
+	_, err = r.eng.Restore(ctx, beforeX, true)
+	require.NoError(t, err)
+	require.NoError(t, r.rdb.Del(ctx, cluster.Tx(h, "x"), cluster.Tx(h, "x2")).Err())
+	_, err = r.eng.Apply(ctx, instructions.New("y", h).Credit("CNY", "1.00"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		n, err := r.led.RefusedCount(ctx)
+		return err == nil && n[h] > 0
+	}, 10*time.Second, 50*time.Millisecond, "the ledger refuses y")
+	withY, err := r.eng.State(ctx, h)
+	require.NoError(t, err)
+
+	rep, err := reconcile(ctx, r.eng, r.led, nil)
+	require.NoError(t, err)
+	require.Len(t, rep.Findings, 1)
+	assert.Equal(t, kindDiverged, rep.Findings[0].Kind, "%+v", rep.Findings[0])
+	assert.Zero(t, rep.EventsInFlight, "y will never reach the ledger")
+	assert.True(t, rep.Drift)
+
+	code, _, stderr := r.run("rebuild", "--holder", h)
+	assert.Equal(t, exitDrift, code)
+	assert.Contains(t, stderr, "refused")
+	after, err := r.eng.State(ctx, h)
+	require.NoError(t, err)
+	assert.Equal(t, withY, after, "y, acknowledged, is still there")
+
+	code, stdout, stderr := r.run("rebuild", "--holder", h, "--force")
+	require.Equal(t, exitOK, code, "stdout %s stderr %s", stdout, stderr)
+	assert.Contains(t, stdout, "rebuilt 1")
+	after, err = r.eng.State(ctx, h)
+	require.NoError(t, err)
+	assert.Equal(t, "85.00", after.Balances["CNY"].Available, "the ledger's history: x and x2, not y")
+}

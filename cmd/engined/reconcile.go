@@ -203,14 +203,14 @@ func reconcile(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, prog
 }
 
 // compareHolder compares one holder; differ is false when both sides agree.
-// refused tells that the ledger refused events of the holder: if the two
-// sides differ and Redis has the holder, their histories forked (Redis
+// refused tells that the ledger refused events of the holder: if Redis has
+// the holder at another seq or digest, their histories forked (Redis
 // applied events that do not chain on the ledger's, typically after a
 // failover lost events the ledger had), whatever the seqs say: Redis being
 // ahead is then no longer events in flight, as the ledger will refuse them.
 func compareHolder(h string, r *engine.Snapshot, p *ledger.Snapshot, refused bool) (fd Finding, differ bool) {
 	fd, differ = compareState(h, r, p)
-	if differ && refused && r != nil {
+	if differ && refused && r != nil && (p == nil || r.Seq != p.Seq || r.Digest != p.Digest) {
 		fd.Kind, fd.InFlight = kindDiverged, 0
 	}
 	return fd, differ
