@@ -88,7 +88,7 @@ bench: deps
 # The Go benchmarks: the engine's client-side costs (Encode, Apply against
 # raw EVALSHA) on a plain Redis they start themselves.
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./...
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./internal/bench/
 
 tidy-check:
 	$(GO) mod tidy

@@ -149,7 +149,14 @@ func startDaemon(ctx context.Context, e *env) (*daemon, error) {
 		args = append(args, "--redis-cluster")
 	}
 	cmd := exec.Command(e.opt.Daemon[0], args...)
-	cmd.Env = os.Environ()
+	// The daemon gets only the configuration given here: an ENGINED_PG_DSN
+	// of the shell, say, would make it relay the bench's events into that
+	// ledger.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ENGINED_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	if e.opt.Username != "" {
 		cmd.Env = append(cmd.Env, "ENGINED_REDIS_USERNAME="+e.opt.Username)
 	}
