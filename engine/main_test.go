@@ -48,7 +48,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testCluster = c
-	rdb = c.Client(nil)
+	// Generous timeouts: the whole suite shares two cores with its servers.
+	rdb = c.Client(&redis.ClusterOptions{ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
 	eng = engine.New(rdb, nil)
 	code := m.Run()
 	_ = rdb.Close()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +49,11 @@ type RelayOptions struct {
 	// ClaimIdle is how long an entry must have been pending with another
 	// consumer (a relay that died) before this one claims it. Default 30s.
 	ClaimIdle time.Duration
+	// ReplicaTimeout is how long a round waits (WAIT) for a replica of a
+	// master to have what the relay read from it; entries not on a replica
+	// by then wait for a later round. Keep it below the client's read
+	// timeout. Default 500ms.
+	ReplicaTimeout time.Duration
 	// Logger receives errors and recoveries. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -79,6 +85,9 @@ func (o *RelayOptions) withDefaults() RelayOptions {
 	if r.ClaimIdle <= 0 {
 		r.ClaimIdle = 30 * time.Second
 	}
+	if r.ReplicaTimeout <= 0 {
+		r.ReplicaTimeout = 500 * time.Millisecond
+	}
 	if r.Logger == nil {
 		r.Logger = slog.Default()
 	}
@@ -90,7 +99,7 @@ type RelayStats struct {
 	Relayed  int64 // events written to the sink and deleted from Redis
 	Batches  int64 // sink writes that succeeded
 	Claimed  int64 // entries claimed from dead consumers
-	Errors   int64 // failed rounds (Redis or sink), each retried
+	Errors   int64 // failed rounds (Redis, sink, or no replica in time), each retried
 	Streams  int64 // outbox streams followed
 	Backlog  int64 // events in the outboxes, not yet delivered (at the last discovery)
 	LagMs    int64 // age of the oldest undelivered event (at the last discovery), ms
@@ -100,6 +109,10 @@ type RelayStats struct {
 // Relay carries the events of every slot's outbox to a Sink: it reads them
 // with a consumer group, writes them to the sink in batches, and only then
 // acknowledges and deletes them (XACK, XDEL). It never trims a stream.
+//
+// It writes an event to the sink only once a replica of its master has it,
+// when the master has replicas: a failover then loses events the sink does
+// not have yet, never one it has (docs/events.md, Delivery).
 type Relay struct {
 	rdb  redis.UniversalClient
 	sink Sink
@@ -107,6 +120,7 @@ type Relay struct {
 
 	streams   map[string]*relayStream
 	lastClaim time.Time
+	replicas  map[string]int // master address -> connected replicas, as INFO last said; cleared at discovery and after errors
 
 	relayed, batches, claimed, errs, nstreams, backlog, lag atomic.Int64
 	sinkDown                                                atomic.Bool
@@ -129,7 +143,7 @@ type relayEntry struct {
 // NewRelay builds a relay from the outboxes of rdb (a cluster client or a
 // single server) to sink.
 func NewRelay(rdb redis.UniversalClient, sink Sink, opt *RelayOptions) *Relay {
-	return &Relay{rdb: rdb, sink: sink, o: opt.withDefaults(), streams: map[string]*relayStream{}}
+	return &Relay{rdb: rdb, sink: sink, o: opt.withDefaults(), streams: map[string]*relayStream{}, replicas: map[string]int{}}
 }
 
 // Stats reads the relay's counters; safe to call while it runs.
@@ -190,6 +204,7 @@ func (r *Relay) recover(ctx context.Context) {
 	if c, ok := r.rdb.(*redis.ClusterClient); ok {
 		c.ReloadState(ctx)
 	}
+	clear(r.replicas)
 	for _, s := range r.streams {
 		s.fromPEL = true
 		s.nextRead = time.Time{}
@@ -231,6 +246,7 @@ func (r *Relay) discover(ctx context.Context) error {
 		}
 	}
 	r.nstreams.Store(int64(len(r.streams)))
+	clear(r.replicas) // masters gain and lose replicas: ask again
 	return r.measure(ctx)
 }
 
@@ -287,10 +303,41 @@ func idMs(id string) int64 {
 	return ms
 }
 
+// relayNode is a connection pool to one master: a cluster's node client, or
+// the single server.
+type relayNode interface {
+	Pipeline() redis.Pipeliner
+	Info(ctx context.Context, section ...string) *redis.StringCmd
+}
+
+// relayGroup is what a round reads from one master, in one pipeline.
+type relayGroup struct {
+	node      relayNode
+	addr      string
+	replicas  int // connected replicas of the master; -1: unknown, ask INFO
+	due       []*relayStream
+	claimKeys []string
+
+	reads  []*redis.XStreamSliceCmd
+	claims []*redis.XAutoClaimCmd
+	wait   *redis.IntCmd // nil when the master has no replica
+	err    error         // INFO failed: nothing was read
+}
+
 // Round does one pass: reads what the followed streams have (and claims
 // entries stuck with dead consumers, now and then), writes it to the sink,
 // then acknowledges and deletes it. It returns the number of events
 // relayed. Run calls it in a loop; tests call it directly.
+//
+// The streams are read per master, one pipeline each, the masters at once.
+// A master's pipeline ends with WAIT 1 when it has a replica: WAIT on the
+// same connection returns once a replica has everything the master had when
+// it answered the reads, including the entries read. (Redis up to 7.0 sets
+// a connection's WAIT offset after every command; later versions only after
+// one that replicated something: a read of new entries or a claim does, a
+// re-read of this consumer's own pending entries does not. See
+// docs/events.md.) Entries of a master no replica confirmed in
+// ReplicaTimeout are not delivered: they stay pending, re-read next round.
 func (r *Relay) Round(ctx context.Context) (int, error) {
 	now := time.Now()
 	var due []*relayStream
@@ -304,69 +351,130 @@ func (r *Relay) Round(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	count := int64(max(16, min(256, r.o.MaxBatch/max(1, len(due)))))
-	pipe := r.rdb.Pipeline()
-	reads := make([]*redis.XStreamSliceCmd, len(due))
-	for i, s := range due {
-		id := ">"
-		if s.fromPEL {
-			id = "0"
-		}
-		reads[i] = pipe.XReadGroup(ctx, &redis.XReadGroupArgs{Group: r.o.Group, Consumer: r.o.Consumer,
-			Streams: []string{s.key, id}, Count: count, Block: -1})
-	}
-	var claims []*redis.XAutoClaimCmd
-	var claimKeys []string
-	if claim {
-		for k := range r.streams {
-			claimKeys = append(claimKeys, k)
-			claims = append(claims, pipe.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: k, Group: r.o.Group,
-				Consumer: r.o.Consumer, MinIdle: r.o.ClaimIdle, Start: "0-0", Count: count}))
-		}
-	}
-	_, _ = pipe.Exec(ctx) // errors are read per command
 
-	var batch []relayEntry
 	var firstErr error
-	for i, s := range due {
-		res, err := reads[i].Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			if r.handleStreamErr(ctx, s.key, err) && firstErr == nil {
-				firstErr = fmt.Errorf("relay read %s: %w", s.key, err)
+	groups := map[relayNode]*relayGroup{}
+	var order []*relayGroup
+	group := func(key string) *relayGroup {
+		var node relayNode = r.rdb
+		if c, ok := r.rdb.(*redis.ClusterClient); ok {
+			n, err := c.MasterForKey(ctx, key)
+			if err != nil {
+				if r.handleStreamErr(ctx, key, err) && firstErr == nil {
+					firstErr = fmt.Errorf("relay: master of %s: %w", key, err)
+				}
+				return nil
 			}
-			continue
+			node = n
 		}
-		n := 0
-		for _, st := range res {
-			for _, m := range st.Messages {
-				batch = append(batch, entryOf(s.key, m))
-				n++
+		g := groups[node]
+		if g == nil {
+			g = &relayGroup{node: node, replicas: -1}
+			if c, ok := node.(*redis.Client); ok {
+				g.addr = c.Options().Addr
 			}
+			if n, ok := r.replicas[g.addr]; ok {
+				g.replicas = n
+			}
+			groups[node] = g
+			order = append(order, g)
 		}
-		switch {
-		case n > 0:
-			s.idle, s.nextRead = 0, time.Time{}
-		case s.fromPEL:
-			s.fromPEL = false // own backlog done: new entries next
-		default:
-			s.idle = min(max(2*s.idle, r.o.PollInterval), r.o.MaxIdle)
-			s.nextRead = now.Add(s.idle)
+		return g
+	}
+	for _, s := range due {
+		if g := group(s.key); g != nil {
+			g.due = append(g.due, s)
 		}
 	}
 	if claim {
 		r.lastClaim = now
-		for i, c := range claims {
+		for k := range r.streams {
+			if g := group(k); g != nil {
+				g.claimKeys = append(g.claimKeys, k)
+			}
+		}
+	}
+
+	var wg sync.WaitGroup
+	for _, g := range order {
+		wg.Go(func() { r.readGroup(ctx, g, count) })
+	}
+	wg.Wait()
+
+	var batch []relayEntry
+	for _, g := range order {
+		if g.err != nil {
+			for _, s := range g.due {
+				s.fromPEL = true
+			}
+			if firstErr == nil {
+				firstErr = fmt.Errorf("relay: replicas of %s: %w", g.addr, g.err)
+			}
+			continue
+		}
+		r.replicas[g.addr] = g.replicas
+		var got []relayEntry
+		for i, s := range g.due {
+			res, err := g.reads[i].Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				if r.handleStreamErr(ctx, s.key, err) && firstErr == nil {
+					firstErr = fmt.Errorf("relay read %s: %w", s.key, err)
+				}
+				continue
+			}
+			n := 0
+			for _, st := range res {
+				for _, m := range st.Messages {
+					got = append(got, entryOf(s.key, m))
+					n++
+				}
+			}
+			switch {
+			case n > 0:
+				s.idle, s.nextRead = 0, time.Time{}
+			case s.fromPEL:
+				s.fromPEL = false // own backlog done: new entries next
+			default:
+				s.idle = min(max(2*s.idle, r.o.PollInterval), r.o.MaxIdle)
+				s.nextRead = now.Add(s.idle)
+			}
+		}
+		for i, c := range g.claims {
 			msgs, _, err := c.Result()
 			if err != nil && !errors.Is(err, redis.Nil) {
-				if r.handleStreamErr(ctx, claimKeys[i], err) && firstErr == nil {
-					firstErr = fmt.Errorf("relay claim %s: %w", claimKeys[i], err)
+				if r.handleStreamErr(ctx, g.claimKeys[i], err) && firstErr == nil {
+					firstErr = fmt.Errorf("relay claim %s: %w", g.claimKeys[i], err)
 				}
 				continue
 			}
 			for _, m := range msgs {
-				batch = append(batch, entryOf(claimKeys[i], m))
+				got = append(got, entryOf(g.claimKeys[i], m))
 			}
 			r.claimed.Add(int64(len(msgs)))
 		}
+		if g.wait != nil {
+			if n, err := g.wait.Result(); (err != nil || n < 1) && len(got) > 0 {
+				// Not on a replica yet: they stay pending, and this
+				// consumer's pending entries are read again.
+				for _, e := range got {
+					if s := r.streams[e.stream]; s != nil {
+						s.fromPEL, s.nextRead = true, time.Time{}
+					}
+				}
+				for _, s := range g.due {
+					s.fromPEL, s.nextRead = true, time.Time{}
+				}
+				delete(r.replicas, g.addr)
+				if err == nil {
+					err = fmt.Errorf("no replica confirmed within %v", r.o.ReplicaTimeout)
+				}
+				if firstErr == nil {
+					firstErr = fmt.Errorf("relay: WAIT on %s (%d entries held back): %w", g.addr, len(got), err)
+				}
+				continue
+			}
+		}
+		batch = append(batch, got...)
 	}
 	if len(batch) == 0 {
 		return 0, firstErr
@@ -375,6 +483,51 @@ func (r *Relay) Round(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return len(batch), firstErr
+}
+
+// readGroup sends a master's pipeline: the reads and claims of its streams,
+// then WAIT 1 if it has a replica. It asks the master how many replicas it
+// has (INFO replication) when the relay does not know.
+func (r *Relay) readGroup(ctx context.Context, g *relayGroup, count int64) {
+	if g.replicas < 0 {
+		info, err := g.node.Info(ctx, "replication").Result()
+		if err != nil {
+			g.err = err
+			return
+		}
+		g.replicas = connectedReplicas(info)
+	}
+	pipe := g.node.Pipeline()
+	g.reads = make([]*redis.XStreamSliceCmd, len(g.due))
+	for i, s := range g.due {
+		id := ">"
+		if s.fromPEL {
+			id = "0"
+		}
+		g.reads[i] = pipe.XReadGroup(ctx, &redis.XReadGroupArgs{Group: r.o.Group, Consumer: r.o.Consumer,
+			Streams: []string{s.key, id}, Count: count, Block: -1})
+	}
+	for _, k := range g.claimKeys {
+		g.claims = append(g.claims, pipe.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: k, Group: r.o.Group,
+			Consumer: r.o.Consumer, MinIdle: r.o.ClaimIdle, Start: "0-0", Count: count}))
+	}
+	if g.replicas > 0 {
+		// The client's read timeout bounds it too (3s by default).
+		g.wait = redis.NewIntCmd(ctx, "wait", 1, r.o.ReplicaTimeout.Milliseconds())
+		_ = pipe.Process(ctx, g.wait)
+	}
+	_, _ = pipe.Exec(ctx) // errors are read per command
+}
+
+// connectedReplicas reads connected_slaves from INFO replication.
+func connectedReplicas(info string) int {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
 }
 
 func entryOf(stream string, m redis.XMessage) relayEntry {

@@ -3,7 +3,10 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -98,4 +101,118 @@ func TestRelay_DeliversThroughSinkFailureAndClaimsFromDeadConsumer(t *testing.T)
 		n += int(msgs)
 	}
 	assert.Zero(t, n, "every delivered event was deleted from its stream")
+}
+
+// TestRelay_DeliversOnlyWhatAReplicaHas stops the only replica of the only
+// master (SIGSTOP: it stays connected, so the master still counts it, but
+// acknowledges nothing): events applied meanwhile are not delivered, they
+// stay pending; once the replica runs again they are, each once.
+func TestRelay_DeliversOnlyWhatAReplicaHas(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	// A cluster of its own, started here whatever ATOMLEDGER_TEST_REDIS says:
+	// its replica is stopped.
+	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	c, err := cluster.Start(sctx, cluster.Options{Masters: 1, Replicas: 1})
+	cancel()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Stop() })
+	rdb := c.Client(nil)
+	defer rdb.Close()
+	e := engine.New(rdb, nil)
+	replica := c.Nodes[1].Addr // masters first, then their replicas
+
+	holders := make([]string, 20)
+	var ins []instructions.Instruction
+	for i := range holders {
+		holders[i] = newID("rw")
+		ins = append(ins, instructions.New("o", holders[i]).Open().Credit("CNY", "1.00"))
+	}
+	for _, o := range e.ApplyBatch(ctx, ins) {
+		require.NoError(t, o.Err)
+	}
+	sink := &memSink{events: map[string]int{}}
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "r", DiscoverInterval: time.Hour,
+		PollInterval: 10 * time.Millisecond, MaxIdle: 10 * time.Millisecond, ReplicaTimeout: 300 * time.Millisecond})
+	// Run discovers the outboxes and delivers the first events.
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = relay.Run(rctx); close(done) }()
+	require.Eventually(t, func() bool { return sink.count() == len(ins) }, 20*time.Second, 10*time.Millisecond)
+	cancel()
+	<-done
+
+	pid := processID(t, replica)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	stopped := true
+	t.Cleanup(func() {
+		if stopped {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	})
+	var more []instructions.Instruction
+	for _, h := range holders {
+		more = append(more, instructions.New("d", h).Debit("CNY", "0.25"), instructions.New("c", h).Credit("CNY", "0.10"))
+	}
+	for _, o := range e.ApplyBatch(ctx, more) {
+		require.NoError(t, o.Err)
+	}
+	time.Sleep(20 * time.Millisecond) // every stream due again
+	n, err := relay.Round(ctx)
+	require.Error(t, err, "no replica confirmed the entries read")
+	assert.Zero(t, n)
+	assert.Equal(t, len(ins), sink.count(), "nothing delivered while the replica lacks the events")
+	var pending int64
+	for slot := range pendingSlots(holders) {
+		p, err := rdb.XPending(ctx, cluster.Outbox(slot), "atomledger-relay").Result()
+		require.NoError(t, err)
+		pending += p.Count
+	}
+	assert.Equal(t, int64(len(more)), pending, "the events read stay pending")
+
+	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
+	stopped = false
+	deadline := time.Now().Add(10 * time.Second)
+	for sink.count() < len(ins)+len(more) && time.Now().Before(deadline) {
+		if _, err := relay.Round(ctx); err != nil {
+			t.Logf("round: %v", err)
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	require.Equal(t, len(ins)+len(more), sink.count(), "everything delivered once the replica has it")
+	for k, v := range sink.events {
+		assert.Equal(t, 1, v, "event %s delivered once", k)
+	}
+	for slot := range pendingSlots(holders) {
+		l, err := rdb.XLen(ctx, cluster.Outbox(slot)).Result()
+		require.NoError(t, err)
+		assert.Zero(t, l, "outbox of slot %d empty", slot)
+	}
+}
+
+// pendingSlots is the set of the holders' slots.
+func pendingSlots(holders []string) map[int]bool {
+	out := map[int]bool{}
+	for _, h := range holders {
+		out[cluster.HolderSlot(h)] = true
+	}
+	return out
+}
+
+// processID asks the server at addr for its process id.
+func processID(t *testing.T, addr string) int {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	info, err := c.Info(context.Background(), "server").Result()
+	require.NoError(t, err)
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			pid, err := strconv.Atoi(v)
+			require.NoError(t, err)
+			return pid
+		}
+	}
+	t.Fatalf("no process_id in INFO of %s", addr)
+	return 0
 }
