@@ -2,10 +2,13 @@ package instructions
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 )
@@ -30,6 +33,12 @@ func Decode(data []byte) (Instruction, error) {
 		Memo         string            `json:"memo"`
 		Ops          []json.RawMessage `json:"ops"`
 	}
+	if !utf8.Valid(data) {
+		return in, Errorf(CodeInvalidInstruction, NoOp, "instruction is not valid UTF-8")
+	}
+	if err := checkKeys(data, instructionKeys); err != nil {
+		return Instruction{}, err
+	}
 	if err := decodeStrict(data, &w); err != nil {
 		return Instruction{}, err
 	}
@@ -38,12 +47,53 @@ func Decode(data []byte) (Instruction, error) {
 		in.Ops = make([]Op, len(w.Ops))
 	}
 	for i, raw := range w.Ops {
-		if err := decodeStrict(raw, &in.Ops[i]); err != nil {
+		err := checkKeys(raw, opKeys)
+		if err == nil {
+			err = decodeStrict(raw, &in.Ops[i])
+		}
+		if err != nil {
 			err.OpIndex = i
 			return Instruction{}, err
 		}
 	}
 	return in, nil
+}
+
+// The keys of an instruction and of an op, spelled exactly.
+var (
+	instructionKeys = []string{"id", "holder", "counterparty", "memo", "ops"}
+	opKeys          = []string{"op", "asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms"}
+)
+
+// checkKeys refuses, in the JSON object data, a key given twice or a key not
+// spelled exactly as one of keys. The decoder would take the last of two
+// duplicates and match keys whatever their case: an instruction whose meaning
+// depends on that is refused instead. Shape errors are left to the decoder.
+func checkKeys(data []byte, keys []string) *Error {
+	dec := stdjson.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != stdjson.Delim('{') {
+		return nil
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, _ := tok.(string)
+		switch {
+		case seen[key]:
+			return Errorf(CodeInvalidInstruction, NoOp, "field %q is given twice", clip(key))
+		case !slices.Contains(keys, key):
+			return Errorf(CodeInvalidInstruction, NoOp, "unknown field %q", clip(key))
+		}
+		seen[key] = true
+		var skip stdjson.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return nil
 }
 
 // decodeStrict decodes exactly one JSON value into v, refusing unknown fields.

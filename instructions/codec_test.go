@@ -162,3 +162,19 @@ func FuzzDecode(f *testing.F) {
 		require.Equal(t, n, n2)
 	})
 }
+
+func TestDecode_RefusesAmbiguousKeys(t *testing.T) {
+	for name, body := range map[string]string{
+		"a duplicate key":             `{"id":"a","id":"b","holder":"h","ops":[{"op":"open"}]}`,
+		"a duplicate op key":          `{"id":"a","holder":"h","ops":[{"op":"credit","asset":"CNY","amount":"1","amount":"1000"}]}`,
+		"a key in another case":       `{"ID":"a","holder":"h","ops":[{"op":"open"}]}`,
+		"an op key in another case":   `{"id":"a","holder":"h","ops":[{"op":"credit","asset":"CNY","Amount":"1"}]}`,
+		"a duplicate in another case": `{"id":"a","holder":"h","ops":[{"op":"credit","asset":"CNY","amount":"1","AMOUNT":"2"}]}`,
+		"invalid UTF-8":               "{\"id\":\"a\",\"holder\":\"h\",\"memo\":\"\xff\",\"ops\":[{\"op\":\"open\"}]}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Decode([]byte(body))
+			assert.ErrorIs(t, err, ErrInvalidInstruction)
+		})
+	}
+}

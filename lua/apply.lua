@@ -336,6 +336,11 @@ local ts = d(now)
 digest = redis.sha1hex(digest .. '\n' .. holder .. '\n' .. d(seq) .. '\n' .. id .. '\n' .. fp .. '\n' .. ts ..
   '\n' .. cp .. '\n' .. ops_json .. '\n' .. result .. '\n' .. memo)
 
+-- The slot's outbox and expiry index are written without being read: a key of
+-- another type there must fail the script here, before its first write.
+redis.call('XLEN', K_OUT)
+redis.call('ZCARD', K_EXP)
+
 -- Writes: sets first, deletes last.
 local m = {'HSET', K_META, 'seq', d(seq), 'digest', digest}
 if status ~= status0 then m[#m + 1] = 'status'; m[#m + 1] = status end
