@@ -9,13 +9,19 @@ FUZZFLAGS ?= -short
 # The scripts need Redis 7.0.12 or newer (see DESIGN.md).
 REDIS_MIN_VERSION := 7.0.12
 
-.PHONY: all test test-short lint fuzz build deps run bench bench-go tidy-check clean
+.PHONY: all test test-faults test-short lint fuzz build deps run bench bench-go tidy-check clean
 
 all: lint test build
 
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+
+# The fault tests (TestFaults_*: master failover, script cache loss, replica
+# restart) start, kill and freeze Redis servers of their own; about a minute.
+# make test skips them unless ATOMLEDGER_FAULTS=1.
+test-faults:
+	ATOMLEDGER_FAULTS=1 $(GO) test -race -count=1 -run TestFaults ./...
 
 # Unit tests only: no Redis needed.
 test-short:
@@ -52,10 +58,10 @@ deps:
 		{ ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }; then \
 		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 			apt-get update; \
-			DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools postgresql; \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools redis-sentinel postgresql; \
 		elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1 && sudo -v; then \
 			sudo apt-get update; \
-			sudo DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools postgresql; \
+			sudo DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools redis-sentinel postgresql; \
 		else \
 			echo "redis-server or PostgreSQL is missing. Install Redis $(REDIS_MIN_VERSION) or newer and PostgreSQL:"; \
 			echo "  Debian, Ubuntu: sudo apt-get install redis-server redis-tools postgresql"; \

@@ -36,16 +36,24 @@ type call struct {
 //     INSUFFICIENT_POINTS, HOLD_NOT_FOUND, HOLD_EXISTS, HOLD_EXPIRED, EXCEEDS_HOLD,
 //     COUPON_NOT_FOUND, COUPON_EXISTS, COUPON_UNAVAILABLE, COUPON_EXPIRED, OVERFLOW,
 //     IDEMPOTENCY_CONFLICT;
-//   - UNAVAILABLE when the outcome is unknown (retry with the same id), INTERNAL for a bug.
+//   - UNAVAILABLE when the outcome is unknown (retry with the same id), or, with
+//     Options.MinReplicaAcks, when it is not known to be on enough replicas;
+//     INTERNAL for a bug.
 func (e *Engine) Apply(ctx context.Context, in instructions.Instruction) (instructions.Result, error) {
 	c, err := e.prepare(in)
 	if err != nil {
 		return instructions.Result{}, err
 	}
+	if e.minAcks > 0 {
+		out := make([]Outcome, 1)
+		e.runReplicated(ctx, []call{c}, []int{0}, out)
+		return out[0].Result, out[0].Err
+	}
 	cmd := e.rdb.EvalSha(ctx, lua.Apply.SHA1, c.keys, c.args...)
 	if isNoScript(cmd.Err()) {
 		cmd = e.rdb.Eval(ctx, lua.Apply.Source, c.keys, c.args...)
 	}
+	e.reloadAfter(ctx, cmd.Err())
 	o := e.finish(c, cmd)
 	return o.Result, o.Err
 }
@@ -53,8 +61,9 @@ func (e *Engine) Apply(ctx context.Context, in instructions.Instruction) (instru
 // ApplyBatch applies many instructions in pipelines, one round trip per
 // master. Each instruction is atomic on its own; the batch is not: the
 // outcomes, in the order of ins, may mix results and errors (the codes of
-// Apply). Entries answered NOSCRIPT did not run: the scripts are loaded on
-// every node and only those entries are sent again.
+// Apply). Entries answered NOSCRIPT did not run: the script is loaded on
+// their masters and only those entries are sent again. With
+// Options.MinReplicaAcks, each master's pipeline ends with a WAIT (see there).
 func (e *Engine) ApplyBatch(ctx context.Context, ins []instructions.Instruction) []Outcome {
 	out := make([]Outcome, len(ins))
 	calls := make([]call, len(ins))
@@ -74,6 +83,10 @@ func (e *Engine) ApplyBatch(ctx context.Context, ins []instructions.Instruction)
 
 // run sends calls[i] for every i of pending in pipelines and sets out[i].
 func (e *Engine) run(ctx context.Context, calls []call, pending []int, out []Outcome) {
+	if e.minAcks > 0 {
+		e.runReplicated(ctx, calls, pending, out)
+		return
+	}
 	// A cache flush or failover between two rounds is possible, so a few rounds.
 	for round := 0; len(pending) > 0; round++ {
 		pipe := e.rdb.Pipeline()
@@ -88,10 +101,13 @@ func (e *Engine) run(ctx context.Context, calls []call, pending []int, out []Out
 				again = append(again, i)
 				continue
 			}
+			e.reloadAfter(ctx, cmds[j].Err())
 			out[i] = e.finish(calls[i], cmds[j])
 		}
 		if len(again) > 0 {
-			if err := e.Load(ctx); err != nil {
+			// Only on the masters concerned: Load would fail while any
+			// node, even a replica the batch does not need, is down.
+			if err := e.loadApplyFor(ctx, calls, again); err != nil {
 				for _, i := range again {
 					out[i].Err = redisFailure(calls[i].n.ID, err)
 				}

@@ -16,6 +16,10 @@ import (
 // DefaultIdempotencyTTL is how long instruction ids are remembered by default.
 const DefaultIdempotencyTTL = 24 * time.Hour
 
+// DefaultReplicaAckTimeout is how long an answer waits for replicas by
+// default when Options.MinReplicaAcks is set.
+const DefaultReplicaAckTimeout = time.Second
+
 // MinRedisVersion is the oldest server the scripts accept: 7.0.12 fixes the
 // cjson and cmsgpack overflow CVE, and 7.0 refuses #!lua scripts before they
 // run when they could not complete.
@@ -27,6 +31,26 @@ type Options struct {
 	Assets *instructions.Registry
 	// IdempotencyTTL is how long an instruction id is remembered. Default: 24h.
 	IdempotencyTTL time.Duration
+	// MinReplicaAcks, when positive, makes every answer wait until that many
+	// replicas of the holder's master have the instruction's writes: the
+	// script and a WAIT go in one pipeline on the master's own connection
+	// (WAIT counts the writes of its connection). Replication is
+	// asynchronous, so without it a failover may lose instructions already
+	// answered; with it, an answer survives the loss of the master as long as
+	// one of the replicas that acknowledged it is promoted.
+	//
+	// If fewer replicas acknowledge within ReplicaAckTimeout, the instruction
+	// DID apply on the master but is not known to be durable: it is answered
+	// UNAVAILABLE, like any outcome the caller cannot rely on. Retrying with
+	// the same id is safe: it replays the recorded outcome (after waiting for
+	// replicas again) or, if the failover lost it, applies it anew. A
+	// replayed answer is confirmed the same way. It costs a replication round
+	// trip per pipeline; a master without enough replicas answers nothing but
+	// UNAVAILABLE. Default 0: answer as soon as the master has applied.
+	MinReplicaAcks int
+	// ReplicaAckTimeout bounds the wait for MinReplicaAcks; keep it below the
+	// client's ReadTimeout. Default: 1s.
+	ReplicaAckTimeout time.Duration
 }
 
 // Engine applies instructions. It is safe for concurrent use.
@@ -34,6 +58,9 @@ type Engine struct {
 	rdb     redis.UniversalClient
 	assets  *instructions.Registry
 	idemTTL string // milliseconds, as the script takes it
+
+	minAcks    int           // Options.MinReplicaAcks
+	ackTimeout time.Duration // Options.ReplicaAckTimeout
 }
 
 // New builds an Engine on a go-redis client: a *redis.ClusterClient for a
@@ -49,7 +76,11 @@ func New(rdb redis.UniversalClient, opt *Options) *Engine {
 	if o.IdempotencyTTL <= 0 {
 		o.IdempotencyTTL = DefaultIdempotencyTTL
 	}
-	return &Engine{rdb: rdb, assets: o.Assets, idemTTL: strconv.FormatInt(o.IdempotencyTTL.Milliseconds(), 10)}
+	if o.ReplicaAckTimeout <= 0 {
+		o.ReplicaAckTimeout = DefaultReplicaAckTimeout
+	}
+	return &Engine{rdb: rdb, assets: o.Assets, idemTTL: strconv.FormatInt(o.IdempotencyTTL.Milliseconds(), 10),
+		minAcks: max(o.MinReplicaAcks, 0), ackTimeout: o.ReplicaAckTimeout}
 }
 
 // Assets gives the engine's asset registry.
