@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/ledger"
@@ -23,6 +24,13 @@ Relay carries every slot's outbox events from Redis to the PostgreSQL ledger
 (--pg) and releases expired holds, until interrupted (SIGINT, SIGTERM). An
 event leaves Redis only once PostgreSQL committed it: with PostgreSQL or a
 Redis master down, events wait and the relay retries.
+
+Each relay process reads as a consumer of its own. The entries a relay had
+read but not delivered when it died stay pending under its name: another
+relay claims them once they have been pending for --claim-idle (default 30s).
+
+  --claim-idle DURATION
+        how long an entry stays with a dead relay before this one claims it
 
 `)
 	printConfigUsage(w)
@@ -88,9 +96,13 @@ func connectLedger(ctx context.Context, cfg *Config) (*engine.Engine, *ledger.Le
 // runRelay is "engined relay".
 func runRelay(args []string, c cli) int {
 	f := newCommandFlags("relay", c, relayUsage)
+	claimIdle := f.fs.Duration("claim-idle", 30*time.Second, "")
 	cfg, status := f.parse(args)
 	if cfg == nil {
 		return status
+	}
+	if *claimIdle <= 0 {
+		return f.fail("--claim-idle %v: want a positive duration", *claimIdle)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -100,6 +112,6 @@ func runRelay(args []string, c cli) int {
 	}
 	rdb := cfg.RedisClient()
 	defer rdb.Close()
-	runWorkers(ctx, cfg, rdb, engine.New(rdb, cfg.EngineOptions()), log, nil)
+	runWorkers(ctx, cfg, rdb, engine.New(rdb, cfg.EngineOptions()), log, nil, *claimIdle)
 	return exitOK
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -113,31 +114,74 @@ func (r *ledgerRig) waitInSync(t *testing.T, within time.Duration) *Report {
 	}
 }
 
+// TestRelay_EndToEndThroughPostgreSQLDowntime applies 20,000 random
+// instructions over 500 holders while the relay runs, with PostgreSQL
+// stopped for 10 seconds in the middle of the load, then lets the relay
+// drain: nothing lost, nothing applied twice, every event's entries
+// balanced, and the ledger's seq and digest equal to Redis's for every
+// holder.
 func TestRelay_EndToEndThroughPostgreSQLDowntime(t *testing.T) {
 	needRedis(t)
+	const holders, load, downtime = 500, 20000, 10 * time.Second
+	ctx := context.Background()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
 	r := newLedgerRig(t)
-	w := ledgertest.New(uint64(time.Now().UnixNano()), "e2e", 300)
+	w := ledgertest.New(seed, "e2e", holders)
 	relay := r.startRelay(t, nil)
+	began := time.Now()
 	applied := r.applyAll(t, w.Opens())
-	var ins []instructions.Instruction
-	for range 6000 {
-		ins = append(ins, w.Next())
+	ins := make([]instructions.Instruction, load)
+	for i := range ins {
+		ins[i] = w.Next()
 	}
-	applied += r.applyAll(t, ins[:3000])
+	// Two fifths before the downtime, two fifths during it, the rest once
+	// PostgreSQL is back, while the relay catches up.
+	applied += r.applyAll(t, ins[:load*2/5])
 
 	require.NoError(t, r.pg.Stop(), "PostgreSQL goes down in the middle of the load")
-	applied += r.applyAll(t, ins[3000:])
-	time.Sleep(time.Second)
+	down := time.Now()
+	applied += r.applyAll(t, ins[load*2/5:load*4/5])
+	time.Sleep(time.Until(down.Add(downtime)))
 	assert.True(t, relay.Stats().SinkDown, "the relay noticed")
-	require.NoError(t, r.pg.Restart(context.Background()))
+	relayedBefore := relay.Stats().Relayed
+	require.NoError(t, r.pg.Restart(ctx))
+	up := time.Now()
+	t.Logf("PostgreSQL down for %v", up.Sub(down).Round(time.Millisecond))
+	applied += r.applyAll(t, ins[load*4/5:])
 
-	start := time.Now()
 	rep := r.waitInSync(t, 60*time.Second)
-	t.Logf("drained in %v after PostgreSQL came back; relay %+v; ledger %+v", time.Since(start), relay.Stats(), r.led.Stats())
+	drained := time.Since(up)
+	st := relay.Stats()
+	t.Logf("%d instructions applied in Redis; drained %v after PostgreSQL came back (%d events, %.0f events/s); whole test so far %v; relay %+v; ledger %+v",
+		applied, drained.Round(time.Millisecond), st.Relayed-relayedBefore, float64(st.Relayed-relayedBefore)/drained.Seconds(),
+		time.Since(began).Round(time.Millisecond), st, r.led.Stats())
 	assert.False(t, rep.Drift, "%+v", rep)
+	assert.Zero(t, rep.EventsInFlight)
 	assert.Equal(t, len(w.Holders), rep.InSync)
+	assert.Empty(t, rep.Unbalanced, "every event's entries sum to zero per asset")
+	assert.Empty(t, rep.AccountDrift)
+	assert.Zero(t, rep.Parked)
 	assert.Equal(t, int64(applied), r.led.Stats().Applied, "nothing lost, nothing applied twice")
 	assert.Zero(t, r.led.Stats().Refused)
+	var rows, ids int64
+	require.NoError(t, r.led.Pool().QueryRow(ctx, "SELECT count(*), count(DISTINCT (holder, id)) FROM ledger.instructions").Scan(&rows, &ids))
+	assert.Equal(t, int64(applied), rows, "one ledger row per applied instruction")
+	assert.Equal(t, rows, ids, "no instruction twice")
+
+	// PostgreSQL's seq and digest equal Redis's, holder by holder (reconcile
+	// compared them too; this says it without going through it).
+	fromRedis, err := r.eng.Snapshots(ctx, w.Holders)
+	require.NoError(t, err)
+	fromPG, err := r.led.Snapshots(ctx, w.Holders, 0)
+	require.NoError(t, err)
+	for _, h := range w.Holders {
+		rs, ps := fromRedis[h], fromPG[h]
+		if assert.NotNil(t, rs, h) && assert.NotNil(t, ps, h) {
+			assert.Equal(t, rs.Seq, ps.Seq, h)
+			assert.Equal(t, rs.Digest, ps.Digest, h)
+		}
+	}
 
 	// Every outbox is empty: each event was deleted once committed.
 	deadline := time.Now().Add(5 * time.Second)
@@ -183,4 +227,68 @@ func TestRelay_EndToEndThroughPostgreSQLDowntime(t *testing.T) {
 		assert.NotEmpty(t, rep.AccountDrift)
 		assert.True(t, rep.Drift)
 	})
+}
+
+// TestReconcile_100kHolders measures, with ATOMLEDGER_LONG set, how long the
+// relay takes to carry the events of 100,000 new holders to PostgreSQL, and
+// how long "engined reconcile" takes over them (docs/ledger.md gives the
+// figures). Run it without the race detector:
+//
+//	ATOMLEDGER_LONG=1 go test -count=1 -run TestReconcile_100kHolders -v ./cmd/engined/
+func TestReconcile_100kHolders(t *testing.T) {
+	if os.Getenv("ATOMLEDGER_LONG") == "" {
+		t.Skip("set ATOMLEDGER_LONG=1 to run")
+	}
+	needRedis(t)
+	const holders = 100000
+	ctx := context.Background()
+	r := newLedgerRig(t)
+	w := ledgertest.New(uint64(time.Now().UnixNano()), "rc", holders)
+	start := time.Now()
+	applied := r.applyAll(t, w.Opens())
+	require.Equal(t, holders, applied)
+	t.Logf("%d holders opened in Redis in %v", holders, time.Since(start).Round(time.Millisecond))
+
+	// The relay starts with every event waiting: it runs flat out.
+	start = time.Now()
+	relay := r.startRelay(t, &engine.RelayOptions{PollInterval: 20 * time.Millisecond})
+	deadline := time.Now().Add(10 * time.Minute)
+	var rows int64
+	var discovered time.Time // the relay's first discovery joined every outbox
+	for time.Now().Before(deadline) {
+		if discovered.IsZero() && relay.Stats().Streams > 0 {
+			discovered = time.Now()
+		}
+		require.NoError(t, r.led.Pool().QueryRow(ctx, "SELECT count(*) FROM ledger.instructions").Scan(&rows))
+		if rows == holders {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	took := time.Since(start)
+	require.EqualValues(t, holders, rows)
+	t.Logf("relay: %d events into PostgreSQL in %v from its start (%.0f events/s), %v after its first discovery joined every outbox (%v): %.0f events/s",
+		rows, took.Round(time.Millisecond), float64(rows)/took.Seconds(), time.Since(discovered).Round(time.Millisecond),
+		discovered.Sub(start).Round(time.Millisecond), float64(rows)/time.Since(discovered).Seconds())
+	for relay.Stats().Backlog != 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("relay %+v", relay.Stats())
+
+	out := filepath.Join(t.TempDir(), "report.json")
+	cmd := exec.Command(buildEngined(t), "reconcile", "--out", out)
+	cmd.Env = childEnv(r.env)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start = time.Now()
+	err := cmd.Run()
+	took = time.Since(start)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	t.Logf("engined reconcile over %d holders: %v\n%s", holders, took.Round(time.Millisecond), stdout.String())
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var rep Report
+	require.NoError(t, json.Unmarshal(data, &rep))
+	assert.False(t, rep.Drift)
+	assert.Equal(t, holders, rep.InSync)
 }

@@ -17,8 +17,9 @@ import (
 // hold-expiry sweeper always, and the outbox relay into PostgreSQL when a
 // ledger is configured (--pg). PostgreSQL may not be up yet: the relay waits
 // for it, and the events wait in Redis meanwhile. reg, if not nil, gets the
-// workers' figures as metrics.
-func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng *engine.Engine, log *slog.Logger, reg prometheus.Registerer) {
+// workers' figures as metrics. claimIdle is the relay's ClaimIdle (0: its
+// default).
+func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng *engine.Engine, log *slog.Logger, reg prometheus.Registerer, claimIdle time.Duration) {
 	sweeper := engine.NewSweeper(eng, &engine.SweeperOptions{Logger: log})
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = sweeper.Run(ctx) })
@@ -37,7 +38,7 @@ func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng
 		return
 	}
 	defer led.Close()
-	relay := engine.NewRelay(rdb, led, &engine.RelayOptions{Logger: log})
+	relay := engine.NewRelay(rdb, led, &engine.RelayOptions{Logger: log, ClaimIdle: claimIdle})
 	register(reg, "atomledger_relay_events_total", "Events written to the ledger and deleted from the outboxes.", true,
 		func() int64 { return relay.Stats().Relayed })
 	register(reg, "atomledger_relay_errors_total", "Failed relay rounds (Redis or PostgreSQL), retried.", true,
