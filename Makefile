@@ -21,7 +21,7 @@ test:
 # restart) start, kill and freeze Redis servers of their own; about a minute.
 # make test skips them unless ATOMLEDGER_FAULTS=1.
 test-faults:
-	ATOMLEDGER_FAULTS=1 $(GO) test -race -count=1 -run TestFaults ./...
+	ATOMLEDGER_FAULTS=1 $(GO) test -race -count=1 -run TestFaults ./engine/
 
 # Unit tests only: no Redis needed.
 test-short:
