@@ -133,35 +133,9 @@ func Start(ctx context.Context, opt Options) (_ *Cluster, err error) {
 	return c, nil
 }
 
-// startNode starts one server on a free port, trying other ports while the
-// chosen one turns out to be taken.
+// startNode starts one server on a free port.
 func (c *Cluster) startNode(ctx context.Context, bin string, extra []string) (*Node, error) {
-	var err error
-	for range 5 {
-		var port int
-		if port, err = freePort(); err != nil {
-			return nil, err
-		}
-		var n *Node
-		if n, err = newNode(c.dir, bin, port, extra); err != nil {
-			return nil, err
-		}
-		var p *process
-		if p, err = n.launch(); err != nil {
-			return nil, err
-		}
-		if err = n.waitUp(ctx, p); err == nil {
-			n.proc = p
-			n.rdb = adminClient(n.Addr)
-			return n, nil
-		}
-		p.kill()
-		_ = os.RemoveAll(n.Dir)
-		if !addrInUse(err) {
-			return nil, err
-		}
-	}
-	return nil, err
+	return startOnFreePort(ctx, func(port int) (*Node, error) { return newNode(c.dir, bin, port, extra) })
 }
 
 // create joins the started servers into one cluster, the way redis-cli

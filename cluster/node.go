@@ -287,3 +287,35 @@ func freePort() (int, error) {
 	}
 	return 0, fmt.Errorf("no free port pair: %v", lastErr)
 }
+
+// startOnFreePort prepares a node on a free port and starts it, trying other
+// ports while the chosen one turns out to be taken (another process may take
+// a port between the check and the server's bind).
+func startOnFreePort(ctx context.Context, prepare func(port int) (*Node, error)) (*Node, error) {
+	var err error
+	for range 5 {
+		var port int
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
+		var n *Node
+		if n, err = prepare(port); err != nil {
+			return nil, err
+		}
+		var p *process
+		if p, err = n.launch(); err != nil {
+			return nil, err
+		}
+		if err = n.waitUp(ctx, p); err == nil {
+			n.proc = p
+			n.rdb = adminClient(n.Addr)
+			return n, nil
+		}
+		p.kill()
+		_ = os.RemoveAll(n.Dir)
+		if !addrInUse(err) {
+			return nil, err
+		}
+	}
+	return nil, err
+}

@@ -159,17 +159,11 @@ func StartSentinelForTest(tb testing.TB, opt SentinelOptions) *Sentinel {
 	return s
 }
 
-// startSentinelNode starts one sentinel on a free port, trying other ports
-// while the chosen one turns out to be taken.
+// startSentinelNode starts one sentinel on a free port.
 func startSentinelNode(ctx context.Context, root, bin string, conf []string) (*Node, error) {
-	var err error
-	for range 5 {
-		var port int
-		if port, err = freePort(); err != nil {
-			return nil, err
-		}
+	return startOnFreePort(ctx, func(port int) (*Node, error) {
 		dir := filepath.Join(root, "sentinel-"+strconv.Itoa(port))
-		if err = os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
 		n := &Node{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Port: port, Dir: dir,
@@ -177,25 +171,11 @@ func startSentinelNode(ctx context.Context, root, bin string, conf []string) (*N
 		lines := append([]string{"port " + strconv.Itoa(port), "bind 127.0.0.1", "protected-mode no",
 			"daemonize no", `logfile ""`, "dir " + dir}, conf...)
 		// Sentinel rewrites its config file as it learns: it must be its own.
-		if err = os.WriteFile(n.Config, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(n.Config, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 			return nil, err
 		}
-		var p *process
-		if p, err = n.launch(); err != nil {
-			return nil, err
-		}
-		if err = n.waitUp(ctx, p); err == nil {
-			n.proc = p
-			n.rdb = adminClient(n.Addr)
-			return n, nil
-		}
-		p.kill()
-		_ = os.RemoveAll(dir)
-		if !addrInUse(err) {
-			return nil, err
-		}
-	}
-	return nil, err
+		return n, nil
+	})
 }
 
 func orDefault(s, def string) string {
