@@ -13,14 +13,14 @@ REDIS_MIN_VERSION := 7.0.12
 
 all: lint test build
 
-test:
+test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 
 # The fault tests (TestFaults_*: master failover, script cache loss, replica
 # restart) start, kill and freeze Redis servers of their own; about a minute.
 # make test skips them unless ATOMLEDGER_FAULTS=1.
-test-faults:
+test-faults: deps
 	ATOMLEDGER_FAULTS=1 $(GO) test -race -count=1 -run TestFaults ./engine/
 
 # Unit tests only: no Redis needed.
@@ -49,22 +49,24 @@ fuzz:
 build:
 	$(GO) build -o bin/engined ./cmd/engined
 
-# Installs redis-server, redis-tools and postgresql with apt-get when Redis or
-# the PostgreSQL server is missing, as root or through sudo; otherwise says
-# what to install and fails.
+# Installs what the tests and make run start (redis-server, redis-tools,
+# redis-sentinel, postgresql, and curl for the printed commands) with apt-get
+# when any is missing, as root or through sudo; otherwise says what to install
+# and fails.
 deps:
 	@set -e; \
-	if ! command -v redis-server >/dev/null 2>&1 || \
+	if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-sentinel >/dev/null 2>&1 || \
+		! command -v curl >/dev/null 2>&1 || \
 		{ ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }; then \
 		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 			apt-get update; \
-			DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools redis-sentinel postgresql; \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools redis-sentinel postgresql curl; \
 		elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1 && sudo -v; then \
 			sudo apt-get update; \
-			sudo DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools redis-sentinel postgresql; \
+			sudo DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools redis-sentinel postgresql curl; \
 		else \
 			echo "redis-server or PostgreSQL is missing. Install Redis $(REDIS_MIN_VERSION) or newer and PostgreSQL:"; \
-			echo "  Debian, Ubuntu: sudo apt-get install redis-server redis-tools postgresql"; \
+			echo "  Debian, Ubuntu: sudo apt-get install redis-server redis-tools redis-sentinel postgresql curl"; \
 			echo "  macOS:          brew install redis postgresql"; \
 			exit 1; \
 		fi; \
