@@ -237,24 +237,6 @@ func (r *faultRig) verify(t *testing.T) (lost []string) {
 	return lost
 }
 
-// pid reads a server's process id.
-func pid(t *testing.T, addr string) int {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-	defer c.Close()
-	info, err := c.Info(context.Background(), "server").Result()
-	require.NoError(t, err)
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			p, err := strconv.Atoi(v)
-			require.NoError(t, err)
-			return p
-		}
-	}
-	t.Fatalf("%s: no process_id in INFO server", addr)
-	return 0
-}
-
 // replicaOf returns the address of the replica of master.
 func replicaOf(t *testing.T, master string) string {
 	t.Helper()
@@ -340,7 +322,7 @@ func runFailover(t *testing.T, opt *engine.Options) failoverRun {
 	// Freeze the replica, then have the master drop its link: what the
 	// master acknowledges from now on exists nowhere else, and the frozen
 	// replica cannot reconnect to fetch it.
-	rp := pid(t, replica)
+	rp := processID(t, replica)
 	require.NoError(t, syscall.Kill(rp, syscall.SIGSTOP))
 	resumed := false
 	defer func() {
