@@ -52,3 +52,21 @@ func Outbox(slot int) string {
 func Expiry(slot int) string {
 	return "{" + SlotTag(slot) + "}:expiry"
 }
+
+// Transfer returns the key of the record of cross-holder transfer id: a hash
+// in a slot of its own, "{x:<id>}".
+func Transfer(id string) string {
+	return "{x:" + id + "}"
+}
+
+// TransferSlot returns the slot of the record of transfer id.
+func TransferSlot(id string) int {
+	return Slot(Transfer(id))
+}
+
+// Transfers returns the key of the index (a sorted set) of the unfinished
+// transfers whose records live in slot, scored by when the recovery worker
+// should look at them. It lives in slot itself.
+func Transfers(slot int) string {
+	return "{" + SlotTag(slot) + "}:transfers"
+}

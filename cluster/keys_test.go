@@ -34,10 +34,19 @@ func TestHolder_KeysShareHolderSlot(t *testing.T) {
 
 func TestOutbox_LivesInItsSlot(t *testing.T) {
 	for s := range Slots {
-		if Slot(Outbox(s)) != s || Slot(Expiry(s)) != s {
-			t.Fatalf("slot %d: Outbox %q in %d, Expiry %q in %d", s, Outbox(s), Slot(Outbox(s)), Expiry(s), Slot(Expiry(s)))
+		if Slot(Outbox(s)) != s || Slot(Expiry(s)) != s || Slot(Transfers(s)) != s {
+			t.Fatalf("slot %d: Outbox %q in %d, Expiry %q in %d, Transfers %q in %d", s, Outbox(s), Slot(Outbox(s)),
+				Expiry(s), Slot(Expiry(s)), Transfers(s), Slot(Transfers(s)))
 		}
 	}
 	assert.Equal(t, "{"+SlotTag(7)+"}:outbox", Outbox(7))
 	assert.Equal(t, "{"+SlotTag(7)+"}:expiry", Expiry(7))
+	assert.Equal(t, "{"+SlotTag(7)+"}:transfers", Transfers(7))
+}
+
+func TestTransfer_RecordInItsOwnSlotNextToItsIndex(t *testing.T) {
+	assert.Equal(t, "{x:trade-9001}", Transfer("trade-9001"))
+	s := TransferSlot("trade-9001")
+	assert.Equal(t, Slot("x:trade-9001"), s)
+	assert.Equal(t, s, Slot(Transfers(s)))
 }

@@ -146,8 +146,8 @@ func (e *Engine) build(n instructions.Normalized) call {
 	keys := []string{hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds,
 		cluster.Tx(n.Holder, n.ID), cluster.Outbox(slot), cluster.Expiry(slot)}
 
-	args := make([]any, 6, 6+6*len(n.Steps))
-	args[0], args[1], args[3], args[4], args[5] = n.Holder, n.ID, e.idemTTL, n.Counterparty, n.Memo
+	args := make([]any, 7, 7+6*len(n.Steps))
+	args[0], args[1], args[3], args[4], args[5], args[6] = n.Holder, n.ID, e.idemTTL, n.Counterparty, n.Memo, n.Transfer
 	for _, s := range n.Steps {
 		args = append(args, s.Op, s.Asset, strconv.FormatInt(s.Units, 10), s.Hold, s.Coupon, strconv.FormatInt(s.Ms, 10))
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +52,13 @@ type Options struct {
 	// ReplicaAckTimeout bounds the wait for MinReplicaAcks; keep it below the
 	// client's ReadTimeout. Default: 1s.
 	ReplicaAckTimeout time.Duration
+	// TransferTimeout is how long a transfer may stay undecided before the
+	// recovery worker aborts it, and how long a decided one may wait for its
+	// driver to finish its parts before the worker does. Default: 30s.
+	TransferTimeout time.Duration
+	// Logger receives what a caller cannot be told: a transfer step left
+	// for the recovery worker. Default: slog.Default().
+	Logger *slog.Logger
 }
 
 // Engine applies instructions. It is safe for concurrent use.
@@ -58,6 +66,10 @@ type Engine struct {
 	rdb     redis.UniversalClient
 	assets  *instructions.Registry
 	idemTTL string // milliseconds, as the script takes it
+	ttl     time.Duration
+	log     *slog.Logger
+
+	xferTimeout time.Duration
 
 	minAcks    int           // Options.MinReplicaAcks
 	ackTimeout time.Duration // Options.ReplicaAckTimeout
@@ -79,7 +91,14 @@ func New(rdb redis.UniversalClient, opt *Options) *Engine {
 	if o.ReplicaAckTimeout <= 0 {
 		o.ReplicaAckTimeout = DefaultReplicaAckTimeout
 	}
+	if o.TransferTimeout <= 0 {
+		o.TransferTimeout = DefaultTransferTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
 	return &Engine{rdb: rdb, assets: o.Assets, idemTTL: strconv.FormatInt(o.IdempotencyTTL.Milliseconds(), 10),
+		ttl: o.IdempotencyTTL, log: o.Logger, xferTimeout: o.TransferTimeout,
 		minAcks: max(o.MinReplicaAcks, 0), ackTimeout: o.ReplicaAckTimeout}
 }
 

@@ -20,6 +20,7 @@ var (
 	ErrUnknownAsset        = instructions.ErrUnknownAsset
 	ErrTooManyOps          = instructions.ErrTooManyOps
 	ErrHolderNotFound      = instructions.ErrHolderNotFound
+	ErrTransferNotFound    = instructions.ErrTransferNotFound
 	ErrIdempotencyConflict = instructions.ErrIdempotencyConflict
 	ErrHolderExists        = instructions.ErrHolderExists
 	ErrHolderSuspended     = instructions.ErrHolderSuspended

@@ -108,20 +108,16 @@ type expired struct {
 }
 
 // Sweep releases the holds expired now and returns once they are released.
-// Each master is asked for its own slots, against its own clock (TIME): the
-// script judges expiry by the clock of the master it runs on, and a sweeper
-// whose clock ran ahead would release holds that are still valid.
 func (s *Sweeper) Sweep(ctx context.Context) error {
-	var due []expired
-	var err error
-	switch c := s.e.rdb.(type) {
-	case *redis.ClusterClient:
-		due, err = s.dueCluster(ctx, c)
-	default:
-		due, err = s.dueOn(ctx, s.e.rdb, [][2]int{{0, cluster.Slots - 1}})
-	}
+	entries, err := s.e.dueEntries(ctx, cluster.Expiry, s.o.Limit)
 	if err != nil {
-		return err
+		return fmt.Errorf("sweep: %w", err)
+	}
+	var due []expired
+	for _, en := range entries {
+		if holder, hold, ok := strings.Cut(en.member, " "); ok {
+			due = append(due, expired{slot: en.slot, holder: holder, hold: hold, exp: en.score})
+		}
 	}
 	if len(due) > 0 {
 		s.release(ctx, due)
@@ -130,10 +126,27 @@ func (s *Sweeper) Sweep(ctx context.Context) error {
 	return nil
 }
 
-func (s *Sweeper) dueCluster(ctx context.Context, c *redis.ClusterClient) ([]expired, error) {
+// indexEntry is a due member of a per-slot index (a sorted set).
+type indexEntry struct {
+	slot   int
+	member string
+	score  int64
+	now    int64 // the clock of the index's master when it was read, Unix ms
+}
+
+// dueEntries reads, in the per-slot index key(slot) of every slot, up to
+// limit members scored at or before now. Each master is asked for its own
+// slots, against its own clock (TIME): the scripts judge time by the clock
+// of the master they run on, and a worker whose clock ran ahead would act
+// too early.
+func (e *Engine) dueEntries(ctx context.Context, key func(int) string, limit int) ([]indexEntry, error) {
+	c, ok := e.rdb.(*redis.ClusterClient)
+	if !ok {
+		return dueOn(ctx, e.rdb, [][2]int{{0, cluster.Slots - 1}}, key, limit)
+	}
 	slots, err := c.ClusterSlots(ctx).Result() //nolint:staticcheck // CLUSTER SLOTS answers on every supported version
 	if err != nil {
-		return nil, fmt.Errorf("sweep: cluster slots: %w", err)
+		return nil, fmt.Errorf("cluster slots: %w", err)
 	}
 	ranges := map[string][][2]int{}
 	for _, r := range slots {
@@ -141,7 +154,7 @@ func (s *Sweeper) dueCluster(ctx context.Context, c *redis.ClusterClient) ([]exp
 			ranges[r.Nodes[0].Addr] = append(ranges[r.Nodes[0].Addr], [2]int{r.Start, r.End})
 		}
 	}
-	var all []expired
+	var all []indexEntry
 	var errs []error
 	for addr, rs := range ranges {
 		node, err := masterClient(ctx, c, addr)
@@ -149,7 +162,7 @@ func (s *Sweeper) dueCluster(ctx context.Context, c *redis.ClusterClient) ([]exp
 			errs = append(errs, err)
 			continue
 		}
-		due, err := s.dueOn(ctx, node, rs)
+		due, err := dueOn(ctx, node, rs, key, limit)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -171,7 +184,7 @@ func masterClient(ctx context.Context, c *redis.ClusterClient, addr string) (*re
 		return nil
 	})
 	if found == nil {
-		return nil, fmt.Errorf("sweep: no client for master %s", addr)
+		return nil, fmt.Errorf("no client for master %s", addr)
 	}
 	return found, nil
 }
@@ -186,35 +199,32 @@ func sameAddr(a, b string) bool {
 	return pa == pb && (ha == hb || local(ha) && local(hb))
 }
 
-// dueOn reads, on one server, the expired entries of the expiry indexes of
-// the slots in ranges, against that server's clock.
-func (s *Sweeper) dueOn(ctx context.Context, rdb redis.Cmdable, ranges [][2]int) ([]expired, error) {
-	now, err := rdb.Time(ctx).Result()
+// dueOn reads, on one server, the due entries of the indexes of the slots
+// in ranges, against that server's clock.
+func dueOn(ctx context.Context, rdb redis.Cmdable, ranges [][2]int, key func(int) string, limit int) ([]indexEntry, error) {
+	t, err := rdb.Time(ctx).Result()
 	if err != nil {
-		return nil, fmt.Errorf("sweep: time: %w", err)
+		return nil, fmt.Errorf("time: %w", err)
 	}
-	max := strconv.FormatInt(now.UnixMilli(), 10)
-	var out []expired
+	now := t.UnixMilli()
+	max := strconv.FormatInt(now, 10)
+	var out []indexEntry
 	for _, r := range ranges {
 		for lo := r[0]; lo <= r[1]; lo += discoverChunk {
 			hi := min(lo+discoverChunk-1, r[1])
 			pipe := rdb.Pipeline()
 			cmds := make([]*redis.ZSliceCmd, 0, hi-lo+1)
 			for slot := lo; slot <= hi; slot++ {
-				cmds = append(cmds, pipe.ZRangeByScoreWithScores(ctx, cluster.Expiry(slot),
-					&redis.ZRangeBy{Min: "-inf", Max: max, Count: int64(s.o.Limit)}))
+				cmds = append(cmds, pipe.ZRangeByScoreWithScores(ctx, key(slot),
+					&redis.ZRangeBy{Min: "-inf", Max: max, Count: int64(limit)}))
 			}
 			if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-				return out, fmt.Errorf("sweep: read expiry indexes: %w", err)
+				return out, fmt.Errorf("read indexes: %w", err)
 			}
 			for i, c := range cmds {
 				for _, z := range c.Val() {
 					m, _ := z.Member.(string)
-					holder, hold, ok := strings.Cut(m, " ")
-					if !ok {
-						continue
-					}
-					out = append(out, expired{slot: lo + i, holder: holder, hold: hold, exp: int64(z.Score)})
+					out = append(out, indexEntry{slot: lo + i, member: m, score: int64(z.Score), now: now})
 				}
 			}
 		}

@@ -25,7 +25,6 @@ func Decode(data []byte) (Instruction, error) {
 	if len(data) > MaxPayload {
 		return in, Errorf(CodeInvalidInstruction, NoOp, "instruction is %d bytes, at most %d", len(data), MaxPayload)
 	}
-	// Ops are decoded one by one so that an error names the op it is in.
 	var w struct {
 		ID           string            `json:"id"`
 		Holder       string            `json:"holder"`
@@ -42,21 +41,30 @@ func Decode(data []byte) (Instruction, error) {
 	if err := decodeStrict(data, &w); err != nil {
 		return Instruction{}, err
 	}
-	in = Instruction{ID: w.ID, Holder: w.Holder, Counterparty: w.Counterparty, Memo: w.Memo}
-	if w.Ops != nil {
-		in.Ops = make([]Op, len(w.Ops))
+	ops, err := decodeOps(w.Ops)
+	if err != nil {
+		return Instruction{}, err
 	}
-	for i, raw := range w.Ops {
+	return Instruction{ID: w.ID, Holder: w.Holder, Counterparty: w.Counterparty, Memo: w.Memo, Ops: ops}, nil
+}
+
+// decodeOps decodes ops one by one, so that an error names the op it is in.
+func decodeOps(raws []json.RawMessage) ([]Op, *Error) {
+	if raws == nil {
+		return nil, nil
+	}
+	ops := make([]Op, len(raws))
+	for i, raw := range raws {
 		err := checkKeys(raw, opKeys)
 		if err == nil {
-			err = decodeStrict(raw, &in.Ops[i])
+			err = decodeStrict(raw, &ops[i])
 		}
 		if err != nil {
 			err.OpIndex = i
-			return Instruction{}, err
+			return nil, err
 		}
 	}
-	return in, nil
+	return ops, nil
 }
 
 // The keys of an instruction and of an op, spelled exactly.

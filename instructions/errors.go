@@ -17,6 +17,7 @@ const (
 	CodeTooManyOps          Code = "TOO_MANY_OPS"
 	CodeUnauthenticated     Code = "UNAUTHENTICATED"
 	CodeHolderNotFound      Code = "HOLDER_NOT_FOUND"
+	CodeTransferNotFound    Code = "TRANSFER_NOT_FOUND"
 	CodeIdempotencyConflict Code = "IDEMPOTENCY_CONFLICT"
 	CodePayloadTooLarge     Code = "PAYLOAD_TOO_LARGE"
 	CodeHolderExists        Code = "HOLDER_EXISTS"
@@ -39,7 +40,7 @@ const (
 // Codes lists every code of the contract, in the order of its error table.
 var Codes = []Code{
 	CodeInvalidInstruction, CodeInvalidAmount, CodeInvalidID, CodeUnknownAsset, CodeTooManyOps,
-	CodeUnauthenticated, CodeHolderNotFound, CodeIdempotencyConflict, CodePayloadTooLarge,
+	CodeUnauthenticated, CodeHolderNotFound, CodeTransferNotFound, CodeIdempotencyConflict, CodePayloadTooLarge,
 	CodeHolderExists, CodeHolderSuspended, CodeInsufficientFunds, CodeInsufficientPoints,
 	CodeHoldNotFound, CodeHoldExists, CodeHoldExpired, CodeExceedsHold, CodeCouponNotFound,
 	CodeCouponExists, CodeCouponUnavailable, CodeCouponExpired, CodeOverflow,
@@ -60,6 +61,7 @@ var (
 	ErrTooManyOps          error = sentinel(CodeTooManyOps)
 	ErrUnauthenticated     error = sentinel(CodeUnauthenticated)
 	ErrHolderNotFound      error = sentinel(CodeHolderNotFound)
+	ErrTransferNotFound    error = sentinel(CodeTransferNotFound)
 	ErrIdempotencyConflict error = sentinel(CodeIdempotencyConflict)
 	ErrPayloadTooLarge     error = sentinel(CodePayloadTooLarge)
 	ErrHolderExists        error = sentinel(CodeHolderExists)

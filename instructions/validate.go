@@ -2,6 +2,7 @@ package instructions
 
 import (
 	"regexp"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -26,6 +27,7 @@ type Normalized struct {
 	Holder       string
 	Counterparty string
 	Memo         string
+	Transfer     string // the transfer this instruction is a part of; "" for none
 	Steps        []Step
 }
 
@@ -154,6 +156,9 @@ func normalizeOp(op *Op, i int, reg *Registry) (Step, *Error) {
 		if id.v != "" && !ValidID(id.v) {
 			return s, Errorf(CodeInvalidID, i, "%s %q must match [A-Za-z0-9_.:-]{1,64}", id.name, clip(id.v))
 		}
+	}
+	if strings.HasPrefix(op.Hold, TransferHoldPrefix) {
+		return s, Errorf(CodeInvalidID, i, "hold %q: names beginning with %q are the holds of transfers", clip(op.Hold), TransferHoldPrefix)
 	}
 
 	// The asset whose scale the amount is in: the asset, the leg, or points.

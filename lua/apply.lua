@@ -4,9 +4,16 @@
 -- KEYS: 1 meta, 2 balance, 3 frozen, 4 points, 5 coupons, 6 holds, 7 idempotency record,
 --       8 the slot's outbox stream, 9 the slot's expiry index.
 -- ARGV: 1 holder, 2 instruction id, 3 request fingerprint, 4 idempotency ttl (ms),
---       5 counterparty, 6 memo, then six per op: op, asset or leg, units, hold, coupon,
---       ms (ttl_ms of a new hold, a coupon's expires_ms, or the expiry a sweeper's release
+--       5 counterparty, 6 memo, 7 transfer id ("" outside a transfer), then six per op:
+--       op, asset or leg, units, hold, coupon (for take and give: the other hold), ms
+--       (ttl_ms of a new hold, a coupon's expires_ms, or the expiry a sweeper's release
 --       requires of its hold). Units and ms are decimal digits.
+--       Besides the contract's ops, three serve transfers (the engine sends them, clients
+--       cannot): check (nothing; the holder must exist), take (units of a leg from a hold,
+--       checked like a settle, into another hold this instruction creates; the first hold
+--       stays open even if emptied, so that give can restore it), give (units of a leg
+--       from a hold back into another hold if that one is open, else to available) and
+--       close (a hold left empty by take; nothing if it is not open and empty).
 -- Reply: {replayed (0 or 1), outcome}, outcome being "ok\n<result json>" or
 --        "err\n<code>\n<op index>\n<detail>"; the detail is the figure that failed the check,
 --        in minor units ("<asset>:<units>" for OVERFLOW, the coupon's state for COUPON_UNAVAILABLE).
@@ -23,7 +30,7 @@
 local MAX = 9007199254740991
 local K_META, K_BAL, K_FRZ, K_PTS, K_CPN, K_HLD, K_TX, K_OUT, K_EXP =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local holder, id, fp, idem_ttl, cp, memo = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local holder, id, fp, idem_ttl, cp, memo, xfer = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 
 local function d(n) return string.format('%d', n) end
 
@@ -43,7 +50,7 @@ if rec then
   return {1, string.sub(rec, nl + 1)}
 end
 
-local nops = (#ARGV - 6) / 6
+local nops = (#ARGV - 7) / 6
 if nops < 1 or nops > 64 or nops ~= math.floor(nops) or not string.find(idem_ttl, '^%d+$') then
   return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed script arguments'}
 end
@@ -214,6 +221,45 @@ local function unhold(i, h, leg, amt, to, exp)
   close_if_empty(v)
 end
 
+-- take: n of leg from hold h (checked as a settle would be) into hold dst, which
+-- this instruction creates; the funds stay frozen. h stays open even when
+-- emptied: an abort gives back into it, a commit closes it.
+local function take(h, leg, amt, dst)
+  local v = hold(h)
+  if not v.open then return 'HOLD_NOT_FOUND' end
+  if v.exp > 0 and now >= v.exp then return 'HOLD_EXPIRED' end
+  local w, code = hold_for_reserve(dst, 0)
+  if not w then return code end
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  local have = v.legs[leg]
+  if not have then return 'EXCEEDS_HOLD', '' end
+  if n > have then return 'EXCEEDS_HOLD', d(have) end
+  v.legs[leg] = (have > n) and (have - n) or nil
+  w.legs[leg] = (w.legs[leg] or 0) + n
+end
+
+-- give: n of leg from hold h back into hold origin if it is still open, else to
+-- available (a release).
+local function give(i, h, leg, amt, origin)
+  local v = hold(h)
+  if not v.open then return 'HOLD_NOT_FOUND' end
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  local have = v.legs[leg]
+  if not have then return 'EXCEEDS_HOLD', '' end
+  if n > have then return 'EXCEEDS_HOLD', d(have) end
+  local w = hold(origin)
+  if not w.open then
+    local code, detail = take_leg(i, v, leg, n, 'avail')
+    if code then return code, detail end
+  else
+    v.legs[leg] = (have > n) and (have - n) or nil
+    w.legs[leg] = (w.legs[leg] or 0) + n
+  end
+  close_if_empty(v)
+end
+
 local TAKES = {debit = true, freeze = true, freeze_points = true, lock_coupon = true,
                spend_points = true, redeem_coupon = true}
 
@@ -230,6 +276,12 @@ local function step(i, op, a, amt, h, c, ms)
 
   if op == 'suspend' then status = 'suspended'
   elseif op == 'resume' then status = 'active'
+  elseif op == 'check' then -- the holder exists: nothing else to do
+  elseif op == 'take' then return take(h, a, amt, c)
+  elseif op == 'give' then return give(i, h, a, amt, c)
+  elseif op == 'close' then
+    local v = hold(h)
+    if v.open then close_if_empty(v) end
   elseif op == 'settle' or op == 'release' then
     return unhold(i, h, a, amt, op == 'settle' and 'cp' or 'avail', ms)
   elseif op == 'lock_coupon' then
@@ -300,13 +352,15 @@ local function step(i, op, a, amt, h, c, ms)
 end
 
 for i = 0, nops - 1 do
-  local b = 7 + i * 6
+  local b = 8 + i * 6
   local op, a, amt, h, c, ms = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5]
   local e = {op = op}
   if a ~= '' then e.asset = a end
   if amt ~= '0' then e.units = amt end
   if h ~= '' then e.hold = h end
-  if c ~= '' then e.coupon = c end
+  if c ~= '' then
+    if op == 'take' or op == 'give' then e.to = c else e.coupon = c end
+  end
   if ms ~= '0' then e.ms = ms end
   ev_ops[i] = e
   local code, detail = step(i, op, a, amt, h, c, ms)
@@ -334,7 +388,7 @@ for i = 0, nops - 1 do ops[i + 1] = ev_ops[i] end
 local ops_json = cjson.encode(ops)
 local ts = d(now)
 digest = redis.sha1hex(digest .. '\n' .. holder .. '\n' .. d(seq) .. '\n' .. id .. '\n' .. fp .. '\n' .. ts ..
-  '\n' .. cp .. '\n' .. ops_json .. '\n' .. result .. '\n' .. memo)
+  '\n' .. cp .. '\n' .. ops_json .. '\n' .. result .. '\n' .. memo .. (xfer ~= '' and '\n' .. xfer or ''))
 
 -- The slot's outbox and expiry index are written without being read: a key of
 -- another type there must fail the script here, before its first write.
@@ -389,8 +443,10 @@ end
 if #hset > 2 then redis.call(unpack(hset)) end
 if #zadd > 2 then redis.call(unpack(zadd)) end
 
-redis.call('XADD', K_OUT, '*', 'holder', holder, 'seq', d(seq), 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
-  'ops', ops_json, 'state', result, 'digest', digest, 'memo', memo)
+local ev = {'XADD', K_OUT, '*', 'holder', holder, 'seq', d(seq), 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
+  'ops', ops_json, 'state', result, 'digest', digest, 'memo', memo}
+if xfer ~= '' then ev[#ev + 1] = 'xfer'; ev[#ev + 1] = xfer end
+redis.call(unpack(ev))
 local out = 'ok\n' .. result
 redis.call('SET', K_TX, fp .. '\n' .. out, 'PX', idem_ttl)
 

@@ -6,9 +6,11 @@
 // apply.lua is the one general script: it applies a whole instruction to one
 // holder's keys, all or nothing, with its idempotency record, its outbox event
 // and its expiry index entry, in one run. state.lua reads a holder's whole
-// state in one consistent step. Both start with a #!lua line, so Redis 7
-// refuses a write script before it runs (OOM, READONLY, NOREPLICAS) instead of
-// at its first write, and both touch only the keys they are given.
+// state in one consistent step. transfer.lua keeps the record of a
+// cross-holder transfer; its commit point is one run of it. Each starts with
+// a #!lua line, so Redis 7 refuses a write script before it runs (OOM,
+// READONLY, NOREPLICAS) instead of at its first write, and each touches only
+// the keys it is given.
 //
 // # Caveats
 //
@@ -41,13 +43,16 @@ var (
 	applySource string
 	//go:embed state.lua
 	stateSource string
+	//go:embed transfer.lua
+	transferSource string
 )
 
 // The scripts.
 var (
-	Apply = newScript("apply.lua", applySource)
-	State = newScript("state.lua", stateSource)
+	Apply    = newScript("apply.lua", applySource)
+	State    = newScript("state.lua", stateSource)
+	Transfer = newScript("transfer.lua", transferSource)
 )
 
 // All lists every script, for loading them on each server.
-var All = []*Script{Apply, State}
+var All = []*Script{Apply, State, Transfer}

@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// RecoveryOptions configure a Recovery. A nil *RecoveryOptions or a zero
+// field means the default.
+type RecoveryOptions struct {
+	// Interval between two passes. Default 1s.
+	Interval time.Duration
+	// Limit is the most transfers one pass takes from one slot. Default 256.
+	Limit int
+	// Logger receives failed passes. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// RecoveryStats are a recovery worker's counters, for metrics.
+type RecoveryStats struct {
+	Passes   int64 // completed passes
+	Aborted  int64 // transfers aborted for want of a decision within the timeout
+	Finished int64 // transfers whose parts it finished (committed or aborted)
+	Errors   int64 // transfers or passes that failed, retried later
+}
+
+// Recovery finishes the transfers their drivers left: a transfer still
+// undecided past its deadline is aborted, and a decided one whose parts are
+// not all finished after the engine's TransferTimeout is finished. It finds
+// them in the per-slot index of unfinished transfers (cluster.Transfers),
+// never by SCAN. Several workers may run at once: every step is idempotent.
+type Recovery struct {
+	e *Engine
+	o RecoveryOptions
+
+	passes, aborted, finished, errs atomic.Int64
+}
+
+// NewRecovery builds a recovery worker that works through e.
+func NewRecovery(e *Engine, opt *RecoveryOptions) *Recovery {
+	var o RecoveryOptions
+	if opt != nil {
+		o = *opt
+	}
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	if o.Limit <= 0 {
+		o.Limit = 256
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Recovery{e: e, o: o}
+}
+
+// Stats reads the counters; safe to call while it runs.
+func (r *Recovery) Stats() RecoveryStats {
+	return RecoveryStats{Passes: r.passes.Load(), Aborted: r.aborted.Load(), Finished: r.finished.Load(), Errors: r.errs.Load()}
+}
+
+// Run makes a pass every Interval until ctx is done, then returns nil.
+func (r *Recovery) Run(ctx context.Context) error {
+	t := time.NewTicker(r.o.Interval)
+	defer t.Stop()
+	for {
+		if err := r.Recover(ctx); err != nil && ctx.Err() == nil {
+			r.errs.Add(1)
+			r.o.Logger.Warn("transfer recovery: pass failed", "err", err)
+			if c, ok := r.e.rdb.(*redis.ClusterClient); ok {
+				c.ReloadState(ctx)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Recover makes one pass over the transfers that are due now.
+func (r *Recovery) Recover(ctx context.Context) error {
+	due, err := r.e.dueEntries(ctx, cluster.Transfers, r.o.Limit)
+	if err != nil {
+		return fmt.Errorf("transfer recovery: %w", err)
+	}
+	for _, en := range due {
+		if err := r.recover(ctx, en); err != nil {
+			r.errs.Add(1)
+			r.o.Logger.Warn("transfer recovery: transfer left for a later pass", "transfer", en.member, "err", err)
+		}
+	}
+	r.passes.Add(1)
+	return nil
+}
+
+// recover takes one due transfer as far as it goes.
+func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
+	id, index := en.member, cluster.Transfers(en.slot)
+	rec, err := r.e.transferScript(ctx, id, "read")
+	if err != nil {
+		return err
+	}
+	if rec.outcome == "missing" { // expired long ago: nothing left to do
+		return r.e.rdb.ZRem(ctx, index, id).Err()
+	}
+	body, err := r.e.rdb.HGet(ctx, cluster.Transfer(id), "body").Result()
+	if err != nil {
+		return err
+	}
+	t, err := instructions.DecodeTransfer([]byte(body))
+	if err != nil {
+		return err
+	}
+	n, err := t.Normalize(r.e.assets)
+	if err != nil {
+		return err
+	}
+	// The next look, should this one not get to the end.
+	next := float64(en.now + r.e.xferTimeout.Milliseconds())
+	if err := r.e.rdb.ZAddXX(ctx, index, redis.Z{Score: next, Member: id}).Err(); err != nil {
+		return err
+	}
+	if rec.status == "preparing" {
+		if en.now < rec.deadline {
+			return nil
+		}
+		reason, _ := json.Marshal(abortReason{Error: &Error{Code: instructions.CodeUnavailable, OpIndex: instructions.NoOp,
+			Message: fmt.Sprintf("transfer was not decided within %v of its start", r.e.xferTimeout)}})
+		decided, err := r.e.transferScript(ctx, id, "decide", TransferAborted, string(reason), r.e.xferTimeout.Milliseconds())
+		if err != nil {
+			return err
+		}
+		if decided.status == TransferAborted && decided.err == string(reason) {
+			r.aborted.Add(1)
+		}
+		rec = decided
+	}
+	if st := r.e.drive(ctx, n, rec); !st.Complete {
+		return errors.New("parts left unfinished")
+	}
+	r.finished.Add(1)
+	return nil
+}

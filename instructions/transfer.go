@@ -1,0 +1,178 @@
+package instructions
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	json "github.com/goccy/go-json"
+)
+
+// Limits of a transfer.
+const (
+	MinParts = 2
+	MaxParts = 16
+	// MaxTransferID is the longest transfer id: the ids of its parts'
+	// instructions ("x:<id>:p") must stay within 64 bytes.
+	MaxTransferID = 60
+)
+
+// TransferHoldPrefix begins the name of the hold a transfer reserves under on
+// each holder ("x:<transfer id>"), and the counterparty of its parts. Holds of
+// that name are the transfer's own: a plain instruction cannot name them.
+const TransferHoldPrefix = "x:"
+
+// Transfer spans several holders: each part is applied to its holder, and the
+// parts are all applied or none (two-phase, see docs/transfers.md). ID is the
+// idempotency key of the whole transfer.
+type Transfer struct {
+	ID    string `json:"id"`
+	Parts []Part `json:"parts"`
+}
+
+// Part is what a transfer does to one holder. A part takes the ops that move
+// value: credit, debit, settle (with leg and amount), earn_points and
+// spend_points.
+type Part struct {
+	Holder string `json:"holder"`
+	Ops    []Op   `json:"ops"`
+}
+
+// NormalizedTransfer is a valid transfer with its parts normalized: each part
+// is an instruction on its holder whose counterparty is TransferHoldPrefix+ID.
+type NormalizedTransfer struct {
+	ID    string
+	Parts []Normalized
+}
+
+// Hold is the name of the hold the transfer reserves under on each holder.
+func (t NormalizedTransfer) Hold() string { return TransferHoldPrefix + t.ID }
+
+// DecodeTransfer reads one transfer from JSON, as strictly as Decode reads an
+// instruction. The payload limit is the instruction's (MaxPayload).
+func DecodeTransfer(data []byte) (Transfer, error) {
+	if len(data) > MaxPayload {
+		return Transfer{}, Errorf(CodeInvalidInstruction, NoOp, "transfer is %d bytes, at most %d", len(data), MaxPayload)
+	}
+	if !utf8.Valid(data) {
+		return Transfer{}, Errorf(CodeInvalidInstruction, NoOp, "transfer is not valid UTF-8")
+	}
+	var w struct {
+		ID    string            `json:"id"`
+		Parts []json.RawMessage `json:"parts"`
+	}
+	if err := checkKeys(data, transferKeys); err != nil {
+		return Transfer{}, err
+	}
+	if err := decodeStrict(data, &w); err != nil {
+		return Transfer{}, err
+	}
+	t := Transfer{ID: w.ID, Parts: make([]Part, len(w.Parts))}
+	for i, raw := range w.Parts {
+		var p struct {
+			Holder string            `json:"holder"`
+			Ops    []json.RawMessage `json:"ops"`
+		}
+		err := checkKeys(raw, partKeys)
+		if err == nil {
+			err = decodeStrict(raw, &p)
+		}
+		var ops []Op
+		if err == nil {
+			ops, err = decodeOps(p.Ops)
+		}
+		if err != nil {
+			return Transfer{}, inPart(err, i)
+		}
+		t.Parts[i] = Part{Holder: p.Holder, Ops: ops}
+	}
+	return t, nil
+}
+
+var (
+	transferKeys = []string{"id", "parts"}
+	partKeys     = []string{"holder", "ops"}
+)
+
+// EncodeTransfer writes a transfer as JSON.
+func EncodeTransfer(t Transfer) ([]byte, error) { return marshal(t) }
+
+// inPart names the part an error is in.
+func inPart(err *Error, part int) *Error {
+	err.Message = fmt.Sprintf("part %d: %s", part, err.Message)
+	return err
+}
+
+// transferOps are the ops a part may take, and which way each moves value:
+// -1 out of the holder, +1 into it.
+var transferOps = map[string]int8{
+	OpDebit: -1, OpSpendPoints: -1, OpSettle: -1,
+	OpCredit: +1, OpEarnPoints: +1,
+}
+
+// Normalize checks a transfer and normalizes its parts. Each part must pass
+// every rule of an instruction; besides, a transfer has 2 to 16 parts on
+// distinct holders, takes only the ops of transferOps (settle with both leg
+// and amount, so that what it moves is known), and balances: per asset, what
+// leaves the holders arrives at others. Errors are *Error with the codes of
+// Instruction.Normalize; the message names the part.
+func (t Transfer) Normalize(reg *Registry) (NormalizedTransfer, error) {
+	n, err := t.normalize(reg)
+	if err != nil {
+		err.ID = t.ID
+		return NormalizedTransfer{}, err
+	}
+	return n, nil
+}
+
+func (t Transfer) normalize(reg *Registry) (NormalizedTransfer, *Error) {
+	n := NormalizedTransfer{ID: t.ID}
+	if !ValidID(t.ID) || len(t.ID) > MaxTransferID {
+		return n, Errorf(CodeInvalidID, NoOp, "transfer id %q must match [A-Za-z0-9_.:-]{1,%d}", clip(t.ID), MaxTransferID)
+	}
+	if len(t.Parts) < MinParts || len(t.Parts) > MaxParts {
+		return n, Errorf(CodeInvalidInstruction, NoOp, "a transfer has %d to %d parts, not %d", MinParts, MaxParts, len(t.Parts))
+	}
+	seen := map[string]int{}
+	out, in := map[string]int64{}, map[string]int64{} // per asset: what leaves, what arrives
+	var assets []string
+	for pi, p := range t.Parts {
+		if j, dup := seen[p.Holder]; dup {
+			return n, Errorf(CodeInvalidInstruction, NoOp, "parts %d and %d are both for holder %q", j, pi, clip(p.Holder))
+		}
+		seen[p.Holder] = pi
+		part, err := Instruction{ID: t.ID, Holder: p.Holder, Counterparty: n.Hold(), Ops: p.Ops}.normalize(reg)
+		if err != nil {
+			return n, inPart(err, pi)
+		}
+		for i, s := range part.Steps {
+			way, ok := transferOps[s.Op]
+			switch {
+			case !ok:
+				return n, inPart(Errorf(CodeInvalidInstruction, i, "%s cannot be part of a transfer", s.Op), pi)
+			case s.Op == OpSettle && s.Units == 0:
+				return n, inPart(Errorf(CodeInvalidInstruction, i, "settle in a transfer needs a leg and an amount"), pi)
+			}
+			a := s.Asset
+			if s.Op == OpEarnPoints || s.Op == OpSpendPoints {
+				a = PointsLeg
+			}
+			if _, ok := out[a]; !ok {
+				assets = append(assets, a)
+				out[a], in[a] = 0, 0
+			}
+			if way < 0 {
+				out[a] += s.Units
+			} else {
+				in[a] += s.Units
+			}
+		}
+		part.Transfer = t.ID
+		n.Parts = append(n.Parts, part)
+	}
+	for _, a := range assets {
+		if out[a] != in[a] {
+			return n, Errorf(CodeInvalidInstruction, NoOp, "the parts do not balance: %d minor units of %s leave, %d arrive", out[a], a, in[a])
+		}
+	}
+	return n, nil
+}
