@@ -32,6 +32,9 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if steps := os.Getenv(envDriverSteps); steps != "" {
+		os.Exit(runDriverThenDie(steps)) // a child of TestTransfer_RecoveryAfterTheDriverIsKilled
+	}
 	if testing.Short() {
 		// The examples run against the cluster too: leave them out, as the
 		// tests that need Redis skip themselves.

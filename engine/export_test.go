@@ -1,0 +1,37 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// TransferStep runs one step of transfer t's protocol as a driver would:
+// "begin" (create the record), "prepare" (part i), "decide" (the commit
+// point, committed), "commit" (part i). Tests use it to stop a driver
+// between two steps.
+func (e *Engine) TransferStep(ctx context.Context, t instructions.Transfer, step string, i int) error {
+	n, err := t.Normalize(e.assets)
+	if err != nil {
+		return err
+	}
+	switch step {
+	case "begin":
+		body, _ := instructions.EncodeTransfer(t)
+		_, err = e.transferScript(ctx, n.ID, "begin", transferPrint(n), body, e.xferTimeout.Milliseconds())
+		return err
+	case "prepare", "commit":
+		pc := e.callsOf(n, n.Parts[i])
+		c := pc.prepare
+		if step == "commit" {
+			c = pc.commit
+		}
+		out := e.runUntilKnown(ctx, []call{*c})
+		return out[0].Err
+	case "decide":
+		_, err = e.transferScript(ctx, n.ID, "decide", TransferCommitted, "", e.xferTimeout.Milliseconds())
+		return err
+	}
+	return fmt.Errorf("unknown step %q", step)
+}
