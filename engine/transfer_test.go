@@ -192,7 +192,9 @@ func TestTransfer_OrderHoldIsWholeAgainAfterAbortAndClosedAfterCommit(t *testing
 func TestTransfer_PaymentWithPointsAcrossThreeHolders(t *testing.T) {
 	needRedis(t)
 	hs := holdersOnMasters(t,
-		func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "100.00").EarnPoints("500") },
+		func(in instructions.Instruction) instructions.Instruction {
+			return in.Credit("CNY", "100.00").EarnPoints("500")
+		},
 		nil, nil)
 	tr := instructions.Transfer{ID: newID("pay"), Parts: []instructions.Part{
 		part(hs[0], ops().Debit("CNY", "80.00").SpendPoints("200")),
