@@ -16,6 +16,11 @@
 // makes retries safe, including go-redis's own: it re-sends a command after a
 // read timeout or a broken connection, so a script may arrive twice.
 //
+// A transfer (Transfer) spans holders on different slots: each part runs as
+// an instruction on its holder, in two phases around one atomic write of the
+// transfer's record, {x:<id>} (docs/transfers.md). Recovery finishes the
+// transfers a dead caller left.
+//
 // Every failure is an *instructions.Error whose code is matched with
 // errors.Is against the sentinels of this package (ErrInsufficientFunds, ...).
 //

@@ -108,3 +108,42 @@ func ExampleEngine_ApplyBatch() {
 	// error: INSUFFICIENT_FUNDS
 	// error: INVALID_AMOUNT
 }
+
+// A trade settles a buyer and a seller, whose keys live on different
+// shards, all or nothing: each pays out of its order's hold and is credited
+// what the other pays.
+func ExampleEngine_Transfer() {
+	ctx := context.Background()
+	eng := engine.New(exampleClient(), nil)
+	buyer, seller := newID("buyer"), newID("seller")
+	for _, in := range []instructions.Instruction{
+		instructions.New("open", buyer).Open().Credit("USDT", "1000").Freeze("USDT", "500", "ord-1", 0),
+		instructions.New("open", seller).Open().Credit("BTC", "0.01").Freeze("BTC", "0.01", "ord-7", 0),
+	} {
+		if _, err := eng.Apply(ctx, in); err != nil {
+			panic(err)
+		}
+	}
+	fill := func(id, usdt, btc string) {
+		st, err := eng.Transfer(ctx, instructions.Transfer{ID: id, Parts: []instructions.Part{
+			{Holder: buyer, Ops: instructions.New("", "").SettleLeg("ord-1", "USDT", usdt).Credit("BTC", btc).Ops},
+			{Holder: seller, Ops: instructions.New("", "").SettleLeg("ord-7", "BTC", btc).Credit("USDT", usdt).Ops},
+		}})
+		if err != nil {
+			panic(err)
+		}
+		if st.Error != nil {
+			fmt.Println(st.Status, st.Error.Code, "in part", *st.PartIndex)
+			return
+		}
+		fmt.Println(st.Status, st.Complete)
+	}
+	fill(newID("fill"), "100", "0.002")
+	fill(newID("fill"), "400", "0.009") // the seller's order has 0.008 left
+	b, _ := eng.State(ctx, buyer)
+	fmt.Println("buyer:", b.Holds["ord-1"].Legs["USDT"], b.Balances["BTC"].Available)
+	// Output:
+	// committed true
+	// aborted EXCEEDS_HOLD in part 1
+	// buyer: 400.000000 0.00200000
+}
