@@ -1,7 +1,6 @@
 package instructions
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -11,16 +10,32 @@ import (
 // 2^53-1, the last integer a double holds exactly.
 const MaxUnits = 1<<53 - 1
 
-// A decimal amount: digits, optionally a point and more digits. No sign, no
-// exponent, no spaces: anything else is INVALID_AMOUNT. The length bound keeps
-// parsing cheap on hostile input.
-var amountSyntax = regexp.MustCompile(`^[0-9]{1,40}(\.[0-9]{1,40})?$`)
+// decimalSyntax tells whether s is a decimal amount: 1 to 40 digits,
+// optionally a point and 1 to 40 more. No sign, no exponent, no spaces:
+// anything else is INVALID_AMOUNT. The length bound keeps parsing cheap on
+// hostile input.
+func decimalSyntax(s string) bool {
+	whole, frac, point := strings.Cut(s, ".")
+	return digits(whole) && (!point || digits(frac))
+}
+
+func digits(s string) bool {
+	if len(s) == 0 || len(s) > 40 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // ToUnits converts a decimal string to minor units at the given scale. It never
 // rounds: more fractional digits than the scale (even zeros, as the contract
 // words it), zero, or more than MaxUnits is an error.
 func ToUnits(amount string, scale int32) (int64, bool) {
-	if !amountSyntax.MatchString(amount) {
+	if !decimalSyntax(amount) {
 		return 0, false
 	}
 	if _, frac, ok := strings.Cut(amount, "."); ok && len(frac) > int(scale) {

@@ -1,7 +1,6 @@
 package instructions
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -14,11 +13,23 @@ const (
 	maxIDBytes = 64
 )
 
-var idSyntax = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
-
-// ValidID reports whether s may be a holder, instruction, hold or coupon id.
-// Braces above all are refused: they would move a key to another slot.
-func ValidID(s string) bool { return len(s) <= maxIDBytes && idSyntax.MatchString(s) }
+// ValidID reports whether s may be a holder, instruction, hold or coupon id,
+// [A-Za-z0-9_.:-]{1,64}. Braces above all are refused: they would move a key
+// to another slot. (A byte loop: it runs several times per instruction, and a
+// regexp costs a quarter of the engine's own time per call.)
+func ValidID(s string) bool {
+	if len(s) == 0 || len(s) > maxIDBytes {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // Normalized is a valid instruction with every amount in minor units, ready
 // to be applied.
