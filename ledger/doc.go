@@ -27,6 +27,14 @@
 // asset "points") and the counterparty's account. An event's entries sum to
 // zero per asset; Unbalanced checks it.
 //
+// A cross-holder transfer arrives as its parts' instructions, one per step
+// and holder, each in its holder's history, tagged with the transfer
+// (instructions.transfer, from the event's xfer field, which the digest also
+// covers). Their counterparty is the transfer's clearing account; the view
+// ledger.transfer_balances sums it per transfer and asset: zero once every
+// part's commit is in. UnsettledTransfers lists the transfers it is not zero
+// for, which reconciliation judges against the transfers' Redis records.
+//
 // Write returns nil once everything in the batch is committed (applied,
 // skipped, parked or refused), so the relay may then delete the events
 // from Redis; on error nothing was committed and the batch is sent again.

@@ -23,6 +23,9 @@ type Event struct {
 	State  string // JSON of the touched accounts after the instruction
 	Digest string
 	Memo   string
+	// Xfer is the transfer a part's instruction belongs to (docs/events.md),
+	// "" for an ordinary instruction, whose event has no xfer field.
+	Xfer string
 
 	ops   []EventOp
 	state eventState
@@ -36,6 +39,7 @@ type EventOp struct {
 	Hold   string      `json:"hold,omitempty"`
 	Coupon string      `json:"coupon,omitempty"`
 	Ms     string      `json:"ms,omitempty"`
+	To     string      `json:"to,omitempty"` // take and give: the hold the units go to
 	Moves  [][4]string `json:"mv,omitempty"` // asset, from, to, units; from/to among avail, frozen, cp
 }
 
@@ -58,7 +62,8 @@ const (
 // PointsAsset is the asset name of points in movements and accounts.
 const PointsAsset = "points"
 
-// eventFields are the fields of an outbox entry, all required.
+// eventFields are the fields of an outbox entry, all required; xfer is the
+// one optional field.
 var eventFields = []string{"holder", "seq", "id", "fp", "ts", "cp", "ops", "state", "digest", "memo"}
 
 // ParseEvent reads an outbox entry's fields and checks that they are well
@@ -69,7 +74,12 @@ func ParseEvent(f map[string]string) (Event, error) {
 			return Event{}, fmt.Errorf("event: no field %q", k)
 		}
 	}
-	e := Event{Holder: f["holder"], ID: f["id"], FP: f["fp"], CP: f["cp"], Ops: f["ops"], State: f["state"], Digest: f["digest"], Memo: f["memo"]}
+	e := Event{Holder: f["holder"], ID: f["id"], FP: f["fp"], CP: f["cp"], Ops: f["ops"], State: f["state"], Digest: f["digest"], Memo: f["memo"], Xfer: f["xfer"]}
+	if x, ok := f["xfer"]; ok && x == "" {
+		// apply.lua writes the field only for a transfer's part; an empty
+		// one would be digested as absent and come back absent from Fields.
+		return e, errors.New("event: empty xfer")
+	}
 	var err error
 	if e.Seq, err = strconv.ParseInt(f["seq"], 10, 64); err != nil || e.Seq < 1 {
 		return e, fmt.Errorf("event: seq %q", f["seq"])
@@ -106,8 +116,12 @@ func side(s string) bool { return s == SideAvail || s == SideFrozen || s == Side
 
 // Fields gives the event back as the fields of an outbox entry.
 func (e Event) Fields() map[string]string {
-	return map[string]string{"holder": e.Holder, "seq": strconv.FormatInt(e.Seq, 10), "id": e.ID,
+	f := map[string]string{"holder": e.Holder, "seq": strconv.FormatInt(e.Seq, 10), "id": e.ID,
 		"fp": e.FP, "ts": strconv.FormatInt(e.TS, 10), "cp": e.CP, "ops": e.Ops, "state": e.State, "digest": e.Digest, "memo": e.Memo}
+	if e.Xfer != "" {
+		f["xfer"] = e.Xfer
+	}
+	return f
 }
 
 // ParsedOps gives the event's ops as ParseEvent read them.
@@ -116,10 +130,16 @@ func (e Event) ParsedOps() []EventOp { return e.ops }
 // Digest computes an event's digest on the holder's previous one ("" before
 // the first event): the SHA-1, in hex, of the previous digest and the event's
 // fields joined by newlines, in the order holder, seq, id, fp, ts, cp, ops,
-// state, memo. It is what apply.lua computes.
+// state, memo, and then xfer for a transfer's part only: an ordinary event's
+// digest is the one it had before transfers existed. It is what apply.lua
+// computes.
 func Digest(prev string, e Event) string {
 	h := sha1.New()
-	for i, s := range []string{prev, e.Holder, strconv.FormatInt(e.Seq, 10), e.ID, e.FP, strconv.FormatInt(e.TS, 10), e.CP, e.Ops, e.State, e.Memo} {
+	terms := []string{prev, e.Holder, strconv.FormatInt(e.Seq, 10), e.ID, e.FP, strconv.FormatInt(e.TS, 10), e.CP, e.Ops, e.State, e.Memo}
+	if e.Xfer != "" {
+		terms = append(terms, e.Xfer)
+	}
+	for i, s := range terms {
 		if i > 0 {
 			h.Write([]byte{'\n'})
 		}

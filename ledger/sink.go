@@ -234,7 +234,11 @@ func (w *batchWrites) apply(hd *head, ev Event) {
 	if ev.Seq == 1 {
 		hd.createdMs = ev.TS
 	}
-	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, ev.ID, ev.FP, ev.TS, ev.CP, ev.Memo, ev.Ops, ev.State, ev.Digest})
+	var xfer *string // NULL for an ordinary instruction
+	if ev.Xfer != "" {
+		xfer = &ev.Xfer
+	}
+	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, ev.ID, ev.FP, ev.TS, ev.CP, ev.Memo, ev.Ops, ev.State, ev.Digest, xfer})
 	n := 0
 	for i, op := range ev.ops {
 		switch op.Op {
@@ -263,12 +267,16 @@ func (w *batchWrites) apply(hd *head, ev Event) {
 				d.Add(d, big.NewInt(e.amt))
 			}
 		}
-		if op.Hold != "" {
-			k := itemKey{ev.Holder, op.Hold}
-			if raw, ok := ev.state.Holds[op.Hold]; ok {
-				w.holds[k] = &raw
+		// A hold an op names and the state lacks has closed; take and give
+		// also name the hold their units go to.
+		for _, h := range [2]string{op.Hold, op.To} {
+			if h == "" {
+				continue
+			}
+			if raw, ok := ev.state.Holds[h]; ok {
+				w.holds[itemKey{ev.Holder, h}] = &raw
 			} else {
-				w.holds[k] = nil
+				w.holds[itemKey{ev.Holder, h}] = nil
 			}
 		}
 	}
@@ -320,7 +328,7 @@ func (l *Ledger) checkDuplicates(ctx context.Context, tx pgx.Tx, w *batchWrites,
 func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 	if len(w.instructions) > 0 {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ledger", "instructions"},
-			[]string{"holder", "seq", "id", "fp", "ts_ms", "counterparty", "memo", "ops", "state", "digest"},
+			[]string{"holder", "seq", "id", "fp", "ts_ms", "counterparty", "memo", "ops", "state", "digest", "transfer"},
 			pgx.CopyFromRows(w.instructions)); err != nil {
 			return fmt.Errorf("copy instructions: %w", err)
 		}

@@ -1,0 +1,57 @@
+package ledger_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/ledger"
+)
+
+// The expected digests are sha1 of the terms joined by newlines, computed
+// apart from this package.
+func TestDigest_XferOnlyInTransferParts(t *testing.T) {
+	ordinary := ledger.Event{Holder: "u1", Seq: 1, ID: "o", FP: "fp1", TS: 1700000000000, CP: "external",
+		Ops: `[{"op":"open"}]`, State: `{"s":"1","st":"active"}`}
+	part := ledger.Event{Holder: "u1", Seq: 2, ID: "x:t-1:c", FP: "fp2", TS: 1700000000001, CP: "x:t-1",
+		Ops: `[{"op":"check"}]`, State: `{"s":"2","st":"active"}`, Memo: "transfer t-1: commit", Xfer: "t-1"}
+
+	t.Run("an ordinary event's digest is the one it had before transfers", func(t *testing.T) {
+		assert.Equal(t, "5179bf6fd46ba8cf882002d416b5cbde087293ba", ledger.Digest("", ordinary))
+	})
+	t.Run("a transfer part's digest ends with its xfer", func(t *testing.T) {
+		assert.Equal(t, "72691f592c01200c470039d150e0e59fafe95df2", ledger.Digest("d0", part))
+		part.Xfer = ""
+		assert.Equal(t, "367de19df3e9e3438436d153eec0216320798f15", ledger.Digest("d0", part), "without it, the old rule")
+	})
+}
+
+func TestParseEvent_Xfer(t *testing.T) {
+	fields := func() map[string]string {
+		return map[string]string{"holder": "u1", "seq": "2", "id": "x:t-1:p", "fp": "f", "ts": "1", "cp": "x:t-1",
+			"ops": `[{"op":"take","asset":"USDT","units":"5","hold":"ord","to":"x:t-1"}]`, "state": `{"s":"2"}`,
+			"digest": "d", "memo": "transfer t-1: prepare", "xfer": "t-1"}
+	}
+	t.Run("a part's event keeps its xfer, and gives it back", func(t *testing.T) {
+		ev, err := ledger.ParseEvent(fields())
+		require.NoError(t, err)
+		assert.Equal(t, "t-1", ev.Xfer)
+		assert.Equal(t, "x:t-1", ev.ParsedOps()[0].To)
+		assert.Equal(t, fields(), ev.Fields())
+	})
+	t.Run("an ordinary event has no xfer, and gets none back", func(t *testing.T) {
+		f := fields()
+		delete(f, "xfer")
+		ev, err := ledger.ParseEvent(f)
+		require.NoError(t, err)
+		assert.Empty(t, ev.Xfer)
+		assert.NotContains(t, ev.Fields(), "xfer")
+	})
+	t.Run("an empty xfer is malformed", func(t *testing.T) {
+		f := fields()
+		f["xfer"] = ""
+		_, err := ledger.ParseEvent(f)
+		assert.ErrorContains(t, err, "xfer")
+	})
+}
