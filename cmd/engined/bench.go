@@ -31,6 +31,7 @@ and prints a table (docs/benchmarks.md explains each figure):
   concurrent   Apply from many goroutines against raw EVALSHA
   http         engined serve (a process of its own) under keep-alive clients
   contention   GET/SET, SET NX lock, WATCH/MULTI and the script on one account
+  transfer     two-part trades across masters against one instruction per trade side
   memory       bytes per typical trading holder
   relay        the outbox rate the relay and PostgreSQL keep up with
 
@@ -42,7 +43,7 @@ variables, so that a shell set up for production cannot aim a bench at it).
 Without --pg the relay part starts a temporary PostgreSQL (initdb on PATH
 or in /usr/lib/postgresql/*/bin), or is skipped.
 
-A default run takes about three minutes. Exit status 0 when the run ends,
+A default run takes three to four minutes. Exit status 0 when the run ends,
 whether the targets hold or not (the table says); 1 when it cannot run.
 
 Flags:
@@ -58,10 +59,11 @@ Flags:
   --ops N            instructions per pipeline and concurrent phase (default 20000)
   --load-holders N   holders of the pipeline, concurrent and http parts (default 10000)
   --batch-workers N  batches in flight at once in the pipeline part (default 4)
-  --workers N        goroutines of concurrent and contention, clients of http (default 64)
+  --workers N        goroutines of concurrent, contention and transfer, clients of http (default 64)
   --holders N        holders of the memory part (default 100000)
   --http-duration D  each http phase (default 5s)
   --contention-duration D  each contention scheme (default 3s)
+  --transfer-duration D    each transfer and single phase, --load-rounds of each (default 2s)
   --relay-duration D the sustained relay run (default 15s; the target is for 60s)
   --relay-probe D    each probe of the relay's rate search (default 3s)
   --relay-holders N  holders of the relay part (default 2000)
@@ -89,11 +91,12 @@ func runBench(args []string, c cli) int {
 	fs.IntVar(&s.Ops, "ops", 0, "instructions per pipeline and concurrent phase")
 	fs.IntVar(&s.LoadHolders, "load-holders", 0, "holders of the pipeline, concurrent and http parts")
 	fs.IntVar(&s.BatchWorkers, "batch-workers", 0, "batches in flight in the pipeline part")
-	fs.IntVar(&s.Workers, "workers", 0, "goroutines of concurrent and contention, clients of http")
+	fs.IntVar(&s.Workers, "workers", 0, "goroutines of concurrent, contention and transfer, clients of http")
 	fs.IntVar(&s.Holders, "holders", 0, "holders of the memory part")
 	fs.IntVar(&s.RelayHolders, "relay-holders", 0, "holders of the relay part")
 	fs.DurationVar(&s.HTTPDuration, "http-duration", 0, "each http phase")
 	fs.DurationVar(&s.Contention, "contention-duration", 0, "each contention scheme")
+	fs.DurationVar(&s.TransferDur, "transfer-duration", 0, "each transfer and single phase")
 	fs.DurationVar(&s.RelayDur, "relay-duration", 0, "the sustained relay run")
 	fs.DurationVar(&s.RelayProbe, "relay-probe", 0, "each probe of the relay's rate search")
 	cf := addConfigFlags(fs)
@@ -178,6 +181,9 @@ func mergeSettings(base, over bench.Settings) bench.Settings {
 	}
 	if over.Contention > 0 {
 		base.Contention = over.Contention
+	}
+	if over.TransferDur > 0 {
+		base.TransferDur = over.TransferDur
 	}
 	if over.RelayDur > 0 {
 		base.RelayDur = over.RelayDur
@@ -283,6 +289,15 @@ func printBenchTables(w io.Writer, r *bench.Report) {
 		t.AppendRow(table.Row{"contention", fmt.Sprintf("one account, %d workers", c.Workers), scheme("lua", c.Lua), scheme("watch", c.Watch), f(c.LuaVsWatch)})
 		t.AppendRow(table.Row{"contention", "", "", scheme("lock", c.Lock), ""})
 		t.AppendRow(table.Row{"contention", "", "", scheme("get/set", c.GetSet), ""})
+	}
+	tr := r.Transfer
+	if skip(tr.Skipped) {
+		t.AppendRow(table.Row{"transfer", "skipped: " + tr.Skipped})
+	} else {
+		t.AppendRow(table.Row{"transfer", fmt.Sprintf("two-part trades/s, %d workers", tr.Workers), "transfer " + f(tr.PerSec), "single Apply " + f(tr.SinglePerSec), f(tr.Ratio)})
+		t.AppendRow(table.Row{"transfer", "transfer latency p50 / p99 ms", f(tr.P50Ms) + " / " + f(tr.P99Ms),
+			fmt.Sprintf("aborted %d, %d of %d pairs across masters", tr.Aborted, tr.CrossMaster, tr.Pairs), ""})
+		t.AppendRow(table.Row{"transfer", "server usec in scripts, all masters", "transfer " + f(tr.ServerUsec), "single Apply " + f(tr.SingleServerUsec), ""})
 	}
 	m := r.Memory
 	if skip(m.Skipped) {

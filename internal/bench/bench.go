@@ -13,7 +13,7 @@ import (
 )
 
 // Parts lists the parts of a run, in the order they run.
-var Parts = []string{"script_cost", "pipeline", "concurrent", "http", "contention", "memory", "relay"}
+var Parts = []string{"script_cost", "pipeline", "concurrent", "http", "contention", "transfer", "memory", "relay"}
 
 // Settings size a run. A zero field means its default; Quick gives small
 // ones for a smoke run.
@@ -29,9 +29,10 @@ type Settings struct {
 	LoadHolders    int           `json:"load_holders"`       // holders the pipeline, concurrent and http parts spread over. Default 10000.
 	BatchSize      int           `json:"batch_size"`         // instructions per ApplyBatch (pipeline). Default 100.
 	BatchWorkers   int           `json:"batch_workers"`      // goroutines sending batches at once (pipeline). Default 4.
-	Workers        int           `json:"workers"`            // goroutines of concurrent and contention, clients of http. Default 64.
+	Workers        int           `json:"workers"`            // goroutines of concurrent, contention and transfer, clients of http. Default 64.
 	HTTPDuration   time.Duration `json:"http_duration_ns"`   // each http phase. Default 5s.
 	Contention     time.Duration `json:"contention_ns"`      // each contention scheme. Default 3s.
+	TransferDur    time.Duration `json:"transfer_ns"`        // each transfer and single phase (LoadRounds of each). Default 2s.
 	RelayDur       time.Duration `json:"relay_duration_ns"`  // the sustained relay run. Default 15s (the issue's figure is for 60s).
 	RelayProbe     time.Duration `json:"relay_probe_ns"`     // each probe of the relay's rate search. Default 3s.
 	RelayHolders   int           `json:"relay_holders"`      // holders the relay's load spreads over. Default 2000.
@@ -63,6 +64,7 @@ func (s Settings) withDefaults() Settings {
 	def(&s.RelayHolders, 2000)
 	defDur(&s.HTTPDuration, 5*time.Second)
 	defDur(&s.Contention, 3*time.Second)
+	defDur(&s.TransferDur, 2*time.Second)
 	defDur(&s.RelayDur, 15*time.Second)
 	defDur(&s.RelayProbe, 3*time.Second)
 	defDur(&s.LagLimit, time.Second)
@@ -73,7 +75,7 @@ func (s Settings) withDefaults() Settings {
 // mean little, the counting is checked all the same.
 func Quick() Settings {
 	return Settings{Rounds: 2, LoadRounds: 2, Calls: 200, BreakdownRnd: 1, BreakdownCalls: 100, Ops: 1000, Holders: 2000, LoadHolders: 200,
-		BatchWorkers: 2, Workers: 16, HTTPDuration: time.Second, Contention: 500 * time.Millisecond,
+		BatchWorkers: 2, Workers: 16, HTTPDuration: time.Second, Contention: 500 * time.Millisecond, TransferDur: time.Second,
 		RelayDur: 2 * time.Second, RelayProbe: time.Second, RelayHolders: 100}
 }
 
@@ -143,7 +145,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		RedisVersion: env.version, Topology: env.topology, Settings: s, PartSeconds: map[string]float64{}}}
 	const notRun = "not asked for (--parts)"
 	rep.ScriptCost.Skipped, rep.Pipeline.Skipped, rep.Concurrent.Skipped, rep.HTTP.Skipped = notRun, notRun, notRun, notRun
-	rep.Contention.Skipped, rep.Memory.Skipped, rep.Relay.Skipped = notRun, notRun, notRun
+	rep.Contention.Skipped, rep.Memory.Skipped, rep.Relay.Skipped, rep.Transfer.Skipped = notRun, notRun, notRun, notRun
 
 	var load *loadSet // holders shared by concurrent and http
 	for _, p := range parts {
@@ -179,6 +181,8 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 			}
 		case "contention":
 			rep.Contention, err = runContention(ctx, env)
+		case "transfer":
+			rep.Transfer, err = runTransfer(ctx, env)
 		case "memory":
 			rep.Memory, err = runMemory(ctx, env)
 		case "relay":
@@ -225,5 +229,7 @@ func setSkipped(rep *Report, part, reason string) {
 		rep.Memory = Memory{Skipped: reason}
 	case "relay":
 		rep.Relay = Relay{Skipped: reason}
+	case "transfer":
+		rep.Transfer = Transfer{Skipped: reason}
 	}
 }

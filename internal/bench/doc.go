@@ -12,7 +12,8 @@
 // an optional breakdown of the checkout by truncated variants of the
 // script), pipeline and concurrent (the engine against raw EVALSHA of the
 // same arguments encoded in advance), http (the daemon process against the
-// library), contention (four ways to deduct from one hot account), memory
+// library), contention (four ways to deduct from one hot account), transfer
+// (a two-part trade across masters against one instruction), memory
 // (bytes per typical holder) and relay (the outbox rate PostgreSQL keeps up
 // with). Where a figure is taken several times, phases alternate and the
 // median counts.

@@ -143,33 +143,32 @@ func (e *env) serialMasters(ctx context.Context, c *redis.ClusterClient, fn func
 // servers on two cores would steal each other's CPU in the middle of a
 // script run, and commandstats counts wall time).
 func (e *env) oneMaster(ctx context.Context) (func(slot int) bool, error) {
+	masterOf, err := e.slotMasters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	owner := masterOf(0)
+	return func(slot int) bool { return masterOf(slot) == owner }, nil
+}
+
+// slotMasters returns a function that names the master of a slot, from the
+// slot map read once; on a plain server every slot's master is "".
+func (e *env) slotMasters(ctx context.Context) (func(slot int) string, error) {
 	c, ok := e.rdb.(*redis.ClusterClient)
 	if !ok {
-		return func(int) bool { return true }, nil
+		return func(int) string { return "" }, nil
 	}
 	slots, err := c.ClusterSlots(ctx).Result()
 	if err != nil {
 		return nil, err
 	}
-	var owner string
-	for _, s := range slots {
-		if s.Start <= 0 && 0 <= s.End && len(s.Nodes) > 0 {
-			owner = s.Nodes[0].Addr
-		}
-	}
-	var ranges [][2]int
-	for _, s := range slots {
-		if len(s.Nodes) > 0 && s.Nodes[0].Addr == owner {
-			ranges = append(ranges, [2]int{s.Start, s.End})
-		}
-	}
-	return func(slot int) bool {
-		for _, r := range ranges {
-			if r[0] <= slot && slot <= r[1] {
-				return true
+	return func(slot int) string {
+		for _, s := range slots {
+			if s.Start <= slot && slot <= s.End && len(s.Nodes) > 0 {
+				return s.Nodes[0].Addr
 			}
 		}
-		return false
+		return ""
 	}, nil
 }
 

@@ -3,7 +3,7 @@ package bench
 import "math"
 
 // Report is the outcome of one run. Its JSON holds the fields the issue asks
-// for (script_cost ... relay, each with its figures) and more: the machine,
+// for (script_cost ... relay, each with its figures, and transfer) and more: the machine,
 // the settings, and the targets with whether each holds.
 type Report struct {
 	ScriptCost ScriptCost `json:"script_cost"`
@@ -13,6 +13,7 @@ type Report struct {
 	Contention Contention `json:"contention"`
 	Memory     Memory     `json:"memory"`
 	Relay      Relay      `json:"relay"`
+	Transfer   Transfer   `json:"transfer"`
 
 	Machine Machine  `json:"machine"`
 	Targets []Target `json:"targets"`
@@ -161,6 +162,35 @@ type Relay struct {
 	Sustain  []Probe `json:"sustain_runs"`    // the sustained runs, the last one reported
 	Holders  int     `json:"holders"`
 	Skipped  string  `json:"skipped,omitempty"`
+}
+
+// Transfer is a two-part trade (a cross-holder transfer) against one
+// instruction doing one side of it, from the same number of workers.
+type Transfer struct {
+	PerSec       float64 `json:"per_sec"`        // committed transfers per second, median over the rounds
+	SinglePerSec float64 `json:"single_per_sec"` // single instructions per second, median over the rounds
+	Ratio        float64 `json:"ratio"`          // median of each round's per_sec / single_per_sec
+	P50Ms        float64 `json:"p50_ms"`         // latency of a transfer, from the call to its answer
+	P99Ms        float64 `json:"p99_ms"`
+	// Aborted counts the transfers that did not come back committed and
+	// complete (or failed): there is nothing to refuse, so it should be 0.
+	Aborted int64 `json:"aborted"`
+	// ServerUsec is the servers' time in script runs per committed transfer,
+	// on all masters (INFO commandstats), median over the phases;
+	// SingleServerUsec the same per single instruction.
+	ServerUsec       float64 `json:"server_usec"`
+	SingleServerUsec float64 `json:"single_server_usec"`
+
+	Phases       []float64 `json:"phases_per_sec"`
+	SinglePhases []float64 `json:"single_phases_per_sec"`
+	Transfers    int64     `json:"transfers"` // committed, over all phases
+	Singles      int64     `json:"singles"`
+	Pairs        int       `json:"pairs"`
+	CrossMaster  int       `json:"cross_master_pairs"` // pairs whose two holders are on different masters
+	Workers      int       `json:"workers"`
+	Rounds       int       `json:"rounds"`
+	Seconds      float64   `json:"seconds"` // per phase
+	Skipped      string    `json:"skipped,omitempty"`
 }
 
 // Probe is one rate the relay was tried at.

@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+func TestUnits_ReadsStateAmounts(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+	}{
+		{"0.000000", 0},
+		{"10.000000", 10_000_000},
+		{"0.00010000", 10_000},
+		{"4200", 4200},
+	} {
+		got, err := units(c.in)
+		require.NoError(t, err, c.in)
+		assert.Equal(t, c.want, got, c.in)
+	}
+	_, err := units("1.2.3")
+	assert.Error(t, err)
+}
+
+// TestRun_TransferQuickCountsRight runs the transfer part with the quick
+// settings on a cluster of 3 masters, as engined bench --quick does: every
+// pair spans two masters, every transfer commits, and the part's own
+// conservation check (Run fails without it) passes.
+func TestRun_TransferQuickCountsRight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs Redis")
+	}
+	s := Quick()
+	s.LoadRounds, s.TransferDur = 2, 300*time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Options{Settings: s, Parts: []string{"transfer"}})
+	require.NoError(t, err)
+
+	tr := rep.Transfer
+	require.Empty(t, tr.Skipped)
+	assert.Zero(t, tr.Aborted, "nothing in a trade can be refused")
+	assert.Positive(t, tr.Transfers)
+	assert.Positive(t, tr.Singles)
+	assert.Positive(t, tr.PerSec)
+	assert.Positive(t, tr.SinglePerSec)
+	assert.Positive(t, tr.Ratio)
+	assert.Positive(t, tr.P50Ms)
+	assert.GreaterOrEqual(t, tr.P99Ms, tr.P50Ms)
+	assert.Len(t, tr.Phases, s.LoadRounds)
+	assert.Len(t, tr.SinglePhases, s.LoadRounds)
+	assert.Equal(t, pairsPerWorker*s.Workers, tr.Pairs)
+	assert.Equal(t, tr.Pairs, tr.CrossMaster, "with 3 masters every seller finds another master than its buyer")
+	assert.Equal(t, "not asked for (--parts)", rep.Concurrent.Skipped)
+}
+
+// benchPairs opens n trade pairs on the shared server for one benchmark run.
+func benchPairs(b *testing.B, eng *engine.Engine, n int) []tradePair {
+	b.Helper()
+	benchRun++
+	pairs := make([]tradePair, n)
+	var ins []instructions.Instruction
+	for i := range pairs {
+		pairs[i] = tradePair{buyer: fmt.Sprintf("gobench-%d-buyer-%d", benchRun, i), seller: fmt.Sprintf("gobench-%d-seller-%d", benchRun, i)}
+		ins = append(ins, openBuyer(pairs[i].buyer), openSeller(pairs[i].seller))
+	}
+	for _, o := range eng.ApplyBatch(context.Background(), ins) {
+		if o.Err != nil {
+			b.Fatal(o.Err)
+		}
+	}
+	return pairs
+}
+
+// BenchmarkTransfer_TwoPartTrade and BenchmarkApply_TradeSide are the
+// transfer part's pair from 64 goroutines, on one plain server: the
+// protocol's round trips and script runs without the spread over masters
+// (engined bench measures that).
+func BenchmarkTransfer_TwoPartTrade(b *testing.B) {
+	_, eng := server(b)
+	pairs := benchPairs(b, eng, pairsPerWorker*64)
+	run := benchRun
+	b.ResetTimer()
+	parallel(64, b.N, func(i int) {
+		st, err := eng.Transfer(context.Background(), trade(fmt.Sprintf("gobench-%d-t-%d", run, i), pairs[i%len(pairs)]))
+		if err == nil && (st.Status != engine.TransferCommitted || !st.Complete) {
+			err = fmt.Errorf("transfer %s: %s, complete %v, error %v", st.ID, st.Status, st.Complete, st.Error)
+		}
+		if err != nil {
+			b.Error(err)
+		}
+	})
+}
+
+func BenchmarkApply_TradeSide(b *testing.B) {
+	_, eng := server(b)
+	pairs := benchPairs(b, eng, pairsPerWorker*64)
+	b.ResetTimer()
+	parallel(64, b.N, func(i int) {
+		if _, err := eng.Apply(context.Background(), tradeSide(fmt.Sprintf("side-%d", i), pairs[i%len(pairs)].buyer)); err != nil {
+			b.Error(err)
+		}
+	})
+}
