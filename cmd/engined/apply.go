@@ -30,10 +30,18 @@ instruction whose outcome is UNAVAILABLE may or may not have run: apply the
 same file again, its id makes that safe. A bad flag, a bad environment value
 or an unreadable FILE exits 2 with a message on stderr.
 
+FILE may hold a transfer instead: {"id": ..., "parts": [{"holder": ...,
+"ops": [...]}, ...]}, applied to every holder or none (POST /v1/transfers
+with --server). Apply then prints the transfer's state, whose status is
+committed (exit status 0), aborted with the error (exit status 1) or pending
+(exit status 1): not decided in time, the recovery worker of a running
+daemon aborts it unless the same file, applied again, takes it further.
+A transfer refused outright prints the error object (exit status 1).
+
 Flags:
 
   -f FILE
-        the instruction to apply; - reads stdin
+        the instruction or transfer to apply; - reads stdin
   --server URL
         base URL of a running daemon, such as http://127.0.0.1:8080
   --token TOKEN
@@ -47,7 +55,7 @@ Flags:
 func runApply(args []string, c cli) int {
 	const name = "engined apply"
 	fs := newFlagSet(name, c, applyUsage)
-	file := fs.String("f", "", "the instruction to apply; - reads stdin")
+	file := fs.String("f", "", "the instruction or transfer to apply; - reads stdin")
 	server := fs.String("server", "", "base URL of a running daemon")
 	token := fs.String("token", "", "bearer token for --server (ENGINED_TOKEN)")
 	cf := addConfigFlags(fs)
@@ -64,7 +72,7 @@ func runApply(args []string, c cli) int {
 	if err != nil {
 		return failUsage(c, name, "%v", err)
 	}
-	endpoint, err := instructionsURL(*server)
+	base, err := serverURL(*server)
 	if err != nil {
 		return failUsage(c, name, "%v", err)
 	}
@@ -82,17 +90,61 @@ func runApply(args []string, c cli) int {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, applyTimeout)
 	defer cancel()
-	if endpoint != "" {
-		return printAnswer(c, postInstruction(ctx, endpoint, *token, data))
-	}
-	in, err := instructions.Decode(data)
-	if err != nil {
-		return printOutcome(c, instructions.Result{}, err)
+	transfer := isTransfer(data)
+	if base != nil {
+		route := "instructions"
+		if transfer {
+			route = "transfers"
+		}
+		return printAnswer(c, post(ctx, base.JoinPath("v1", route).String(), *token, data), transfer)
 	}
 	rdb := cfg.RedisClient()
 	defer rdb.Close()
-	res, err := engine.New(rdb, cfg.EngineOptions()).Apply(ctx, in)
+	eng := engine.New(rdb, cfg.EngineOptions())
+	if transfer {
+		return applyTransfer(ctx, c, eng, data)
+	}
+	in, err := instructions.Decode(data)
+	if err != nil {
+		return printOutcome(c, nil, err)
+	}
+	res, err := eng.Apply(ctx, in)
 	return printOutcome(c, res, err)
+}
+
+// applyTransfer applies a transfer file on Redis itself and prints its
+// state, or the error object when it is refused outright.
+func applyTransfer(ctx context.Context, c cli, eng *engine.Engine, data []byte) int {
+	t, err := instructions.DecodeTransfer(data)
+	if err != nil {
+		return printOutcome(c, nil, err)
+	}
+	st, err := eng.Transfer(ctx, t)
+	if err != nil {
+		return printOutcome(c, nil, err)
+	}
+	return printJSON(c, st, transferExit(st.Status))
+}
+
+// isTransfer tells a transfer file from an instruction file: a JSON object
+// with a "parts" key. Anything else is read as an instruction, and refused
+// as one if it is not.
+func isTransfer(data []byte) bool {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(data, &keys) != nil {
+		return false
+	}
+	_, ok := keys["parts"]
+	return ok
+}
+
+// transferExit is the exit status for a transfer's state: only a committed
+// transfer is done; aborted and pending ones are not (yet).
+func transferExit(status string) int {
+	if status == engine.TransferCommitted {
+		return exitOK
+	}
+	return exitRejected
 }
 
 // readInstruction reads the file, or stdin for "-". It reads at most one byte
@@ -117,12 +169,16 @@ func readInstruction(name string, stdin io.Reader) ([]byte, error) {
 
 // printOutcome prints the result, or the error object when err is not nil,
 // and gives the exit status.
-func printOutcome(c cli, res instructions.Result, err error) int {
-	var v any = res
-	status := exitOK
+func printOutcome(c cli, res any, err error) int {
 	if err != nil {
-		v, status = errorObject{Error: asError(err)}, exitRejected
+		return printJSON(c, errorObject{Error: asError(err)}, exitRejected)
 	}
+	return printJSON(c, res, exitOK)
+}
+
+// printJSON prints v, indented, on stdout and gives status as the exit
+// status.
+func printJSON(c cli, v any, status int) int {
 	out, merr := json.MarshalIndent(v, "", "  ")
 	if merr != nil {
 		// Only a bug gets here: say so in the contract's form all the same.

@@ -22,18 +22,19 @@ import (
 // flags and environment variables, parsed and checked. Commands build it with
 // addConfigFlags and configFlags.config.
 type Config struct {
-	RedisAddrs     []string               // --redis, ENGINED_REDIS_ADDRS; default [127.0.0.1:6379]
-	RedisCluster   bool                   // --redis-cluster, ENGINED_REDIS_CLUSTER; default false
-	RedisMaster    string                 // --redis-master, ENGINED_REDIS_MASTER; default "" (no Sentinel)
-	RedisUsername  string                 // --redis-username, ENGINED_REDIS_USERNAME; default ""
-	RedisPassword  string                 // --redis-password, ENGINED_REDIS_PASSWORD; default ""
-	RedisTLS       bool                   // --redis-tls, ENGINED_REDIS_TLS; default false
-	Listen         string                 // --listen, ENGINED_LISTEN; default 127.0.0.1:8080
-	Assets         *instructions.Registry // --assets, ENGINED_ASSETS; default instructions.DefaultAssets
-	IdempotencyTTL time.Duration          // --idempotency-ttl, ENGINED_IDEMPOTENCY_TTL; default 24h
-	Tokens         []string               // --tokens, ENGINED_TOKENS; default none
-	TokensFile     string                 // --tokens-file, ENGINED_TOKENS_FILE; default ""
-	PGDSN          string                 // --pg, ENGINED_PG_DSN; default ""
+	RedisAddrs      []string               // --redis, ENGINED_REDIS_ADDRS; default [127.0.0.1:6379]
+	RedisCluster    bool                   // --redis-cluster, ENGINED_REDIS_CLUSTER; default false
+	RedisMaster     string                 // --redis-master, ENGINED_REDIS_MASTER; default "" (no Sentinel)
+	RedisUsername   string                 // --redis-username, ENGINED_REDIS_USERNAME; default ""
+	RedisPassword   string                 // --redis-password, ENGINED_REDIS_PASSWORD; default ""
+	RedisTLS        bool                   // --redis-tls, ENGINED_REDIS_TLS; default false
+	Listen          string                 // --listen, ENGINED_LISTEN; default 127.0.0.1:8080
+	Assets          *instructions.Registry // --assets, ENGINED_ASSETS; default instructions.DefaultAssets
+	IdempotencyTTL  time.Duration          // --idempotency-ttl, ENGINED_IDEMPOTENCY_TTL; default 24h
+	Tokens          []string               // --tokens, ENGINED_TOKENS; default none
+	TokensFile      string                 // --tokens-file, ENGINED_TOKENS_FILE; default ""
+	PGDSN           string                 // --pg, ENGINED_PG_DSN; default ""
+	TransferTimeout time.Duration          // --transfer-timeout, ENGINED_TRANSFER_TIMEOUT; default 30s
 }
 
 // option is one row of the contract's configuration table.
@@ -47,8 +48,9 @@ type option struct {
 	set    func(c *Config, v string) error
 }
 
-// options is the configuration table, in the contract's order. Every
-// command registers all of it, so that one environment serves them all.
+// options is the configuration table, in the contract's order, then the
+// rows the project added to it. Every command registers all of it, so that
+// one environment serves them all.
 var options = []option{
 	{flag: "redis", env: "ENGINED_REDIS_ADDRS", def: "127.0.0.1:6379", arg: "ADDR[,ADDR...]",
 		usage: "Redis addresses: one is a single server, several a cluster",
@@ -86,7 +88,7 @@ var options = []option{
 	{flag: "idempotency-ttl", env: "ENGINED_IDEMPOTENCY_TTL", def: "24h", arg: "DURATION",
 		usage: "how long instruction ids are remembered, as a Go duration (90m, 24h)",
 		set: func(c *Config, v string) (err error) {
-			c.IdempotencyTTL, err = parseTTL(v)
+			c.IdempotencyTTL, err = parseDuration(v)
 			return err
 		}},
 	{flag: "tokens", env: "ENGINED_TOKENS", arg: "TOKEN[,TOKEN...]", secret: true,
@@ -101,6 +103,14 @@ var options = []option{
 	{flag: "pg", env: "ENGINED_PG_DSN", arg: "DSN", secret: true,
 		usage: "PostgreSQL connection string of the ledger",
 		set:   func(c *Config, v string) error { c.PGDSN = v; return nil }},
+	// Not in the contract's table: the project's addition for cross-holder
+	// transfers, which the contract leaves at "past a timeout".
+	{flag: "transfer-timeout", env: "ENGINED_TRANSFER_TIMEOUT", def: "30s", arg: "DURATION",
+		usage: "how long a transfer may stay undecided before the recovery worker aborts it, or decided with parts unfinished before it finishes them",
+		set: func(c *Config, v string) (err error) {
+			c.TransferTimeout, err = parseDuration(v)
+			return err
+		}},
 }
 
 // configFlags are the shared flags as registered on one command's FlagSet.
@@ -238,12 +248,13 @@ func (c *Config) LogValue() slog.Value {
 		slog.Int("tokens", len(c.Tokens)),
 		slog.String("tokens_file", c.TokensFile),
 		slog.Bool("pg_set", c.PGDSN != ""),
+		slog.String("transfer_timeout", c.TransferTimeout.String()),
 	)
 }
 
 // EngineOptions gives the engine's options of the configuration.
 func (c *Config) EngineOptions() *engine.Options {
-	return &engine.Options{Assets: c.Assets, IdempotencyTTL: c.IdempotencyTTL}
+	return &engine.Options{Assets: c.Assets, IdempotencyTTL: c.IdempotencyTTL, TransferTimeout: c.TransferTimeout}
 }
 
 // printConfigUsage lists the shared flags with their variables and defaults.
@@ -327,9 +338,10 @@ func parseBool(v string) (bool, error) {
 	return b, nil
 }
 
-// parseTTL reads the idempotency TTL. The engine hands it to Redis in whole
-// milliseconds, so less than one is refused rather than rounded to none.
-func parseTTL(v string) (time.Duration, error) {
+// parseDuration reads the idempotency TTL or the transfer timeout. The
+// engine hands them to Redis in whole milliseconds, so less than one is
+// refused rather than rounded to none.
+func parseDuration(v string) (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	if err != nil {
 		return 0, errors.New("want a Go duration such as 90m or 24h")

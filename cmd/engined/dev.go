@@ -35,9 +35,9 @@ Dev starts a local Redis Cluster of 3 masters and 3 replicas (redis-server
 processes under %s in the working directory) and, unless --pg names one, a
 temporary PostgreSQL for the ledger, opens the example holders alice and
 bob, and serves the API as engined serve does (with the outbox relay into
-the ledger and the hold-expiry sweeper), on --listen
-(default 127.0.0.1:8080), with a bearer token generated for this run. It
-prints curl commands to paste, in order, that exercise the API.
+the ledger, the hold-expiry sweeper and the transfer recovery worker), on
+--listen (default 127.0.0.1:8080), with a bearer token generated for this
+run. It prints curl commands to paste, in order, that exercise the API.
 
 Each run starts an empty cluster: nothing is kept from one run to the next.
 SIGINT (Ctrl-C) or SIGTERM stops the daemon and every server it started. The --redis flags do not apply (the ENGINED_REDIS_* variables are
@@ -214,8 +214,16 @@ var devSteps = []devStep{
 		path: "/v1/instructions/batch", body: batchOf(
 			instructions.New("bob-credit-1", "bob").Credit("USD", "10.00"),
 			instructions.New("carol-credit-2", "carol").Credit("CNY", "1.00"))},
+	{title: "A transfer: alice pays bob 25.00 CNY, both parts or neither (the holders live in different slots)",
+		path: "/v1/transfers", body: instructions.Transfer{ID: "alice-pays-bob-1", Parts: []instructions.Part{
+			{Holder: "alice", Ops: partOps().Debit("CNY", "25.00").Ops},
+			{Holder: "bob", Ops: partOps().Credit("CNY", "25.00").Ops}}}},
+	{title: "Read the transfer", path: "/v1/transfers/alice-pays-bob-1"},
 	{title: "Read everything carol has", path: "/v1/holders/carol"},
 }
+
+// partOps starts the ops of a transfer's part with the instruction builder.
+func partOps() instructions.Instruction { return instructions.Instruction{} }
 
 func batchOf(ins ...instructions.Instruction) any {
 	return struct {

@@ -51,8 +51,12 @@ func TestDev_PrintedCommandsWork(t *testing.T) {
 					var body map[string]json.RawMessage
 					require.NoError(t, json.Unmarshal(out, &body), "step %d answered %s", i+1, out)
 					require.NotContains(t, body, "error", "step %d (pass %d) answered %s", i+1, pass, out)
-					if devSteps[i].path == "/v1/instructions" {
+					switch devSteps[i].path {
+					case "/v1/instructions", "/v1/transfers":
 						assert.Equal(t, pass == 2, string(body["replayed"]) == "true", "step %d, pass %d: %s", i+1, pass, out)
+					}
+					if strings.HasPrefix(devSteps[i].path, "/v1/transfers") {
+						assert.Equal(t, `"committed"`, string(body["status"]), "step %d, pass %d: %s", i+1, pass, out)
 					}
 				}
 			}

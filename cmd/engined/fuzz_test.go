@@ -111,6 +111,45 @@ func FuzzInstructionBody(f *testing.F) {
 	})
 }
 
+// FuzzTransferBody posts arbitrary bodies to POST /v1/transfers of a
+// server whose Redis is a closed port. The handler never panics, and since
+// no transfer can begin, its answer is always an error object whose code
+// maps to its status: the decoder's or validation's refusal, or UNAVAILABLE.
+func FuzzTransferBody(f *testing.F) {
+	for _, seed := range []string{
+		`{"id":"t1","parts":[{"holder":"a","ops":[{"op":"debit","asset":"CNY","amount":"1.00"}]},{"holder":"b","ops":[{"op":"credit","asset":"CNY","amount":"1.00"}]}]}`,
+		`{"id":"t1","parts":[{"holder":"a","ops":[{"op":"debit","asset":"CNY","amount":"1.00"}]},{"holder":"b","ops":[{"op":"credit","asset":"CNY","amount":"2.00"}]}]}`,
+		`{"id":"t1","parts":[{"holder":"a","ops":[]}],"holder":"x"}`,
+		`{"id":"t1","parts":null}`,
+		`{"id":"t1","parts":[{"holder":"a","holder":"b","ops":[]}]}`,
+		``,
+	} {
+		f.Add([]byte(seed))
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1,
+		DialerRetryTimeout: time.Millisecond, DialTimeout: 100 * time.Millisecond, PoolTimeout: 100 * time.Millisecond})
+	f.Cleanup(func() { _ = rdb.Close() })
+	s := newServer(engine.New(rdb, nil), rdb, []string{"t"}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	h := s.handler()
+
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := httptest.NewRequest(http.MethodPost, "/v1/transfers", bytes.NewReader(body))
+		r.Header.Set("Authorization", "Bearer t")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if !json.Valid(w.Body.Bytes()) {
+			t.Fatalf("%d: answer is not JSON: %q", w.Code, w.Body.Bytes())
+		}
+		if w.Code == http.StatusInternalServerError {
+			t.Fatalf("500 INTERNAL for %q: %s", body, w.Body.Bytes())
+		}
+		code := checkErrorObject(t, w.Body.Bytes(), w.Code)
+		if _, err := instructions.DecodeTransfer(body); err != nil && code != asError(err).Code {
+			t.Fatalf("answered %s, the decode error is %v: %q", code, err, body)
+		}
+	})
+}
+
 // checkErrorObject checks that data is {"error": {"code": ..., "message": ...}}
 // with a code of the contract, whose status is status unless status is 0. It
 // returns the code.

@@ -54,7 +54,7 @@ func commands() []command {
 	return []command{
 		{name: "serve", summary: "run the HTTP daemon", run: runServe, usage: serveUsage},
 		{name: "dev", summary: "start a local Redis Cluster and the daemon, with example holders", run: runDev, usage: devUsage},
-		{name: "apply", summary: "apply one instruction from a JSON file", run: runApply, usage: applyUsage},
+		{name: "apply", summary: "apply one instruction or transfer from a JSON file", run: runApply, usage: applyUsage},
 		{name: "relay", summary: "carry outbox events to the PostgreSQL ledger and release expired holds", run: runRelay, usage: relayUsage},
 		{name: "reconcile", summary: "compare Redis with the PostgreSQL ledger; exit 1 on drift", run: runReconcile, usage: reconcileUsage},
 		{name: "rebuild", summary: "write holders' Redis state from the PostgreSQL ledger", run: runRebuild, usage: rebuildUsage},

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
 
@@ -21,6 +22,7 @@ const codeOK = "OK"
 type metrics struct {
 	reg          *prometheus.Registry
 	instructions *prometheus.CounterVec   // by outcome code
+	transfers    *prometheus.CounterVec   // by outcome: committed, pending or a code
 	duration     *prometheus.HistogramVec // by route and status
 	batchSize    prometheus.Histogram
 }
@@ -32,6 +34,10 @@ func newMetrics(rdb redis.UniversalClient) *metrics {
 			Name: "atomledger_instructions_total",
 			Help: "Instructions answered, by outcome: OK for a result (replayed or not), else the error code.",
 		}, []string{"code"}),
+		transfers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "atomledger_transfers_total",
+			Help: "Transfers answered, by outcome: committed, pending (not decided in time), else the error code (of the abort, or of the refusal).",
+		}, []string{"outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "atomledger_http_request_duration_seconds",
 			Help:    "Time from a request's arrival to its answer, by route and HTTP status.",
@@ -43,17 +49,22 @@ func newMetrics(rdb redis.UniversalClient) *metrics {
 			Buckets: []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000},
 		}),
 	}
-	// Every outcome an instruction can have is exported from the start, at
-	// zero, so that rates over it exist before the first occurrence. The
-	// codes of the request as a whole (a token, a body size) are not outcomes
-	// of an instruction.
+	// Every outcome an instruction or a transfer can have is exported from
+	// the start, at zero, so that rates over it exist before the first
+	// occurrence. The codes of the request as a whole (a token, a body size)
+	// and of a read are not outcomes.
 	m.instructions.WithLabelValues(codeOK)
+	m.transfers.WithLabelValues(engine.TransferCommitted)
+	m.transfers.WithLabelValues(engine.TransferPending)
 	for _, code := range instructions.Codes {
-		if code != instructions.CodeUnauthenticated && code != instructions.CodePayloadTooLarge {
+		switch code {
+		case instructions.CodeUnauthenticated, instructions.CodePayloadTooLarge, instructions.CodeTransferNotFound:
+		default:
 			m.instructions.WithLabelValues(string(code))
+			m.transfers.WithLabelValues(string(code))
 		}
 	}
-	m.reg.MustRegister(m.instructions, m.duration, m.batchSize,
+	m.reg.MustRegister(m.instructions, m.transfers, m.duration, m.batchSize,
 		poolCollector{rdb: rdb},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -67,6 +78,11 @@ func (m *metrics) outcome(err error) {
 		code = string(asError(err).Code)
 	}
 	m.instructions.WithLabelValues(code).Inc()
+}
+
+// transfer counts the answer to one transfer.
+func (m *metrics) transfer(outcome string) {
+	m.transfers.WithLabelValues(outcome).Inc()
 }
 
 func (m *metrics) observe(route string, status int, d time.Duration) {

@@ -21,9 +21,10 @@ func relayUsage(w io.Writer) {
 	fmt.Fprint(w, `Usage: engined relay [flags]
 
 Relay carries every slot's outbox events from Redis to the PostgreSQL ledger
-(--pg) and releases expired holds, until interrupted (SIGINT, SIGTERM). An
-event leaves Redis only once PostgreSQL committed it: with PostgreSQL or a
-Redis master down, events wait and the relay retries.
+(--pg), releases expired holds and finishes the transfers their senders left
+(aborts those undecided past --transfer-timeout), until interrupted (SIGINT,
+SIGTERM). An event leaves Redis only once PostgreSQL committed it: with
+PostgreSQL or a Redis master down, events wait and the relay retries.
 
 Each relay process reads as a consumer of its own. The entries a relay had
 read but not delivered when it died stay pending under its name: another
@@ -112,6 +113,8 @@ func runRelay(args []string, c cli) int {
 	}
 	rdb := cfg.RedisClient()
 	defer rdb.Close()
-	runWorkers(ctx, cfg, rdb, engine.New(rdb, cfg.EngineOptions()), log, nil, *claimIdle)
+	eo := cfg.EngineOptions()
+	eo.Logger = log
+	runWorkers(ctx, cfg, rdb, engine.New(rdb, eo), log, nil, *claimIdle)
 	return exitOK
 }

@@ -12,30 +12,34 @@ import (
 	"github.com/atomledger/atomledger/instructions"
 )
 
-// instructionsURL gives the URL of POST /v1/instructions under the base URL
-// of --server, or "" when there is none.
-func instructionsURL(server string) (string, error) {
+// serverURL reads --server, the base URL of a daemon; nil when there is
+// none.
+func serverURL(server string) (*url.URL, error) {
 	if server == "" {
-		return "", nil
+		return nil, nil
 	}
 	u, err := url.Parse(server)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("--server %q: want a URL such as http://127.0.0.1:8080", server)
+		return nil, fmt.Errorf("--server %q: want a URL such as http://127.0.0.1:8080", server)
 	}
-	return u.JoinPath("v1", "instructions").String(), nil
+	return u, nil
 }
 
-// answer is a daemon's reply to one instruction.
+// answer is a daemon's reply to one instruction or transfer.
 type answer struct {
-	body     []byte // a JSON object: a result, or an error object when rejected
+	// body is a JSON object: a result or a transfer's state, or, when
+	// rejected, an object with an "error" (an error object, or the state of
+	// an aborted transfer).
+	body     []byte
 	rejected bool
 	err      error // no usable answer: the outcome is unknown
 }
 
-// postInstruction sends an instruction to a daemon. Without an answer that
-// is a result (2xx) or an error object (any other status), the outcome is
-// unknown: UNAVAILABLE, as when Redis itself does not answer.
-func postInstruction(ctx context.Context, endpoint, token string, body []byte) answer {
+// post sends an instruction or a transfer to a daemon. Without an answer
+// that is a result or a state (2xx) or an object with an "error" (any other
+// status), the outcome is unknown: UNAVAILABLE, as when Redis itself does
+// not answer.
+func post(ctx context.Context, endpoint, token string, body []byte) answer {
 	unknown := func(format string, args ...any) answer {
 		return answer{err: instructions.Errorf(instructions.CodeUnavailable, instructions.NoOp,
 			"outcome unknown, apply the same file again: "+format, args...)}
@@ -69,14 +73,15 @@ func postInstruction(ctx context.Context, endpoint, token string, body []byte) a
 }
 
 // printAnswer prints a daemon's answer as apply prints its own outcome, and
-// gives the exit status.
-func printAnswer(c cli, a answer) int {
+// gives the exit status; transfer tells that the answer is a transfer's
+// state, which exits 0 only when committed.
+func printAnswer(c cli, a answer, transfer bool) int {
 	if a.err != nil {
-		return printOutcome(c, instructions.Result{}, a.err)
+		return printOutcome(c, nil, a.err)
 	}
 	var out bytes.Buffer
 	if err := json.Indent(&out, bytes.TrimSpace(a.body), "", "  "); err != nil {
-		return printOutcome(c, instructions.Result{}, err)
+		return printOutcome(c, nil, err)
 	}
 	out.WriteByte('\n')
 	if _, err := c.stdout.Write(out.Bytes()); err != nil {
@@ -84,6 +89,11 @@ func printAnswer(c cli, a answer) int {
 	}
 	if a.rejected {
 		return exitRejected
+	}
+	if transfer {
+		var st struct{ Status string }
+		_ = json.Unmarshal(a.body, &st)
+		return transferExit(st.Status)
 	}
 	return exitOK
 }

@@ -55,19 +55,21 @@ func TestApply_Server(t *testing.T) {
 	})
 }
 
-func TestInstructionsURL(t *testing.T) {
+func TestServerURL(t *testing.T) {
+	u, err := serverURL("")
+	require.NoError(t, err)
+	assert.Nil(t, u, "no --server")
 	for in, want := range map[string]string{
-		"":                         "",
 		"http://127.0.0.1:8080":    "http://127.0.0.1:8080/v1/instructions",
 		"https://ledger.example/":  "https://ledger.example/v1/instructions",
 		"http://gw.example/engine": "http://gw.example/engine/v1/instructions",
 	} {
-		got, err := instructionsURL(in)
+		u, err := serverURL(in)
 		require.NoError(t, err, in)
-		assert.Equal(t, want, got, in)
+		assert.Equal(t, want, u.JoinPath("v1", "instructions").String(), in)
 	}
 	for _, bad := range []string{"127.0.0.1:8080", "ftp://x", "http://", "::"} {
-		_, err := instructionsURL(bad)
+		_, err := serverURL(bad)
 		assert.Error(t, err, bad)
 	}
 }

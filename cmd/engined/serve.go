@@ -21,6 +21,8 @@ Serve runs the HTTP daemon (the API is described in docs/openapi.yaml):
   POST /v1/instructions         apply one instruction
   POST /v1/instructions/batch   {"instructions": [...]} -> {"results": [...]}
   GET  /v1/holders/{holder}     a holder's whole state
+  POST /v1/transfers            a transfer over several holders, all or none
+  GET  /v1/transfers/{id}       a transfer's state
   GET  /healthz                 200 while the process runs
   GET  /readyz                  200 when Redis answers and the scripts are loaded
   GET  /metrics                 Prometheus metrics
@@ -29,9 +31,11 @@ Every /v1/ request needs "Authorization: Bearer <token>" with one of the
 configured tokens: serve refuses to start without tokens unless --dev is
 given. Logs are JSON lines on stderr: one per request, at debug level for
 a success, warn for a client error, error for a server error, with the
-error code. SIGTERM or SIGINT stops accepting connections, lets the requests in flight
-finish, and exits 0. Exit status 1: the daemon could not listen or serve;
-2: a bad flag or environment value.
+error code. Serve also runs the hold-expiry sweeper and the transfer
+recovery worker (with --pg, the outbox relay too). SIGTERM or SIGINT stops
+accepting connections, lets the requests in flight finish, and exits 0.
+Exit status 1: the daemon could not listen or serve; 2: a bad flag or
+environment value.
 
 Flags:
 

@@ -13,10 +13,11 @@ import (
 type statusRow struct {
 	code   instructions.Code
 	status int
-	// read is the status when the request reads a holder instead of applying
-	// an instruction; 0 means the same as status. Only HOLDER_NOT_FOUND
-	// differs: a read of a missing holder is 404, but an instruction naming
-	// one is a well-formed request the ledger refused, like any other 422.
+	// read is the status when the request reads a holder or a transfer
+	// instead of applying an instruction; 0 means the same as status. Only
+	// HOLDER_NOT_FOUND differs: a read of a missing holder is 404, but an
+	// instruction naming one is a well-formed request the ledger refused,
+	// like any other 422.
 	read int
 }
 
@@ -30,6 +31,10 @@ var statusTable = []statusRow{
 	{code: instructions.CodeTooManyOps, status: http.StatusBadRequest},
 	{code: instructions.CodeUnauthenticated, status: http.StatusUnauthorized},
 	{code: instructions.CodeHolderNotFound, status: http.StatusUnprocessableEntity, read: http.StatusNotFound},
+	// The project's addition to the contract's table. Only GET
+	// /v1/transfers/{id} answers it: a transfer id names no account, so an
+	// unknown one is never a rejection.
+	{code: instructions.CodeTransferNotFound, status: http.StatusNotFound},
 	{code: instructions.CodeIdempotencyConflict, status: http.StatusConflict},
 	{code: instructions.CodePayloadTooLarge, status: http.StatusRequestEntityTooLarge},
 	{code: instructions.CodeHolderExists, status: http.StatusUnprocessableEntity},
@@ -50,7 +55,7 @@ var statusTable = []statusRow{
 }
 
 // httpStatus gives the status of code; read tells whether the request reads
-// a holder. A code missing from the table is a bug: 500.
+// a holder or a transfer. A code missing from the table is a bug: 500.
 func httpStatus(code instructions.Code, read bool) int {
 	for _, row := range statusTable {
 		if row.code != code {
@@ -99,7 +104,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // writeError answers err as an error object with the status of its code;
-// read tells whether the request reads a holder.
+// read tells whether the request reads a holder or a transfer.
 func writeError(w http.ResponseWriter, err error, read bool) {
 	e := asError(err)
 	if x, ok := w.(*exchange); ok {

@@ -18,6 +18,7 @@ func TestStatus_TableIsTheContracts(t *testing.T) {
 		"INVALID_INSTRUCTION": 400, "INVALID_AMOUNT": 400, "INVALID_ID": 400, "UNKNOWN_ASSET": 400, "TOO_MANY_OPS": 400,
 		"UNAUTHENTICATED":      401,
 		"HOLDER_NOT_FOUND":     422,
+		"TRANSFER_NOT_FOUND":   404, // the project's addition to the contract's table: GET /v1/transfers/{id}
 		"IDEMPOTENCY_CONFLICT": 409,
 		"PAYLOAD_TOO_LARGE":    413,
 		"HOLDER_EXISTS":        422, "HOLDER_SUSPENDED": 422, "INSUFFICIENT_FUNDS": 422, "INSUFFICIENT_POINTS": 422,

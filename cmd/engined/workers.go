@@ -14,8 +14,10 @@ import (
 )
 
 // runWorkers runs the background work of a daemon until ctx is done: the
-// hold-expiry sweeper always, and the outbox relay into PostgreSQL when a
-// ledger is configured (--pg). PostgreSQL may not be up yet: the relay waits
+// hold-expiry sweeper and the transfer recovery worker always, and the
+// outbox relay into PostgreSQL when a ledger is configured (--pg). Several
+// daemons may run the sweeper and the recovery worker at once: each step
+// they take is idempotent. PostgreSQL may not be up yet: the relay waits
 // for it, and the events wait in Redis meanwhile. reg, if not nil, gets the
 // workers' figures as metrics. claimIdle is the relay's ClaimIdle (0: its
 // default).
@@ -27,6 +29,16 @@ func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng
 		func() int64 { return sweeper.Stats().Released })
 	register(reg, "atomledger_sweeper_errors_total", "Failed sweeps or releases, retried.", true,
 		func() int64 { return sweeper.Stats().Errors })
+	recovery := engine.NewRecovery(eng, &engine.RecoveryOptions{Logger: log})
+	wg.Go(func() { _ = recovery.Run(ctx) })
+	register(reg, "atomledger_transfer_recovery_passes_total", "Passes of the transfer recovery worker.", true,
+		func() int64 { return recovery.Stats().Passes })
+	register(reg, "atomledger_transfer_recovery_aborted_total", "Transfers aborted for want of a decision within --transfer-timeout.", true,
+		func() int64 { return recovery.Stats().Aborted })
+	register(reg, "atomledger_transfer_recovery_finished_total", "Transfers whose parts the recovery worker finished.", true,
+		func() int64 { return recovery.Stats().Finished })
+	register(reg, "atomledger_transfer_recovery_errors_total", "Transfers or recovery passes that failed, retried.", true,
+		func() int64 { return recovery.Stats().Errors })
 	if cfg.PGDSN == "" {
 		log.Info("no ledger configured (--pg): the outbox relay does not run here")
 		wg.Wait()
@@ -56,9 +68,10 @@ func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				rs, ss := relay.Stats(), sweeper.Stats()
+				rs, ss, ts := relay.Stats(), sweeper.Stats(), recovery.Stats()
 				log.Info("relay", "relayed", rs.Relayed, "backlog", rs.Backlog, "lag_ms", rs.LagMs, "streams", rs.Streams,
-					"errors", rs.Errors, "released", ss.Released, "sweep_errors", ss.Errors)
+					"errors", rs.Errors, "released", ss.Released, "sweep_errors", ss.Errors,
+					"transfers_aborted", ts.Aborted, "transfers_finished", ts.Finished, "recovery_errors", ts.Errors)
 			}
 		}
 	})
