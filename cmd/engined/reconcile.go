@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -35,6 +36,11 @@ missing on either side; a holder the ledger refused events of, where the two
 differ, has a forked history (diverged). It also checks that every instruction's entries sum
 to zero per asset and that every account is the sum of its entries.
 
+A cross-holder transfer whose clearing account is not zero in the ledger
+(some parts' commits are in, others not) is in flight while it is younger
+than --transfer-timeout or events of one of its holders are still on their
+way; past it, with nothing on its way, it is unbalanced (drift).
+
 It prints a summary table on stdout, a progress bar on a terminal, and with
 --out writes the whole report as JSON. Exit status: 0 without drift, 1 with
 drift, 2 when it could not run.
@@ -56,6 +62,24 @@ const (
 	kindDiverged       = "diverged"         // the ledger refused events of the holder, and the two differ
 )
 
+// Finding kinds, per transfer whose clearing account is not zero in the ledger.
+const (
+	kindTransferInFlight   = "transfer_in_flight"  // its parts' events are on their way (not drift)
+	kindTransferUnbalanced = "transfer_unbalanced" // past the timeout, and nothing on its way
+)
+
+// TransferFinding is a transfer whose clearing account the ledger does not
+// have at zero.
+type TransferFinding struct {
+	ledger.TransferBalance
+	Kind string `json:"kind"`
+	// What the Redis record says: Status "" when Redis no longer has it
+	// (finished longer ago than the idempotency TTL, or lost).
+	Status   string `json:"status"`
+	Complete bool   `json:"complete"`
+	AgeMs    int64  `json:"age_ms"` // since the record was created (else the first part in the ledger)
+}
+
 // Finding is one holder that is not in sync.
 type Finding struct {
 	Holder     string   `json:"holder"`
@@ -73,8 +97,9 @@ type Report struct {
 	Holders        int                   `json:"holders"`
 	InSync         int                   `json:"in_sync"`
 	EventsInFlight int64                 `json:"events_in_flight"`
-	Counts         map[string]int        `json:"counts"`
+	Counts         map[string]int        `json:"counts"` // per finding kind, of holders and of transfers
 	Findings       []Finding             `json:"findings"`
+	Transfers      []TransferFinding     `json:"transfers"`
 	Unbalanced     []ledger.Imbalance    `json:"unbalanced"`
 	AccountDrift   []ledger.AccountDrift `json:"account_drift"`
 	Refused        map[string]int64      `json:"refused_events"`
@@ -97,7 +122,7 @@ func runReconcile(args []string, c cli) int {
 		return f.fail("%v", err)
 	}
 	defer closeAll()
-	rep, err := reconcile(ctx, eng, led, progressOut(c.stderr))
+	rep, err := reconcileWithin(ctx, eng, led, progressOut(c.stderr), cfg.TransferTimeout)
 	if err != nil {
 		return f.fail("%v", err)
 	}
@@ -126,9 +151,16 @@ func progressOut(w io.Writer) io.Writer {
 // reconcileBatch is how many holders are read from each side at once.
 const reconcileBatch = 1000
 
-// reconcile compares every holder of Redis and of the ledger.
+// reconcile is reconcileWithin with the default transfer timeout.
 func reconcile(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, progress io.Writer) (*Report, error) {
-	rep := &Report{StartedAt: time.Now().UTC(), Counts: map[string]int{}, Findings: []Finding{}}
+	return reconcileWithin(ctx, eng, led, progress, engine.DefaultTransferTimeout)
+}
+
+// reconcileWithin compares every holder of Redis and of the ledger, then the
+// transfers whose clearing account is not zero, given transferTimeout to
+// finish.
+func reconcileWithin(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, progress io.Writer, transferTimeout time.Duration) (*Report, error) {
+	rep := &Report{StartedAt: time.Now().UTC(), Counts: map[string]int{}, Findings: []Finding{}, Transfers: []TransferFinding{}}
 	names := map[string]struct{}{}
 	pgHolders, err := led.Holders(ctx)
 	if err != nil {
@@ -186,6 +218,9 @@ func reconcile(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, prog
 	if bar != nil {
 		_ = bar.Finish()
 	}
+	if err := reconcileTransfers(ctx, eng, led, rep, transferTimeout); err != nil {
+		return nil, err
+	}
 	if rep.Unbalanced, err = led.Unbalanced(ctx, 100); err != nil {
 		return nil, err
 	}
@@ -200,6 +235,55 @@ func reconcile(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, prog
 	}
 	rep.DurationMs = time.Since(rep.StartedAt).Milliseconds()
 	return rep, nil
+}
+
+// reconcileTransfers judges the transfers whose clearing account is not zero
+// in the ledger, after the holders (it needs to know which are in flight).
+//
+// A non-zero clearing account means that some parts' commits are in the
+// ledger and others are not. That is normal for a while: the record may not
+// be complete yet (the other parts are still being committed in Redis), or
+// the other parts' events may not have been relayed yet. So such a transfer
+// is in flight while it is younger than the timeout, whatever its record
+// says: the ledger only knows the holders of parts it has seen, so a part
+// none of whose events has arrived would not show among them. Past the
+// timeout it stays in flight only while one of its holders has events on
+// their way; else it is unbalanced: a part's commit is lost, or the
+// transfer is stuck unfinished.
+func reconcileTransfers(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, rep *Report, timeout time.Duration) error {
+	open, err := led.UnsettledTransfers(ctx, 1000)
+	if err != nil {
+		return err
+	}
+	ahead := map[string]bool{}
+	for _, fd := range rep.Findings {
+		if fd.Kind == kindInFlight {
+			ahead[fd.Holder] = true
+		}
+	}
+	// Ages are measured on this host's clock against the record's Redis
+	// server time: clocks apart by a good part of the timeout blur them.
+	now := time.Now().UnixMilli()
+	for _, t := range open {
+		fd := TransferFinding{TransferBalance: t, Kind: kindTransferUnbalanced}
+		created := t.FirstMs
+		st, err := eng.GetTransfer(ctx, t.Transfer)
+		switch {
+		case err == nil:
+			fd.Status, fd.Complete, created = st.Status, st.Complete, st.CreatedMs
+		case !errors.Is(err, engine.ErrTransferNotFound):
+			return fmt.Errorf("transfer %s: %w", t.Transfer, err)
+		}
+		fd.AgeMs = now - created
+		if fd.AgeMs < timeout.Milliseconds() || slices.ContainsFunc(t.Holders, func(h string) bool { return ahead[h] }) {
+			fd.Kind = kindTransferInFlight
+		} else {
+			rep.Drift = true
+		}
+		rep.Counts[fd.Kind]++
+		rep.Transfers = append(rep.Transfers, fd)
+	}
+	return nil
 }
 
 // compareHolder compares one holder; differ is false when both sides agree.
@@ -306,6 +390,8 @@ func printSummary(w io.Writer, rep *Report) {
 	t.AppendRow(table.Row{"missing in redis", rep.Counts[kindMissingInRedis], yes(rep.Counts[kindMissingInRedis])})
 	t.AppendRow(table.Row{"same seq, figures differ", rep.Counts[kindMismatch], yes(rep.Counts[kindMismatch])})
 	t.AppendRow(table.Row{"histories forked (ledger refused events)", rep.Counts[kindDiverged], yes(rep.Counts[kindDiverged])})
+	t.AppendRow(table.Row{"transfers in flight (clearing account not zero yet)", rep.Counts[kindTransferInFlight], "no"})
+	t.AppendRow(table.Row{"transfers unbalanced past the timeout", rep.Counts[kindTransferUnbalanced], yes(rep.Counts[kindTransferUnbalanced])})
 	t.AppendRow(table.Row{"instructions not summing to zero", len(rep.Unbalanced), yes(len(rep.Unbalanced))})
 	t.AppendRow(table.Row{"accounts not the sum of their entries", len(rep.AccountDrift), yes(len(rep.AccountDrift))})
 	refused := 0
