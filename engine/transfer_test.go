@@ -281,11 +281,15 @@ func TestTransfer_InvalidIsRefusedBeforeRedis(t *testing.T) {
 	assert.ErrorIs(t, err, engine.ErrInvalidID, "an id of 61 bytes leaves no room for the parts' suffixes")
 }
 
-func TestApply_TransferHoldsAreReserved(t *testing.T) {
+func TestApply_TransferHoldsAndIDsAreReserved(t *testing.T) {
 	needRedis(t)
 	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "1.00") })
 	e := applyErr(t, newIn(h).Freeze("CNY", "1.00", "x:t1", 0))
 	assert.ErrorIs(t, e, engine.ErrInvalidID)
 	e = applyErr(t, newIn(h).Release("x:t1"))
 	assert.ErrorIs(t, e, engine.ErrInvalidID)
+	e = applyErr(t, instructions.New("x:t1:p", h).Debit("CNY", "1.00"))
+	assert.ErrorIs(t, e, engine.ErrInvalidID, "nor the id of a part's instruction")
+	e = applyErr(t, newIn(h).WithCounterparty("x:t1").Credit("CNY", "1.00"))
+	assert.ErrorIs(t, e, engine.ErrInvalidID, "nor a transfer's clearing account")
 }

@@ -17,8 +17,9 @@ const (
 )
 
 // TransferHoldPrefix begins the name of the hold a transfer reserves under on
-// each holder ("x:<transfer id>"), and the counterparty of its parts. Holds of
-// that name are the transfer's own: a plain instruction cannot name them.
+// each holder ("x:<transfer id>"), the counterparty of its parts and the ids
+// of their instructions ("x:<transfer id>:p"). Such holds and ids are the
+// transfers' own: a plain instruction can name neither.
 const TransferHoldPrefix = "x:"
 
 // Transfer spans several holders: each part is applied to its holder, and the

@@ -107,11 +107,25 @@ func (in Instruction) Validate(reg *Registry) error {
 // INVALID_INSTRUCTION, INVALID_ID, INVALID_AMOUNT, UNKNOWN_ASSET, TOO_MANY_OPS.
 func (in Instruction) Normalize(reg *Registry) (Normalized, error) {
 	n, err := in.normalize(reg)
+	if err == nil {
+		err = transfersOwn(n)
+	}
 	if err != nil {
 		err.ID = in.ID
 		return Normalized{}, err
 	}
 	return n, nil
+}
+
+// transfersOwn refuses, in a plain instruction, the ids and counterparty
+// names of transfers' parts ("x:<transfer id>...").
+func transfersOwn(n Normalized) *Error {
+	for _, id := range []struct{ name, v string }{{"id", n.ID}, {"counterparty", n.Counterparty}} {
+		if strings.HasPrefix(id.v, TransferHoldPrefix) {
+			return Errorf(CodeInvalidID, NoOp, "%s %q: names beginning with %q are those of transfers", id.name, clip(id.v), TransferHoldPrefix)
+		}
+	}
+	return nil
 }
 
 func (in Instruction) normalize(reg *Registry) (Normalized, *Error) {

@@ -23,11 +23,12 @@ const transferWait = 5 * time.Second
 //
 //   - 200 committed (complete tells whether every part is finished yet);
 //   - 202 pending: not decided within transferWait;
-//   - aborted: the status of its error's code (422 for a part's rejection
-//     such as INSUFFICIENT_FUNDS; 503 UNAVAILABLE when it was aborted for
-//     want of a decision in time), with the state as the body, so that it
-//     holds both "status": "aborted" and the "error". Sending it again
-//     answers the same: the abort is final.
+//   - 422 aborted, with the state as the body, so that it holds both
+//     "status": "aborted" and the "error" that caused it: a part's
+//     rejection (INSUFFICIENT_FUNDS...), or UNAVAILABLE when no decision
+//     came in time. Whatever the cause the abort is final, and sending the
+//     transfer again answers the same: a 503 here would tell clients to
+//     retry what can no longer change.
 //
 // Errors, as error objects: 400 INVALID_INSTRUCTION (malformed JSON, an
 // unknown field, over 64 KiB, unbalanced parts, an op a transfer cannot
@@ -72,7 +73,7 @@ func transferStatus(st engine.TransferState) int {
 	case engine.TransferPending:
 		return http.StatusAccepted
 	default:
-		return httpStatus(abortCode(st), false)
+		return http.StatusUnprocessableEntity
 	}
 }
 

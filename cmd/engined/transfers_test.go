@@ -234,8 +234,7 @@ func TestTransferStatus(t *testing.T) {
 		{"committed with parts unfinished is 200 all the same", engine.TransferState{Status: engine.TransferCommitted, Complete: false}, 200},
 		{"pending is 202", engine.TransferState{Status: engine.TransferPending}, 202},
 		{"aborted by a rejected part is 422", aborted(instructions.CodeHoldExpired), 422},
-		{"aborted for want of a decision in time is 503", aborted(instructions.CodeUnavailable), 503},
-		{"aborted without an error is a bug: 500", engine.TransferState{Status: engine.TransferAborted}, 500},
+		{"aborted for want of a decision in time is 422 too: it is final", aborted(instructions.CodeUnavailable), 422},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, transferStatus(tt.st))
