@@ -82,19 +82,29 @@ func SweepID(holder, hold string, expiresMs int64) string {
 
 // Run sweeps every Interval until ctx is done, then returns nil.
 func (s *Sweeper) Run(ctx context.Context) error {
-	t := time.NewTicker(s.o.Interval)
+	s.e.every(ctx, s.o.Interval, s.Sweep, func(err error) {
+		s.errs.Add(1)
+		s.o.Logger.Warn("sweeper: sweep failed", "err", err)
+	})
+	return nil
+}
+
+// every runs pass every interval until ctx is done. After a failed pass,
+// reported to failed, a cluster client re-reads the slot map: a failover
+// moves slots, and go-redis does not reload it on connection errors.
+func (e *Engine) every(ctx context.Context, interval time.Duration, pass func(context.Context) error, failed func(error)) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-			s.errs.Add(1)
-			s.o.Logger.Warn("sweeper: sweep failed", "err", err)
-			if c, ok := s.e.rdb.(*redis.ClusterClient); ok {
+		if err := pass(ctx); err != nil && ctx.Err() == nil {
+			failed(err)
+			if c, ok := e.rdb.(*redis.ClusterClient); ok {
 				c.ReloadState(ctx)
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-t.C:
 		}
 	}

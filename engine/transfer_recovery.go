@@ -71,22 +71,11 @@ func (r *Recovery) Stats() RecoveryStats {
 
 // Run makes a pass every Interval until ctx is done, then returns nil.
 func (r *Recovery) Run(ctx context.Context) error {
-	t := time.NewTicker(r.o.Interval)
-	defer t.Stop()
-	for {
-		if err := r.Recover(ctx); err != nil && ctx.Err() == nil {
-			r.errs.Add(1)
-			r.o.Logger.Warn("transfer recovery: pass failed", "err", err)
-			if c, ok := r.e.rdb.(*redis.ClusterClient); ok {
-				c.ReloadState(ctx)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	r.e.every(ctx, r.o.Interval, r.Recover, func(err error) {
+		r.errs.Add(1)
+		r.o.Logger.Warn("transfer recovery: pass failed", "err", err)
+	})
+	return nil
 }
 
 // Recover makes one pass over the transfers that are due now.
