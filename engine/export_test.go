@@ -19,7 +19,7 @@ func (e *Engine) TransferStep(ctx context.Context, t instructions.Transfer, step
 	switch step {
 	case "begin":
 		body, _ := instructions.EncodeTransfer(t)
-		_, err = e.transferScript(ctx, n.ID, "begin", transferPrint(n), body, e.xferTimeout.Milliseconds())
+		_, err = e.transferScript(ctx, n.ID, "begin", transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n))
 		return err
 	case "prepare", "commit":
 		pc := e.callsOf(n, n.Parts[i])

@@ -57,6 +57,8 @@ type TransferState struct {
 	// part finished and another not.
 	Complete bool `json:"complete"`
 	Replayed bool `json:"replayed"`
+	// Holders are the parts' holders, in the transfer's order.
+	Holders []string `json:"holders"`
 	// For an aborted transfer: the part whose rejection aborted it (absent
 	// when it was aborted for want of a decision in time), and the error.
 	PartIndex *int                `json:"part_index,omitempty"`
@@ -69,6 +71,16 @@ type transferRecord struct {
 	outcome, status, err string
 	done                 bool
 	createdMs, deadline  int64
+	holders              string // comma-separated
+}
+
+// holdersOf gives the parts' holders as the record keeps them.
+func holdersOf(n instructions.NormalizedTransfer) string {
+	hs := make([]string, len(n.Parts))
+	for i, p := range n.Parts {
+		hs[i] = p.Holder
+	}
+	return strings.Join(hs, ",")
 }
 
 // abortReason is the err field of an aborted record.
@@ -97,7 +109,7 @@ func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (Transfe
 	if err != nil {
 		return TransferState{}, e.internal(t.ID, "encode transfer: %v", err)
 	}
-	rec, err := e.transferScript(ctx, n.ID, "begin", transferPrint(n), body, e.xferTimeout.Milliseconds())
+	rec, err := e.transferScript(ctx, n.ID, "begin", transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n))
 	if err != nil {
 		return TransferState{}, err
 	}
@@ -158,7 +170,8 @@ func (e *Engine) drive(ctx context.Context, n instructions.NormalizedTransfer, r
 }
 
 func stateOf(id string, rec transferRecord) TransferState {
-	st := TransferState{ID: id, Status: rec.status, Complete: rec.done, CreatedMs: rec.createdMs}
+	st := TransferState{ID: id, Status: rec.status, Complete: rec.done, CreatedMs: rec.createdMs,
+		Holders: strings.Split(rec.holders, ",")}
 	if rec.status == "preparing" {
 		st.Status = TransferPending
 	}
@@ -401,10 +414,10 @@ func (e *Engine) transferScript(ctx context.Context, id, action string, args ...
 		return transferRecord{}, redisFailure(id, err)
 	}
 	v, _ := cmd.StringSlice()
-	if len(v) != 6 {
+	if len(v) != 7 {
 		return transferRecord{}, e.internal(id, "unexpected transfer script reply %v", cmd.Val())
 	}
-	rec := transferRecord{outcome: v[0], status: v[1], err: v[2], done: v[3] == "1"}
+	rec := transferRecord{outcome: v[0], status: v[1], err: v[2], done: v[3] == "1", holders: v[6]}
 	rec.createdMs, _ = strconv.ParseInt(v[4], 10, 64)
 	rec.deadline, _ = strconv.ParseInt(v[5], 10, 64)
 	return rec, nil

@@ -218,6 +218,7 @@ func TestTransfer_PaymentWithPointsAcrossThreeHolders(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, engine.TransferCommitted, got.Status)
 	assert.True(t, got.Complete)
+	assert.Equal(t, hs, got.Holders, "the parts' holders, in order")
 
 	other := tr
 	other.Parts = []instructions.Part{tr.Parts[0], part(hs[1], ops().Credit("CNY", "80.00").EarnPoints("200"))}

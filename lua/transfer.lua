@@ -4,18 +4,19 @@
 -- KEYS: 1 the record "{x:<id>}" (a hash), 2 the index of unfinished transfers of its slot
 --       (a sorted set: transfer id scored by when the recovery worker should look at it).
 -- ARGV: 1 action, 2 transfer id, then per action:
---   begin  fp, body, prepare timeout (ms): creates the record "preparing", due for
---          recovery at the deadline; or finds it (a different fp: conflict).
+--   begin  fp, body, prepare timeout (ms), the parts' holders (comma-separated): creates
+--          the record "preparing", due for recovery at the deadline; or finds it (a
+--          different fp: conflict).
 --   decide status ("committed" or "aborted"), error, retry (ms): the commit point.
 --          Only a "preparing" record changes; one that has been decided keeps its
 --          decision, whoever asks.
 --   done   ttl (ms): every part is finished; the record leaves the index and expires.
 --   read   nothing: the record as it is.
--- Reply: {outcome, status, error, done, created ms, deadline ms}, outcome being "new",
---        "found", "conflict" or "missing".
+-- Reply: {outcome, status, error, done, created ms, deadline ms, holders}, outcome being
+--        "new", "found", "conflict" or "missing".
 --
--- Fields: status, fp, body (the transfer, JSON), created_ms, deadline_ms, err (JSON),
--- decided_ms, done ("1"), done_ms.
+-- Fields: status, fp, body (the transfer, JSON), holders, created_ms, deadline_ms,
+-- err (JSON), decided_ms, done ("1"), done_ms.
 
 local K_REC, K_IDX = KEYS[1], KEYS[2]
 local action, id = ARGV[1], ARGV[2]
@@ -25,9 +26,9 @@ local function d(n) return string.format('%d', n) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
-local r = redis.call('HMGET', K_REC, 'status', 'fp', 'err', 'done', 'created_ms', 'deadline_ms')
+local r = redis.call('HMGET', K_REC, 'status', 'fp', 'err', 'done', 'created_ms', 'deadline_ms', 'holders')
 local function reply(outcome)
-  return {outcome, r[1] or '', r[3] or '', r[4] or '', r[5] or '', r[6] or ''}
+  return {outcome, r[1] or '', r[3] or '', r[4] or '', r[5] or '', r[6] or '', r[7] or ''}
 end
 
 local function ms(s)
@@ -36,15 +37,16 @@ local function ms(s)
 end
 
 if action == 'begin' then
-  local fp, body, timeout = ARGV[3], ARGV[4], ms(ARGV[5])
+  local fp, body, timeout, holders = ARGV[3], ARGV[4], ms(ARGV[5]), ARGV[6]
   if r[1] then
     if r[2] ~= fp then return reply('conflict') end
     return reply('found')
   end
   local deadline = d(now + timeout)
   redis.call('ZADD', K_IDX, deadline, id)
-  redis.call('HSET', K_REC, 'status', 'preparing', 'fp', fp, 'body', body, 'created_ms', d(now), 'deadline_ms', deadline)
-  r = {'preparing', fp, false, false, d(now), deadline}
+  redis.call('HSET', K_REC, 'status', 'preparing', 'fp', fp, 'body', body, 'holders', holders,
+    'created_ms', d(now), 'deadline_ms', deadline)
+  r = {'preparing', fp, false, false, d(now), deadline, holders}
   return reply('new')
 end
 

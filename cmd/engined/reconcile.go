@@ -245,11 +245,10 @@ func reconcileWithin(ctx context.Context, eng *engine.Engine, led *ledger.Ledger
 // be complete yet (the other parts are still being committed in Redis), or
 // the other parts' events may not have been relayed yet. So such a transfer
 // is in flight while it is younger than the timeout, whatever its record
-// says: the ledger only knows the holders of parts it has seen, so a part
-// none of whose events has arrived would not show among them. Past the
-// timeout it stays in flight only while one of its holders has events on
-// their way; else it is unbalanced: a part's commit is lost, or the
-// transfer is stuck unfinished.
+// says. Past the timeout it stays in flight only while one of its holders
+// (those the Redis record names, and those of the parts the ledger has
+// seen) has events on their way; else it is unbalanced: a part's commit is
+// lost, or the transfer is stuck unfinished.
 func reconcileTransfers(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, rep *Report, timeout time.Duration) error {
 	open, err := led.UnsettledTransfers(ctx, 1000)
 	if err != nil {
@@ -266,16 +265,17 @@ func reconcileTransfers(ctx context.Context, eng *engine.Engine, led *ledger.Led
 	now := time.Now().UnixMilli()
 	for _, t := range open {
 		fd := TransferFinding{TransferBalance: t, Kind: kindTransferUnbalanced}
-		created := t.FirstMs
+		created, holders := t.FirstMs, t.Holders
 		st, err := eng.GetTransfer(ctx, t.Transfer)
 		switch {
 		case err == nil:
 			fd.Status, fd.Complete, created = st.Status, st.Complete, st.CreatedMs
+			holders = append(slices.Clone(holders), st.Holders...)
 		case !errors.Is(err, engine.ErrTransferNotFound):
 			return fmt.Errorf("transfer %s: %w", t.Transfer, err)
 		}
 		fd.AgeMs = now - created
-		if fd.AgeMs < timeout.Milliseconds() || slices.ContainsFunc(t.Holders, func(h string) bool { return ahead[h] }) {
+		if fd.AgeMs < timeout.Milliseconds() || slices.ContainsFunc(holders, func(h string) bool { return ahead[h] }) {
 			fd.Kind = kindTransferInFlight
 		} else {
 			rep.Drift = true
