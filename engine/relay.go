@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,16 +38,24 @@ type RelayOptions struct {
 	// Consumer names this relay in the group; it must differ between relays
 	// running at once. Default: host name, process id and a random suffix.
 	Consumer string
-	// MaxBatch is the size a sink write aims at: each stream read in a round
-	// gives MaxBatch divided by the streams due, at least 16, at most 256. Default 1000.
+	// MaxBatch is the most events one sink write holds: what a round read
+	// beyond it goes in further writes, each acknowledged on its own. It
+	// also sizes the reads: each stream read in a round gives MaxBatch
+	// divided by the streams due, at least 16, at most 256. Default 1000.
 	MaxBatch int
-	// PollInterval is the wait after a round that found nothing, and the
-	// first step of the back-off of an idle stream. Default 50ms.
+	// PollInterval is the longest wait after a round that found nothing, and
+	// the first step of the back-off of an idle stream. Default 50ms.
 	PollInterval time.Duration
-	// MaxIdle is the longest an idle stream waits between two reads. Default 500ms.
+	// MaxIdle is the longest an idle stream waits between two reads while
+	// its master sends the relay no change notices (see Relay). Default 500ms.
 	MaxIdle time.Duration
-	// DiscoverInterval is how often the relay looks for outbox streams it does
-	// not follow yet and measures backlog and lag. Default 2s.
+	// WatchedIdle is the longest an idle stream waits between two reads
+	// while its master sends change notices: they make reads prompt, this
+	// is only a safety net. Default 30s.
+	WatchedIdle time.Duration
+	// DiscoverInterval is how often the relay measures backlog and lag and,
+	// unless every master sends change notices, looks for outbox streams it
+	// does not follow yet. Default 2s.
 	DiscoverInterval time.Duration
 	// ClaimIdle is how long an entry must have been pending with another
 	// consumer (a relay that died) before this one claims it. Default 30s.
@@ -78,6 +89,9 @@ func (o *RelayOptions) withDefaults() RelayOptions {
 	}
 	if r.MaxIdle <= 0 {
 		r.MaxIdle = 500 * time.Millisecond
+	}
+	if r.WatchedIdle <= 0 {
+		r.WatchedIdle = 30 * time.Second
 	}
 	if r.DiscoverInterval <= 0 {
 		r.DiscoverInterval = 2 * time.Second
@@ -113,6 +127,14 @@ type RelayStats struct {
 // It writes an event to the sink only once a replica of its master has it,
 // when the master has replicas: a failover then loses events the sink does
 // not have yet, never one it has (docs/events.md, Delivery).
+//
+// While Run runs, each master sends it change notices (client tracking in
+// broadcast mode): the names of the keys written, a message per event loop
+// of the server. A stream is read when a notice names it, and otherwise
+// only every WatchedIdle; polling every stream instead would cost a read per
+// stream every MaxIdle, thousands a second, and still make an event wait
+// for its stream's turn. A master that sends no notices (its connection
+// down, or no tracking) has its streams polled as before, every MaxIdle.
 type Relay struct {
 	rdb  redis.UniversalClient
 	sink Sink
@@ -121,6 +143,14 @@ type Relay struct {
 	streams   map[string]*relayStream
 	lastClaim time.Time
 	replicas  map[string]int // master address -> connected replicas, as INFO last said; cleared at discovery and after errors
+
+	watches map[string]*relayWatch // master address -> its notices; only while Run runs
+	watchWG sync.WaitGroup
+	mu      sync.Mutex
+	noticed map[string]bool // outbox keys named by notices since the last round
+	resync  bool            // a watch (re)subscribed: notices may have been lost
+	wake    chan struct{}   // a notice came
+	again   bool            // the last round left streams due at once: no wait before the next
 
 	relayed, batches, claimed, errs, nstreams, backlog, lag atomic.Int64
 	sinkDown                                                atomic.Bool
@@ -132,6 +162,13 @@ type relayStream struct {
 	fromPEL  bool          // read this consumer's own pending entries first (after a restart or a failure)
 	idle     time.Duration // back-off of an idle stream
 	nextRead time.Time
+	empty    bool // XLEN was 0 when measured, and no notice or read said otherwise since: nothing to measure or claim
+}
+
+// relayWatch receives the change notices of one master.
+type relayWatch struct {
+	stop context.CancelFunc
+	live atomic.Bool // subscribed: every write of the master since is noticed
 }
 
 // relayEntry is one entry read from a stream.
@@ -143,7 +180,8 @@ type relayEntry struct {
 // NewRelay builds a relay from the outboxes of rdb (a cluster client or a
 // single server) to sink.
 func NewRelay(rdb redis.UniversalClient, sink Sink, opt *RelayOptions) *Relay {
-	return &Relay{rdb: rdb, sink: sink, o: opt.withDefaults(), streams: map[string]*relayStream{}, replicas: map[string]int{}}
+	return &Relay{rdb: rdb, sink: sink, o: opt.withDefaults(), streams: map[string]*relayStream{}, replicas: map[string]int{},
+		watches: map[string]*relayWatch{}, noticed: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // Stats reads the relay's counters; safe to call while it runs.
@@ -157,13 +195,31 @@ func (r *Relay) Stats() RelayStats {
 // failing over, the sink down) are logged and retried with back-off: events
 // wait in Redis meanwhile.
 func (r *Relay) Run(ctx context.Context) error {
+	wctx, stopWatches := context.WithCancel(ctx)
+	defer func() {
+		stopWatches()
+		r.watchWG.Wait()
+		clear(r.watches)
+		for _, s := range r.streams {
+			s.idle, s.nextRead = 0, time.Time{} // no more notices: back to polling
+		}
+	}()
+	r.syncWatches(wctx)
 	var lastDiscover time.Time
 	backoff := time.Duration(0)
 	for ctx.Err() == nil {
 		var err error
-		if time.Since(lastDiscover) >= r.o.DiscoverInterval {
-			if err = r.discover(ctx); err == nil {
+		r.mu.Lock()
+		resync := r.resync
+		r.resync = false
+		r.mu.Unlock()
+		if resync || time.Since(lastDiscover) >= r.o.DiscoverInterval {
+			if err = r.discover(ctx, resync); err == nil {
 				lastDiscover = time.Now()
+			} else if resync {
+				r.mu.Lock()
+				r.resync = true
+				r.mu.Unlock()
 			}
 		}
 		n := 0
@@ -177,10 +233,15 @@ func (r *Relay) Run(ctx context.Context) error {
 			backoff = min(max(2*backoff, r.o.PollInterval), 2*time.Second)
 			r.o.Logger.Warn("relay: round failed, retrying", "err", err, "in", backoff)
 			r.recover(ctx)
+			r.syncWatches(wctx) // a failover changes the masters
 			sleep(ctx, backoff)
-		case n == 0:
+		case n == 0 && !r.again:
 			backoff = 0
-			sleep(ctx, r.o.PollInterval)
+			select {
+			case <-ctx.Done():
+			case <-r.wake:
+			case <-time.After(r.o.PollInterval):
+			}
 		default:
 			backoff = 0
 		}
@@ -217,8 +278,30 @@ const discoverChunk = 2048
 // discover finds outbox streams not followed yet and joins their group, and
 // measures backlog and lag. It probes every slot's outbox key with EXISTS in
 // pipelines (16384 O(1) commands, whatever the size of the data set) rather
-// than SCAN, which would walk every key of every holder.
-func (r *Relay) discover(ctx context.Context) error {
+// than SCAN, which would walk every key of every holder. While every master
+// sends notices it only measures, and only the streams not known empty: a
+// notice names a new stream, and a write to an empty one. full (after
+// notices may have been lost) probes and measures everything, and makes
+// every stream due.
+func (r *Relay) discover(ctx context.Context, full bool) error {
+	watched := r.allWatched()
+	if full || !watched {
+		if err := r.probeSlots(ctx); err != nil {
+			return err
+		}
+	}
+	if full {
+		for _, s := range r.streams {
+			s.empty, s.nextRead = false, time.Time{}
+		}
+	}
+	r.nstreams.Store(int64(len(r.streams)))
+	clear(r.replicas) // masters gain and lose replicas: ask again
+	return r.measure(ctx, full || !watched)
+}
+
+// probeSlots follows every outbox stream that exists and is not followed yet.
+func (r *Relay) probeSlots(ctx context.Context) error {
 	for lo := 0; lo < cluster.Slots; lo += discoverChunk {
 		pipe := r.rdb.Pipeline()
 		cmds := make([]*redis.IntCmd, 0, discoverChunk)
@@ -245,9 +328,7 @@ func (r *Relay) discover(ctx context.Context) error {
 			}
 		}
 	}
-	r.nstreams.Store(int64(len(r.streams)))
-	clear(r.replicas) // masters gain and lose replicas: ask again
-	return r.measure(ctx)
+	return nil
 }
 
 // join creates the group of a stream (from its first entry) and follows it.
@@ -261,19 +342,27 @@ func (r *Relay) join(ctx context.Context, key string) error {
 }
 
 // measure reads backlog (entries left in the streams: delivered ones are
-// deleted) and lag (age of the oldest entry left).
-func (r *Relay) measure(ctx context.Context) error {
-	if len(r.streams) == 0 {
+// deleted) and lag (age of the oldest entry left), from the streams not
+// known empty, or from all. Without notices, all: a stream that was empty
+// may hold entries of a dead consumer now, which reads do not see.
+func (r *Relay) measure(ctx context.Context, all bool) error {
+	var ss []*relayStream
+	for _, s := range r.streams {
+		if all || !s.empty {
+			ss = append(ss, s)
+		}
+	}
+	if len(ss) == 0 {
 		r.backlog.Store(0)
 		r.lag.Store(0)
 		return nil
 	}
 	pipe := r.rdb.Pipeline()
-	lens := make([]*redis.IntCmd, 0, len(r.streams))
-	firsts := make([]*redis.XMessageSliceCmd, 0, len(r.streams))
-	for k := range r.streams {
-		lens = append(lens, pipe.XLen(ctx, k))
-		firsts = append(firsts, pipe.XRangeN(ctx, k, "-", "+", 1))
+	lens := make([]*redis.IntCmd, 0, len(ss))
+	firsts := make([]*redis.XMessageSliceCmd, 0, len(ss))
+	for _, s := range ss {
+		lens = append(lens, pipe.XLen(ctx, s.key))
+		firsts = append(firsts, pipe.XRangeN(ctx, s.key, "-", "+", 1))
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("relay measure: %w", err)
@@ -282,6 +371,9 @@ func (r *Relay) measure(ctx context.Context) error {
 	oldest := int64(0)
 	for i := range lens {
 		backlog += lens[i].Val()
+		// No entry: none pending with any consumer either. A write to it
+		// comes with a notice, or a poll finds it (no notices).
+		ss[i].empty = lens[i].Err() == nil && lens[i].Val() == 0
 		if msgs := firsts[i].Val(); len(msgs) > 0 {
 			if ms := idMs(msgs[0].ID); oldest == 0 || ms < oldest {
 				oldest = ms
@@ -339,6 +431,10 @@ type relayGroup struct {
 // docs/events.md.) Entries of a master no replica confirmed in
 // ReplicaTimeout are not delivered: they stay pending, re-read next round.
 func (r *Relay) Round(ctx context.Context) (int, error) {
+	r.again = false
+	if err := r.takeNotices(ctx); err != nil {
+		return 0, err
+	}
 	now := time.Now()
 	var due []*relayStream
 	for _, s := range r.streams {
@@ -388,7 +484,10 @@ func (r *Relay) Round(ctx context.Context) (int, error) {
 	}
 	if claim {
 		r.lastClaim = now
-		for k := range r.streams {
+		for k, s := range r.streams {
+			if s.empty {
+				continue // no entry, so none pending with a dead consumer
+			}
 			if g := group(k); g != nil {
 				g.claimKeys = append(g.claimKeys, k)
 			}
@@ -413,6 +512,10 @@ func (r *Relay) Round(ctx context.Context) (int, error) {
 			continue
 		}
 		r.replicas[g.addr] = g.replicas
+		ceiling, watched := r.o.MaxIdle, false
+		if w := r.watches[g.addr]; w != nil && w.live.Load() {
+			ceiling, watched = r.o.WatchedIdle, true
+		}
 		var got []relayEntry
 		for i, s := range g.due {
 			res, err := g.reads[i].Result()
@@ -429,13 +532,20 @@ func (r *Relay) Round(ctx context.Context) (int, error) {
 					n++
 				}
 			}
+			if n > 0 {
+				s.empty = false
+			}
 			switch {
+			case watched && !s.fromPEL && int64(n) < count:
+				// Read to the end: the next write comes with a notice.
+				s.idle, s.nextRead = ceiling, now.Add(ceiling)
 			case n > 0:
 				s.idle, s.nextRead = 0, time.Time{}
 			case s.fromPEL:
 				s.fromPEL = false // own backlog done: new entries next
+				r.again = true
 			default:
-				s.idle = min(max(2*s.idle, r.o.PollInterval), r.o.MaxIdle)
+				s.idle = min(max(2*s.idle, r.o.PollInterval), ceiling)
 				s.nextRead = now.Add(s.idle)
 			}
 		}
@@ -479,10 +589,11 @@ func (r *Relay) Round(ctx context.Context) (int, error) {
 	if len(batch) == 0 {
 		return 0, firstErr
 	}
-	if err := r.deliver(ctx, batch); err != nil {
-		return 0, err
+	n, err := r.deliver(ctx, batch)
+	if err != nil {
+		return n, err
 	}
-	return len(batch), firstErr
+	return n, firstErr
 }
 
 // readGroup sends a master's pipeline: the reads and claims of its streams,
@@ -563,9 +674,79 @@ func (r *Relay) handleStreamErr(ctx context.Context, key string, err error) bool
 	return false
 }
 
-// deliver writes a batch to the sink, then acknowledges and deletes it. An
+// deliver writes what a round read to the sink, in writes of at most
+// MaxBatch events, each acknowledged and deleted before the next: a failed
+// write leaves it and the rest pending. It returns the entries delivered.
+//
+// The sink applies a holder's events in seq order, and a holder's events
+// all live in one stream, in seq order: so the entries go grouped by
+// stream, each stream's in id order (a claim adds older entries of a
+// stream after its newer ones), and a write never holds a later event of a
+// holder than the next one.
+func (r *Relay) deliver(ctx context.Context, batch []relayEntry) (int, error) {
+	batch = streamOrder(batch)
+	done := 0
+	for len(batch) > 0 {
+		n, events := 0, 0
+		for ; n < len(batch); n++ {
+			if batch[n].fields != nil {
+				if events == r.o.MaxBatch {
+					break
+				}
+				events++
+			}
+		}
+		if err := r.write(ctx, batch[:n]); err != nil {
+			// Read but not written: pending, read again from the PEL.
+			for _, e := range batch {
+				if s := r.streams[e.stream]; s != nil {
+					s.fromPEL = true
+				}
+			}
+			return done, err
+		}
+		done += n
+		batch = batch[n:]
+	}
+	return done, nil
+}
+
+// streamOrder groups entries by stream, in the order the streams first
+// appear, each stream's entries in id order, without repeats (a claim may
+// return an entry a read of the PEL did).
+func streamOrder(batch []relayEntry) []relayEntry {
+	first := map[string]int{}
+	for i, e := range batch {
+		if _, ok := first[e.stream]; !ok {
+			first[e.stream] = i
+		}
+	}
+	slices.SortStableFunc(batch, func(a, b relayEntry) int {
+		if c := cmp.Compare(first[a.stream], first[b.stream]); c != 0 {
+			return c
+		}
+		return compareIDs(a.id, b.id)
+	})
+	return slices.CompactFunc(batch, func(a, b relayEntry) bool { return a.stream == b.stream && a.id == b.id })
+}
+
+// compareIDs orders stream entry ids ("<ms>-<seq>") as Redis does.
+func compareIDs(a, b string) int {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	x, _ := strconv.ParseUint(am, 10, 64)
+	y, _ := strconv.ParseUint(bm, 10, 64)
+	if c := cmp.Compare(x, y); c != 0 {
+		return c
+	}
+	x, _ = strconv.ParseUint(as, 10, 64)
+	y, _ = strconv.ParseUint(bs, 10, 64)
+	return cmp.Compare(x, y)
+}
+
+// write writes one batch to the sink, then acknowledges and deletes it. An
 // entry deleted while pending (no fields) is only acknowledged.
-func (r *Relay) deliver(ctx context.Context, batch []relayEntry) error {
+func (r *Relay) write(ctx context.Context, batch []relayEntry) error {
 	events := make([]map[string]string, 0, len(batch))
 	for _, e := range batch {
 		if e.fields != nil {
@@ -575,11 +756,6 @@ func (r *Relay) deliver(ctx context.Context, batch []relayEntry) error {
 	if len(events) > 0 {
 		if err := r.sink.Write(ctx, events); err != nil {
 			r.sinkDown.Store(true)
-			for _, e := range batch {
-				if s := r.streams[e.stream]; s != nil {
-					s.fromPEL = true
-				}
-			}
 			return fmt.Errorf("relay: sink: %w", err)
 		}
 		r.sinkDown.Store(false)
@@ -595,14 +771,163 @@ func (r *Relay) deliver(ctx context.Context, batch []relayEntry) error {
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		// Committed but not deleted: they come back and the sink skips them.
-		for k := range ids {
-			if s := r.streams[k]; s != nil {
-				s.fromPEL = true
-			}
-		}
 		return fmt.Errorf("relay: acknowledge: %w", err)
 	}
 	r.relayed.Add(int64(len(events)))
 	r.batches.Add(1)
+	return nil
+}
+
+// watchPing is how long a watch waits for a notice before it pings its
+// master, and then for the answer before it gives up on the connection.
+const watchPing = 10 * time.Second
+
+// syncWatches watches every master and stops watching what is no longer one.
+func (r *Relay) syncWatches(ctx context.Context) {
+	masters := map[string]*redis.Client{}
+	switch c := r.rdb.(type) {
+	case *redis.ClusterClient:
+		var mu sync.Mutex
+		_ = c.ForEachMaster(ctx, func(_ context.Context, n *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			masters[n.Options().Addr] = n
+			return nil
+		})
+	case *redis.Client:
+		masters[c.Options().Addr] = c
+	}
+	for addr, w := range r.watches {
+		if masters[addr] == nil {
+			w.stop()
+			delete(r.watches, addr)
+		}
+	}
+	for addr, n := range masters {
+		if r.watches[addr] == nil {
+			wctx, stop := context.WithCancel(ctx)
+			w := &relayWatch{stop: stop}
+			r.watches[addr] = w
+			r.watchWG.Go(func() { r.watch(wctx, n, w) })
+		}
+	}
+}
+
+// allWatched tells whether every master the relay knows sends notices.
+func (r *Relay) allWatched() bool {
+	for _, w := range r.watches {
+		if !w.live.Load() {
+			return false
+		}
+	}
+	return len(r.watches) > 0
+}
+
+// watch receives the change notices of one master until ctx is done, on a
+// connection of its own that redirects the tracking notices to itself (in
+// RESP2, where they arrive as messages of __redis__:invalidate). The prefix
+// "{" leaves out keys that are not atomledger's. Whenever it subscribes
+// again, notices may have been lost meanwhile: it asks for a resync.
+func (r *Relay) watch(ctx context.Context, node *redis.Client, w *relayWatch) {
+	o := *node.Options()
+	o.Protocol = 2
+	o.ClientSideCache, o.ClientSideCacheConfig = nil, nil
+	o.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+		id, err := cn.ClientID(ctx).Result()
+		if err != nil {
+			return err
+		}
+		return cn.Do(ctx, "client", "tracking", "on", "redirect", id, "bcast", "prefix", "{").Err()
+	}
+	c := redis.NewClient(&o)
+	defer c.Close()
+	for ctx.Err() == nil {
+		ps := c.Subscribe(ctx, "__redis__:invalidate")
+		r.receive(ctx, ps, w)
+		if w.live.Swap(false) {
+			r.notice(nil, true) // back to polling every stream until subscribed again
+		}
+		_ = ps.Close()
+		sleep(ctx, r.o.MaxIdle)
+	}
+}
+
+// receive hands one subscription's notices to the relay until it fails.
+func (r *Relay) receive(ctx context.Context, ps *redis.PubSub, w *relayWatch) {
+	pinged := false
+	for {
+		msg, err := ps.ReceiveTimeout(ctx, watchPing)
+		var nerr interface{ Timeout() bool }
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			w.live.Store(true)
+			r.notice(nil, true)
+		case *redis.Message:
+			r.notice(m.PayloadSlice, m.Payload == "" && m.PayloadSlice == nil) // no keys: a flush
+		case nil:
+			if ctx.Err() != nil || !errors.As(err, &nerr) || !nerr.Timeout() || pinged {
+				if ctx.Err() == nil {
+					r.o.Logger.Warn("relay: change notices lost, polling meanwhile", "err", err)
+				}
+				return
+			}
+			if ps.Ping(ctx) != nil {
+				return
+			}
+			pinged = true
+			continue
+		}
+		pinged = false
+	}
+}
+
+// notice records the outbox keys a notice names (or, with all, that every
+// stream may have changed) and wakes Run.
+func (r *Relay) notice(keys []string, all bool) {
+	r.mu.Lock()
+	if all {
+		r.resync = true
+	}
+	for _, k := range keys {
+		if strings.HasSuffix(k, "}:outbox") {
+			r.noticed[k] = true
+		}
+	}
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// takeNotices makes the streams notices named due, and follows those it
+// did not follow yet. It runs before the reads: a write after a read comes
+// with a notice after the read, so no write is left unread.
+func (r *Relay) takeNotices(ctx context.Context) error {
+	r.mu.Lock()
+	keys := r.noticed
+	if len(keys) == 0 {
+		r.mu.Unlock()
+		return nil
+	}
+	r.noticed = map[string]bool{}
+	r.mu.Unlock()
+	for k := range keys {
+		s := r.streams[k]
+		if s == nil {
+			if k != cluster.Outbox(cluster.Slot(k)) {
+				continue // not an outbox, only named like one
+			}
+			if err := r.join(ctx, k); err != nil {
+				r.mu.Lock()
+				maps.Copy(r.noticed, keys) // again next round
+				r.mu.Unlock()
+				return err
+			}
+			r.nstreams.Store(int64(len(r.streams)))
+			continue
+		}
+		s.empty, s.idle, s.nextRead = false, 0, time.Time{}
+	}
 	return nil
 }

@@ -1,0 +1,172 @@
+package engine_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// recordSink keeps every write: its events as "holder/seq", in order.
+type recordSink struct {
+	mu     sync.Mutex
+	writes [][]string
+	at     map[string]time.Time // holder/seq -> when written
+}
+
+func (s *recordSink) Write(_ context.Context, batch []map[string]string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := make([]string, len(batch))
+	for i, f := range batch {
+		w[i] = f["holder"] + "/" + f["seq"]
+		if s.at != nil {
+			s.at[w[i]] = time.Now()
+		}
+	}
+	s.writes = append(s.writes, w)
+	return nil
+}
+
+func (s *recordSink) events() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, w := range s.writes {
+		n += len(w)
+	}
+	return n
+}
+
+// TestRelay_SplitsABacklogIntoWritesOfAtMostMaxBatch reads a backlog of
+// 2,400 events over hundreds of streams in one round and checks that it
+// reaches the sink in writes of at most MaxBatch, each event once, each
+// holder's in seq order.
+func TestRelay_SplitsABacklogIntoWritesOfAtMostMaxBatch(t *testing.T) {
+	needRedis(t)
+	c, e := ownEngine(t)
+	ctx := context.Background()
+	rdb := c.Client(nil)
+	defer rdb.Close()
+	const holders, perHolder, maxBatch = 600, 4, 100
+	hs := make([]string, holders)
+	for i := range hs {
+		hs[i] = newID("rb")
+	}
+	for step := range perHolder {
+		var ins []instructions.Instruction
+		for _, h := range hs {
+			in := instructions.New("c"+strconv.Itoa(step), h).Credit("CNY", "1.00")
+			if step == 0 {
+				in = instructions.New("o", h).Open().Credit("CNY", "1.00")
+			}
+			ins = append(ins, in)
+		}
+		for _, o := range e.ApplyBatch(ctx, ins) {
+			require.NoError(t, o.Err)
+		}
+	}
+
+	sink := &recordSink{}
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "r", MaxBatch: maxBatch, ClaimIdle: time.Hour})
+	require.NoError(t, relay.Discover(ctx))
+	n, err := relay.Round(ctx) // reads this consumer's pending entries: none
+	require.NoError(t, err)
+	require.Zero(t, n)
+	n, err = relay.Round(ctx)
+	require.NoError(t, err)
+	require.Equal(t, holders*perHolder, n, "one round read the whole backlog")
+
+	require.GreaterOrEqual(t, len(sink.writes), holders*perHolder/maxBatch)
+	seen := map[string]int{}
+	last := map[string]int{}
+	for i, w := range sink.writes {
+		assert.LessOrEqual(t, len(w), maxBatch, "write %d", i)
+		for _, ev := range w {
+			seen[ev]++
+			h, s, _ := strings.Cut(ev, "/")
+			seq, err := strconv.Atoi(s)
+			require.NoError(t, err)
+			assert.Equal(t, last[h]+1, seq, "holder %s: seq %d after %d", h, seq, last[h])
+			last[h] = seq
+		}
+	}
+	assert.Len(t, seen, holders*perHolder)
+	for ev, k := range seen {
+		assert.Equal(t, 1, k, "event %s delivered once", ev)
+	}
+	assert.Equal(t, int64(holders*perHolder), relay.Stats().Relayed)
+	assert.Equal(t, int64(len(sink.writes)), relay.Stats().Batches)
+}
+
+// TestRelay_ReadsWhenNotifiedNotByPolling lets the relay go idle with
+// polling so slow it would take seconds to see a new event, then applies
+// events to a followed stream and to a new one: the masters' change notices
+// bring them within a second. Idle, it sends the masters no reads.
+func TestRelay_ReadsWhenNotifiedNotByPolling(t *testing.T) {
+	needRedis(t)
+	c, e := ownEngine(t)
+	ctx := context.Background()
+	rdb := c.Client(nil)
+	defer rdb.Close()
+	old := newID("rn")
+	_, err := e.Apply(ctx, instructions.New("o", old).Open().Credit("CNY", "1.00"))
+	require.NoError(t, err)
+
+	sink := &recordSink{at: map[string]time.Time{}}
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "r", PollInterval: 5 * time.Second,
+		MaxIdle: time.Minute, WatchedIdle: time.Minute, DiscoverInterval: time.Hour})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = relay.Run(rctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	require.Eventually(t, func() bool { return sink.events() == 1 }, 20*time.Second, 10*time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // settled: every stream read to its end
+
+	var masters []*redis.Client
+	for _, n := range c.Nodes[:2] { // the masters
+		m := redis.NewClient(&redis.Options{Addr: n.Addr})
+		defer m.Close()
+		require.NoError(t, m.ConfigResetStat(ctx).Err())
+		masters = append(masters, m)
+	}
+	time.Sleep(2 * time.Second)
+	reads := 0
+	for _, m := range masters {
+		info, err := m.Info(ctx, "commandstats").Result()
+		require.NoError(t, err)
+		for line := range strings.Lines(info) {
+			if v, ok := strings.CutPrefix(line, "cmdstat_xreadgroup:calls="); ok {
+				k, _ := strconv.Atoi(v[:strings.IndexByte(v, ',')])
+				reads += k
+			}
+		}
+	}
+	assert.Zero(t, reads, "no reads while idle")
+
+	fresh := newID("rn")
+	applied := time.Now()
+	for _, in := range []instructions.Instruction{
+		instructions.New("d", old).Debit("CNY", "0.25"),
+		instructions.New("o", fresh).Open().Credit("CNY", "1.00"),
+	} {
+		_, err := e.Apply(ctx, in)
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return sink.events() == 3 }, 5*time.Second, 5*time.Millisecond)
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	for _, ev := range []string{old + "/2", fresh + "/1"} {
+		require.Contains(t, sink.at, ev)
+		assert.Less(t, sink.at[ev].Sub(applied), time.Second, "event %s relayed within a second", ev)
+	}
+}
