@@ -70,3 +70,24 @@ func TransferSlot(id string) int {
 func Transfers(slot int) string {
 	return "{" + SlotTag(slot) + "}:transfers"
 }
+
+// SlotKeyPrefixes are key prefixes that together cover every per-slot key
+// ("{<slot tag>}:outbox", ":expiry", ":transfers") and no key of a holder
+// ("{h:...") or of a transfer ("{x:..."), and none of which begins another:
+// what a Redis client-tracking broadcast (BCAST PREFIX) needs to tell a
+// worker that a slot's outbox changed without telling it about every holder
+// key written. Tags beginning with h or x get prefixes one character longer.
+func SlotKeyPrefixes() []string {
+	var out []string
+	for _, c := range tagAlphabet {
+		if c != 'h' && c != 'x' {
+			out = append(out, "{"+string(c))
+			continue
+		}
+		out = append(out, "{"+string(c)+"}")
+		for _, c2 := range tagAlphabet {
+			out = append(out, "{"+string(c)+string(c2))
+		}
+	}
+	return out
+}

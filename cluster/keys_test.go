@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,4 +50,36 @@ func TestTransfer_RecordInItsOwnSlotNextToItsIndex(t *testing.T) {
 	s := TransferSlot("trade-9001")
 	assert.Equal(t, Slot("x:trade-9001"), s)
 	assert.Equal(t, s, Slot(Transfers(s)))
+}
+
+func TestSlotKeyPrefixes_CoverSlotKeysOnly(t *testing.T) {
+	prefixes := SlotKeyPrefixes()
+	matches := func(key string) (n int) {
+		for _, p := range prefixes {
+			if strings.HasPrefix(key, p) {
+				n++
+			}
+		}
+		return n
+	}
+	for s := range Slots {
+		for _, k := range []string{Outbox(s), Expiry(s), Transfers(s)} {
+			if matches(k) != 1 {
+				t.Fatalf("%s matches %d prefixes, want 1", k, matches(k))
+			}
+		}
+	}
+	for _, h := range []string{"u1001", "h", "x", "0", "alice"} {
+		hk := Holder(h)
+		for _, k := range []string{hk.Meta, hk.Balance, hk.Holds, Tx(h, "id-1"), Transfer(h)} {
+			assert.Zero(t, matches(k), "%s is not a per-slot key", k)
+		}
+	}
+	for i, p := range prefixes {
+		for j, q := range prefixes {
+			if i != j && strings.HasPrefix(q, p) {
+				t.Fatalf("prefix %q begins %q: Redis refuses overlapping BCAST prefixes", p, q)
+			}
+		}
+	}
 }

@@ -825,8 +825,10 @@ func (r *Relay) allWatched() bool {
 
 // watch receives the change notices of one master until ctx is done, on a
 // connection of its own that redirects the tracking notices to itself (in
-// RESP2, where they arrive as messages of __redis__:invalidate). The prefix
-// "{" leaves out keys that are not atomledger's. Whenever it subscribes
+// RESP2, where they arrive as messages of __redis__:invalidate). The
+// prefixes cover the per-slot keys only (cluster.SlotKeyPrefixes): the
+// holders' own keys, written by every instruction, would multiply the
+// notices for nothing. Whenever it subscribes
 // again, notices may have been lost meanwhile: it asks for a resync.
 func (r *Relay) watch(ctx context.Context, node *redis.Client, w *relayWatch) {
 	o := *node.Options()
@@ -837,7 +839,11 @@ func (r *Relay) watch(ctx context.Context, node *redis.Client, w *relayWatch) {
 		if err != nil {
 			return err
 		}
-		return cn.Do(ctx, "client", "tracking", "on", "redirect", id, "bcast", "prefix", "{").Err()
+		args := []any{"client", "tracking", "on", "redirect", id, "bcast"}
+		for _, p := range cluster.SlotKeyPrefixes() {
+			args = append(args, "prefix", p)
+		}
+		return cn.Do(ctx, args...).Err()
 	}
 	c := redis.NewClient(&o)
 	defer c.Close()
