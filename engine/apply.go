@@ -67,7 +67,7 @@ func (e *Engine) Apply(ctx context.Context, in instructions.Instruction) (instru
 func (e *Engine) ApplyBatch(ctx context.Context, ins []instructions.Instruction) []Outcome {
 	out := make([]Outcome, len(ins))
 	calls := make([]call, len(ins))
-	var pending []int
+	pending := make([]int, 0, len(ins))
 	for i, in := range ins {
 		c, err := e.prepare(in)
 		if err != nil {
@@ -149,24 +149,63 @@ func (e *Engine) build(n instructions.Normalized) call {
 	args := make([]any, 7, 7+6*len(n.Steps))
 	args[0], args[1], args[3], args[4], args[5], args[6] = n.Holder, n.ID, e.idemTTL, n.Counterparty, n.Memo, n.Transfer
 	for _, s := range n.Steps {
-		args = append(args, s.Op, s.Asset, strconv.FormatInt(s.Units, 10), s.Hold, s.Coupon, strconv.FormatInt(s.Ms, 10))
+		args = append(args, opArg(s.Op), s.Asset, numArg(s.Units), s.Hold, s.Coupon, numArg(s.Ms))
 	}
 	args[2] = fingerprint(args)
 	return call{n: n, keys: keys, args: args}
 }
 
+// A string put in an interface is copied to the heap: the op names and "0",
+// which most steps have, are put in interfaces once, here, for every call.
+var (
+	opArgs      = map[string]any{}
+	zeroArg any = "0"
+)
+
+func init() {
+	for _, op := range []string{instructions.OpOpen, instructions.OpCredit, instructions.OpDebit, instructions.OpFreeze,
+		instructions.OpFreezePoints, instructions.OpLockCoupon, instructions.OpSettle, instructions.OpRelease,
+		instructions.OpEarnPoints, instructions.OpSpendPoints, instructions.OpGrantCoupon, instructions.OpRedeemCoupon,
+		instructions.OpSuspend, instructions.OpResume} {
+		opArgs[op] = op
+	}
+}
+
+func opArg(op string) any {
+	if a, ok := opArgs[op]; ok {
+		return a
+	}
+	return op
+}
+
+func numArg(v int64) any {
+	if v == 0 {
+		return zeroArg
+	}
+	return strconv.FormatInt(v, 10)
+}
+
 // fingerprint identifies the normalized body of an instruction: the same body
 // (even spelled "80.0" once and "80.00" the next time) gives the same print.
+// Idempotency records and the ledger keep it, so its value never changes: the
+// first 16 bytes of the SHA-256 of "<length>:<bytes>" of each argument but
+// the print and the TTL, in hex. The text is hashed in one piece, on the
+// stack when it fits, rather than written piece by piece to a hash.Hash,
+// which cost an allocation per piece.
 func fingerprint(args []any) string {
-	h := sha256.New()
+	var stack [512]byte
+	b := stack[:0]
 	for i, a := range args {
 		if i == 2 || i == 3 { // the fingerprint itself, and the TTL, which is configuration
 			continue
 		}
 		s := a.(string)
-		h.Write([]byte(strconv.Itoa(len(s))))
-		h.Write([]byte{':'})
-		h.Write([]byte(s))
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	sum := sha256.Sum256(b)
+	var out [32]byte
+	hex.Encode(out[:], sum[:16])
+	return string(out[:])
 }

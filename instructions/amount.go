@@ -1,6 +1,8 @@
 package instructions
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -38,8 +40,24 @@ func ToUnits(amount string, scale int32) (int64, bool) {
 	if !decimalSyntax(amount) {
 		return 0, false
 	}
-	if _, frac, ok := strings.Cut(amount, "."); ok && len(frac) > int(scale) {
+	whole, frac, ok := strings.Cut(amount, ".")
+	if ok && len(frac) > int(scale) {
 		return 0, false
+	}
+	if scale >= 0 && len(whole)+int(scale) <= 18 {
+		// 18 digits always fit an int64: the common case needs no
+		// decimal, which allocates big.Ints on every call.
+		var units int64
+		for _, c := range whole + frac {
+			units = units*10 + int64(c-'0')
+		}
+		for range int(scale) - len(frac) {
+			units *= 10
+		}
+		if units <= 0 || units > MaxUnits {
+			return 0, false
+		}
+		return units, true
 	}
 	d, err := decimal.NewFromString(amount)
 	if err != nil {
@@ -55,5 +73,22 @@ func ToUnits(amount string, scale int32) (int64, bool) {
 // FromUnits formats minor units as a decimal string with exactly scale digits
 // after the point.
 func FromUnits(units int64, scale int32) string {
-	return decimal.New(units, -scale).StringFixed(scale)
+	if units < 0 || scale < 0 || scale > 18 {
+		return decimal.New(units, -scale).StringFixed(scale)
+	}
+	// decimal's answer without its big.Int: the digits, zero-padded to one
+	// more than the scale, and the point before the last scale of them. It
+	// formats every amount of every result.
+	if units == 0 && scale > 0 { // most frozen balances: no allocation at all
+		return "0.000000000000000000"[:2+scale]
+	}
+	var buf [40]byte
+	b := strconv.AppendInt(buf[:0], units, 10)
+	for len(b) <= int(scale) {
+		b = slices.Insert(b, 0, '0')
+	}
+	if scale > 0 {
+		b = slices.Insert(b, len(b)-int(scale), '.')
+	}
+	return string(b)
 }
