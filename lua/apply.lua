@@ -26,17 +26,23 @@
 --   deletes come last.
 -- * Lua numbers are doubles: amounts arrive as digit strings, are matched strictly, stay
 --   within 2^53-1, and become text again only through string.format('%d').
+-- * EVAL runs the whole chunk on every call: every closure, table, string and
+--   string.format is paid again each time. So each hash is read with one HMGET of all the
+--   fields the ops name, at the first moment one of them is needed (where the lone HGET
+--   was: a key is touched no earlier than before, so an instruction rejected early reads
+--   no more keys); the result and the event's ops are written as JSON text, not built as
+--   tables for cjson.encode; and each figure is formatted once, for the result and the
+--   writes alike.
 
 local MAX = 9007199254740991
 local K_META, K_BAL, K_FRZ, K_PTS, K_CPN, K_HLD, K_TX, K_OUT, K_EXP =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local holder, id, fp, idem_ttl, cp, memo, xfer = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
-
-local function d(n) return string.format('%d', n) end
+local fmt, find, concat = string.format, string.find, table.concat
 
 -- Strict digits, 1 .. 2^53-1; nil for anything else.
 local function units(s)
-  if #s > 16 or not string.find(s, '^%d+$') then return nil end
+  if #s > 16 or not find(s, '^%d+$') then return nil end
   local v = tonumber(s)
   if v < 1 or v > MAX then return nil end
   return v
@@ -45,13 +51,13 @@ end
 -- Idempotency: the same id always gets the same outcome.
 local rec = redis.call('GET', K_TX)
 if rec then
-  local nl = string.find(rec, '\n', 1, true)
+  local nl = find(rec, '\n', 1, true)
   if string.sub(rec, 1, nl - 1) ~= fp then return {0, 'err\nIDEMPOTENCY_CONFLICT\n-1\n'} end
   return {1, string.sub(rec, nl + 1)}
 end
 
 local nops = (#ARGV - 7) / 6
-if nops < 1 or nops > 64 or nops ~= math.floor(nops) or not string.find(idem_ttl, '^%d+$') then
+if nops < 1 or nops > 64 or nops ~= math.floor(nops) or not find(idem_ttl, '^%d+$') then
   return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed script arguments'}
 end
 
@@ -68,17 +74,52 @@ local digest = meta[3] or ''
 -- A rejection is recorded under its id, unless the holder does not exist:
 -- nothing is ever written for an unknown holder.
 local function reject(i, code, detail)
-  local out = 'err\n' .. code .. '\n' .. d(i) .. '\n' .. (detail or '')
+  local out = 'err\n' .. code .. '\n' .. fmt('%d', i) .. '\n' .. (detail or '')
   if existed then redis.call('SET', K_TX, fp .. '\n' .. out, 'PX', idem_ttl) end
   return {0, out}
 end
 
+-- The fields the ops name in balance and frozen (wa), coupons (wc) and holds (wh):
+-- each list is what one HMGET reads, and maps a name to its place in the reply.
+-- A whole-hold settle or release meets legs and coupons no op names: those are
+-- read alone when met.
+local wa, wc, wh = {}, {}, {}
+for b = 8, #ARGV - 5, 6 do
+  local op, a, h, c = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 4]
+  if a ~= '' and a ~= 'points' and not wa[a] and (op == 'credit' or op == 'debit' or op == 'freeze'
+      or op == 'settle' or op == 'release' or op == 'give') then
+    wa[#wa + 1] = a; wa[a] = #wa
+  end
+  if op == 'lock_coupon' or op == 'grant_coupon' or op == 'redeem_coupon' then
+    if not wc[c] then wc[#wc + 1] = c; wc[c] = #wc end
+  end
+  if h ~= '' and not wh[h] then wh[#wh + 1] = h; wh[h] = #wh end
+  if (op == 'take' or op == 'give') and not wh[c] then wh[#wh + 1] = c; wh[c] = #wh end
+end
+
+-- The value of field name of key: from the hash's one read of the named fields
+-- (made into *reply on first use; HGET when there is one, as its reply needs no
+-- table), else alone; false when Redis has none.
+local function read(key, names, reply, name)
+  if not reply then
+    if #names > 1 then reply = redis.call('HMGET', key, unpack(names))
+    elseif #names == 1 then reply = {redis.call('HGET', key, names[1])}
+    else reply = {} end
+  end
+  local j = names[name]
+  if j then return reply[j], reply end
+  return redis.call('HGET', key, name), reply
+end
+
 -- Everything read is cached; the *0 tables keep what Redis held, to write only changes.
 local bal, bal0, frz, frz0, assets = {}, {}, {}, {}, {}
+local bal_r, frz_r
 local function asset(a)
   if bal[a] == nil then
-    bal[a] = tonumber(redis.call('HGET', K_BAL, a) or '0')
-    frz[a] = tonumber(redis.call('HGET', K_FRZ, a) or '0')
+    local b, f
+    b, bal_r = read(K_BAL, wa, bal_r, a)
+    f, frz_r = read(K_FRZ, wa, frz_r, a)
+    bal[a], frz[a] = tonumber(b or '0'), tonumber(f or '0')
     bal0[a], frz0[a] = bal[a], frz[a]
     assets[#assets + 1] = a
   end
@@ -94,10 +135,11 @@ local function points()
 end
 
 -- Coupon: "<state>" or "<state>|<expires ms>"; false when absent.
-local cpn, cpn_dirty, cpn_order = {}, {}, {}
+local cpn, cpn_dirty, cpn_order, cpn_r = {}, {}, {}, nil
 local function coupon(c)
   if cpn[c] == nil then
-    local raw = redis.call('HGET', K_CPN, c)
+    local raw
+    raw, cpn_r = read(K_CPN, wc, cpn_r, c)
     if raw then
       local st, exp = string.match(raw, '^([^|]+)|?(%d*)$')
       cpn[c] = {st = st, exp = tonumber(exp) or 0}
@@ -115,12 +157,13 @@ local function set_coupon(c, st, exp)
 end
 
 -- Hold: "<expires ms or 0>|<leg>=<units>,...|<coupon>,...". The table keeps
--- was_exp (nil if Redis had no such hold), open, new (created by this instruction).
-local hld, hld_order = {}, {}
+-- was_exp (false if Redis had no such hold), open, new (created by this
+-- instruction); every field is in the constructor, which sizes the table once.
+local hld, hld_order, hld_r = {}, {}, nil
 local function hold(h)
   if hld[h] == nil then
-    local v = {legs = {}, cpns = {}, exp = 0, open = false}
-    local raw = redis.call('HGET', K_HLD, h)
+    local v, raw = {legs = {}, cpns = {}, exp = 0, was_exp = false, open = false, new = false}, nil
+    raw, hld_r = read(K_HLD, wh, hld_r, h)
     if raw then
       local exp, legs, cs = string.match(raw, '^(%d+)|([^|]*)|(.*)$')
       v.exp, v.was_exp, v.open = tonumber(exp), tonumber(exp), true
@@ -136,8 +179,8 @@ local function encode_hold(v)
   local names, legs = {}, {}
   for a in pairs(v.legs) do names[#names + 1] = a end
   table.sort(names)
-  for j, a in ipairs(names) do legs[j] = a .. '=' .. d(v.legs[a]) end
-  return d(v.exp) .. '|' .. table.concat(legs, ',') .. '|' .. table.concat(v.cpns, ',')
+  for j, a in ipairs(names) do legs[j] = a .. '=' .. fmt('%d', v.legs[a]) end
+  return fmt('%d', v.exp) .. '|' .. concat(legs, ',') .. '|' .. concat(v.cpns, ',')
 end
 
 -- A hold-creating op (freeze, freeze_points, lock_coupon): the first op naming a new
@@ -146,40 +189,45 @@ local function hold_for_reserve(h, ttl)
   local v = hold(h)
   if v.open and not v.new then return nil, 'HOLD_EXISTS' end
   if not v.open then
-    v.open, v.new, v.legs, v.cpns = true, true, {}, {}
+    -- A hold that is not open has neither legs nor coupons: it was never
+    -- opened, or closed by emptying it.
+    v.open, v.new = true, true
     v.exp = (ttl > 0) and (now + ttl) or 0
   end
   return v
 end
 
--- Event bookkeeping: the normalized ops with their movements, in minor units.
-local ev_ops = {}
-local function move(i, a, from, to, n)
-  local e = ev_ops[i]
-  e.mv = e.mv or {}
-  e.mv[#e.mv + 1] = {a, from, to, d(n)}
+-- A JSON string, escaped as cjson escapes it (and no dearer than quoting by hand).
+local q = cjson.encode
+
+-- The event's ops, as JSON text: each op's entry is opened before its step runs,
+-- which adds its movements (minor units) to it, and closed after.
+local ev, nmv = {}, 0
+local function move(a, from, to, n)
+  ev[#ev + 1] = (nmv == 0 and ',"mv":[[' or ',[') .. q(a) .. ',"' .. from .. '","' .. to .. '","' .. fmt('%d', n) .. '"]'
+  nmv = nmv + 1
 end
 
 -- Moves n of leg a out of the hold's frozen funds to 'avail' (release) or 'cp' (settle).
-local function take_leg(i, v, a, n, to)
+local function take_leg(v, a, n, to)
   if a == 'points' then
     points()
     if to == 'avail' then
-      if pa + n > MAX then return 'OVERFLOW', 'points:' .. d(pa) end
+      if pa + n > MAX then return 'OVERFLOW', 'points:' .. fmt('%d', pa) end
       pa = pa + n
     end
     pf = pf - n
   else
     asset(a)
     if to == 'avail' then
-      if bal[a] + n > MAX then return 'OVERFLOW', a .. ':' .. d(bal[a]) end
+      if bal[a] + n > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', bal[a]) end
       bal[a] = bal[a] + n
     end
     frz[a] = frz[a] - n
   end
   v.legs[a] = v.legs[a] - n
   if v.legs[a] == 0 then v.legs[a] = nil end
-  move(i, a, 'frozen', to, n)
+  move(a, 'frozen', to, n)
 end
 
 local function close_if_empty(v)
@@ -189,7 +237,7 @@ end
 -- settle (to = 'cp') and release (to = 'avail'). A release with a non-zero
 -- exp (the sweeper's) applies only to the hold of that expiry: a hold of the
 -- same name opened since is another hold.
-local function unhold(i, h, leg, amt, to, exp)
+local function unhold(h, leg, amt, to, exp)
   local v = hold(h)
   if not v.open or (exp > 0 and v.exp ~= exp) then return 'HOLD_NOT_FOUND' end
   if to == 'cp' and v.exp > 0 and now >= v.exp then return 'HOLD_EXPIRED' end
@@ -198,7 +246,7 @@ local function unhold(i, h, leg, amt, to, exp)
     for a in pairs(v.legs) do names[#names + 1] = a end
     table.sort(names)
     for _, a in ipairs(names) do
-      local code, detail = take_leg(i, v, a, v.legs[a], to)
+      local code, detail = take_leg(v, a, v.legs[a], to)
       if code then return code, detail end
     end
     for _, c in ipairs(v.cpns) do
@@ -213,9 +261,9 @@ local function unhold(i, h, leg, amt, to, exp)
     if amt ~= '0' then
       n = units(amt)
       if not n then return 'INVALID_AMOUNT' end
-      if n > have then return 'EXCEEDS_HOLD', d(have) end
+      if n > have then return 'EXCEEDS_HOLD', fmt('%d', have) end
     end
-    local code, detail = take_leg(i, v, leg, n, to)
+    local code, detail = take_leg(v, leg, n, to)
     if code then return code, detail end
   end
   close_if_empty(v)
@@ -234,24 +282,24 @@ local function take(h, leg, amt, dst)
   if not n then return 'INVALID_AMOUNT' end
   local have = v.legs[leg]
   if not have then return 'EXCEEDS_HOLD', '' end
-  if n > have then return 'EXCEEDS_HOLD', d(have) end
+  if n > have then return 'EXCEEDS_HOLD', fmt('%d', have) end
   v.legs[leg] = (have > n) and (have - n) or nil
   w.legs[leg] = (w.legs[leg] or 0) + n
 end
 
 -- give: n of leg from hold h back into hold origin if it is still open, else to
 -- available (a release).
-local function give(i, h, leg, amt, origin)
+local function give(h, leg, amt, origin)
   local v = hold(h)
   if not v.open then return 'HOLD_NOT_FOUND' end
   local n = units(amt)
   if not n then return 'INVALID_AMOUNT' end
   local have = v.legs[leg]
   if not have then return 'EXCEEDS_HOLD', '' end
-  if n > have then return 'EXCEEDS_HOLD', d(have) end
+  if n > have then return 'EXCEEDS_HOLD', fmt('%d', have) end
   local w = hold(origin)
   if not w.open then
-    local code, detail = take_leg(i, v, leg, n, 'avail')
+    local code, detail = take_leg(v, leg, n, 'avail')
     if code then return code, detail end
   else
     v.legs[leg] = (have > n) and (have - n) or nil
@@ -260,30 +308,32 @@ local function give(i, h, leg, amt, origin)
   close_if_empty(v)
 end
 
-local TAKES = {debit = true, freeze = true, freeze_points = true, lock_coupon = true,
-               spend_points = true, redeem_coupon = true}
-
-local function step(i, op, a, amt, h, c, ms)
+local function step(op, a, amt, h, c, ms)
   if op == 'open' then
     if status then return 'HOLDER_EXISTS' end
     status = 'active'
     return
   end
   if not status then return 'HOLDER_NOT_FOUND' end
-  if status == 'suspended' and TAKES[op] then return 'HOLDER_SUSPENDED' end
-  if not string.find(ms, '^%d+$') then return 'INVALID_INSTRUCTION' end
-  ms = tonumber(ms)
+  if status == 'suspended' and (op == 'debit' or op == 'freeze' or op == 'freeze_points'
+      or op == 'lock_coupon' or op == 'spend_points' or op == 'redeem_coupon') then
+    return 'HOLDER_SUSPENDED'
+  end
+  -- Most ops have no ms: '0' skips the pattern and tonumber, both dear.
+  if ms == '0' then ms = 0
+  elseif find(ms, '^%d+$') then ms = tonumber(ms)
+  else return 'INVALID_INSTRUCTION' end
 
   if op == 'suspend' then status = 'suspended'
   elseif op == 'resume' then status = 'active'
   elseif op == 'check' then -- the holder exists: nothing else to do
   elseif op == 'take' then return take(h, a, amt, c)
-  elseif op == 'give' then return give(i, h, a, amt, c)
+  elseif op == 'give' then return give(h, a, amt, c)
   elseif op == 'close' then
     local v = hold(h)
     if v.open then close_if_empty(v) end
   elseif op == 'settle' or op == 'release' then
-    return unhold(i, h, a, amt, op == 'settle' and 'cp' or 'avail', ms)
+    return unhold(h, a, amt, op == 'settle' and 'cp' or 'avail', ms)
   elseif op == 'lock_coupon' then
     local v, code = hold_for_reserve(h, ms)
     if not v then return code end
@@ -313,38 +363,38 @@ local function step(i, op, a, amt, h, c, ms)
     if not n then return 'INVALID_AMOUNT' end
     if op == 'credit' then
       asset(a)
-      if bal[a] + n > MAX then return 'OVERFLOW', a .. ':' .. d(bal[a]) end
+      if bal[a] + n > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', bal[a]) end
       bal[a] = bal[a] + n
-      move(i, a, 'cp', 'avail', n)
+      move(a, 'cp', 'avail', n)
     elseif op == 'debit' then
       asset(a)
-      if bal[a] < n then return 'INSUFFICIENT_FUNDS', d(bal[a]) end
+      if bal[a] < n then return 'INSUFFICIENT_FUNDS', fmt('%d', bal[a]) end
       bal[a] = bal[a] - n
-      move(i, a, 'avail', 'cp', n)
+      move(a, 'avail', 'cp', n)
     elseif op == 'freeze' then
       asset(a)
-      if bal[a] < n then return 'INSUFFICIENT_FUNDS', d(bal[a]) end
-      if frz[a] + n > MAX then return 'OVERFLOW', a .. ':' .. d(frz[a]) end
+      if bal[a] < n then return 'INSUFFICIENT_FUNDS', fmt('%d', bal[a]) end
+      if frz[a] + n > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', frz[a]) end
       bal[a], frz[a] = bal[a] - n, frz[a] + n
       v.legs[a] = (v.legs[a] or 0) + n
-      move(i, a, 'avail', 'frozen', n)
+      move(a, 'avail', 'frozen', n)
     elseif op == 'freeze_points' then
       points()
-      if pa < n then return 'INSUFFICIENT_POINTS', d(pa) end
-      if pf + n > MAX then return 'OVERFLOW', 'points:' .. d(pf) end
+      if pa < n then return 'INSUFFICIENT_POINTS', fmt('%d', pa) end
+      if pf + n > MAX then return 'OVERFLOW', 'points:' .. fmt('%d', pf) end
       pa, pf = pa - n, pf + n
       v.legs.points = (v.legs.points or 0) + n
-      move(i, 'points', 'avail', 'frozen', n)
+      move('points', 'avail', 'frozen', n)
     elseif op == 'earn_points' then
       points()
-      if pa + n > MAX then return 'OVERFLOW', 'points:' .. d(pa) end
+      if pa + n > MAX then return 'OVERFLOW', 'points:' .. fmt('%d', pa) end
       pa = pa + n
-      move(i, 'points', 'cp', 'avail', n)
+      move('points', 'cp', 'avail', n)
     elseif op == 'spend_points' then
       points()
-      if pa < n then return 'INSUFFICIENT_POINTS', d(pa) end
+      if pa < n then return 'INSUFFICIENT_POINTS', fmt('%d', pa) end
       pa = pa - n
-      move(i, 'points', 'avail', 'cp', n)
+      move('points', 'avail', 'cp', n)
     else
       return 'INVALID_INSTRUCTION'
     end
@@ -354,40 +404,58 @@ end
 for i = 0, nops - 1 do
   local b = 8 + i * 6
   local op, a, amt, h, c, ms = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5]
-  local e = {op = op}
-  if a ~= '' then e.asset = a end
-  if amt ~= '0' then e.units = amt end
-  if h ~= '' then e.hold = h end
-  if c ~= '' then
-    if op == 'take' or op == 'give' then e.to = c else e.coupon = c end
-  end
-  if ms ~= '0' then e.ms = ms end
-  ev_ops[i] = e
-  local code, detail = step(i, op, a, amt, h, c, ms)
+  local e = (i == 0 and '[{"op":' or ',{"op":') .. q(op)
+  if a ~= '' then e = e .. ',"asset":' .. q(a) end
+  if amt ~= '0' then e = e .. ',"units":' .. q(amt) end
+  if h ~= '' then e = e .. ',"hold":' .. q(h) end
+  if c ~= '' then e = e .. ((op == 'take' or op == 'give') and ',"to":' or ',"coupon":') .. q(c) end
+  if ms ~= '0' then e = e .. ',"ms":' .. q(ms) end
+  ev[#ev + 1] = e
+  nmv = 0
+  local code, detail = step(op, a, amt, h, c, ms)
   if code then return reject(i, code, detail) end
+  ev[#ev + 1] = nmv > 0 and ']}' or '}'
 end
+ev[#ev + 1] = ']'
 
--- Every check passed. Build the result (still reading), then write.
+-- Every check passed. Build the result (still reading), then write. The text
+-- of each figure and stored value is made once, for the result and the writes.
 seq = seq + 1
-local res = {s = d(seq), st = status, b = {}, c = {}, h = {}}
-for _, a in ipairs(assets) do res.b[a] = {d(bal[a]), d(frz[a])} end
-if pa ~= nil then res.p = {d(pa), d(pf)} end
-local function encode_coupon(v)
-  if v.exp > 0 then return v.st .. '|' .. d(v.exp) end
-  return v.st
+local sseq, ts = fmt('%d', seq), fmt('%d', now)
+local bal_s, frz_s, pa_s, pf_s, cpn_s, hld_s = {}, {}, nil, nil, {}, {}
+local r = {'{"s":"', sseq, '","st":', q(status), ',"b":{'}
+for j, a in ipairs(assets) do
+  bal_s[j], frz_s[j] = fmt('%d', bal[a]), fmt('%d', frz[a])
+  r[#r + 1] = (j > 1 and ',' or '') .. q(a) .. ':["' .. bal_s[j] .. '","' .. frz_s[j] .. '"]'
 end
+r[#r + 1] = '},"c":{'
+local sep = ''
 for _, c in ipairs(cpn_order) do
-  if cpn[c] then res.c[c] = encode_coupon(cpn[c]) end
+  local v = cpn[c]
+  if v then
+    cpn_s[c] = v.exp > 0 and (v.st .. '|' .. fmt('%d', v.exp)) or v.st
+    r[#r + 1] = sep .. q(c) .. ':' .. q(cpn_s[c])
+    sep = ','
+  end
 end
+r[#r + 1] = '},"h":{'
+sep = ''
 for _, h in ipairs(hld_order) do
-  if hld[h].open then res.h[h] = encode_hold(hld[h]) end
+  if hld[h].open then
+    hld_s[h] = encode_hold(hld[h])
+    r[#r + 1] = sep .. q(h) .. ':' .. q(hld_s[h])
+    sep = ','
+  end
 end
-local result = cjson.encode(res)
-local ops = {}
-for i = 0, nops - 1 do ops[i + 1] = ev_ops[i] end
-local ops_json = cjson.encode(ops)
-local ts = d(now)
-digest = redis.sha1hex(digest .. '\n' .. holder .. '\n' .. d(seq) .. '\n' .. id .. '\n' .. fp .. '\n' .. ts ..
+r[#r + 1] = '}'
+if pa ~= nil then
+  pa_s, pf_s = fmt('%d', pa), fmt('%d', pf)
+  r[#r + 1] = ',"p":["' .. pa_s .. '","' .. pf_s .. '"]'
+end
+r[#r + 1] = '}'
+local result = concat(r)
+local ops_json = concat(ev)
+digest = redis.sha1hex(digest .. '\n' .. holder .. '\n' .. sseq .. '\n' .. id .. '\n' .. fp .. '\n' .. ts ..
   '\n' .. cp .. '\n' .. ops_json .. '\n' .. result .. '\n' .. memo .. (xfer ~= '' and '\n' .. xfer or ''))
 
 -- The slot's outbox and expiry index are written without being read: a key of
@@ -396,31 +464,33 @@ redis.call('XLEN', K_OUT)
 redis.call('ZCARD', K_EXP)
 
 -- Writes: sets first, deletes last.
-local m = {'HSET', K_META, 'seq', d(seq), 'digest', digest}
+local m = {'HSET', K_META, 'seq', sseq, 'digest', digest}
 if status ~= status0 then m[#m + 1] = 'status'; m[#m + 1] = status end
 if not existed then m[#m + 1] = 'created_ms'; m[#m + 1] = ts end
 redis.call(unpack(m))
 
-local function hset_changed(key, names, cur, old)
-  local cmd = {'HSET', key}
-  for _, k in ipairs(names) do
-    if cur[k] ~= old[k] then cmd[#cmd + 1] = k; cmd[#cmd + 1] = d(cur[k]) end
-  end
-  if #cmd > 2 then redis.call(unpack(cmd)) end
+local cmd = {'HSET', K_BAL}
+for j, a in ipairs(assets) do
+  if bal[a] ~= bal0[a] then cmd[#cmd + 1] = a; cmd[#cmd + 1] = bal_s[j] end
 end
-hset_changed(K_BAL, assets, bal, bal0)
+if #cmd > 2 then redis.call(unpack(cmd)) end
 -- A frozen field at zero goes away (below, with the deletes).
-local frz_kept, frz_del = {}, {}
-for _, a in ipairs(assets) do
-  if frz[a] > 0 then frz_kept[#frz_kept + 1] = a elseif frz0[a] > 0 then frz_del[#frz_del + 1] = a end
+local frz_del = {}
+cmd = {'HSET', K_FRZ}
+for j, a in ipairs(assets) do
+  if frz[a] > 0 then
+    if frz[a] ~= frz0[a] then cmd[#cmd + 1] = a; cmd[#cmd + 1] = frz_s[j] end
+  elseif frz0[a] > 0 then
+    frz_del[#frz_del + 1] = a
+  end
 end
-hset_changed(K_FRZ, frz_kept, frz, frz0)
+if #cmd > 2 then redis.call(unpack(cmd)) end
 if pa ~= nil and (pa ~= pa0 or pf ~= pf0) then
-  redis.call('HSET', K_PTS, 'available', d(pa), 'frozen', d(pf))
+  redis.call('HSET', K_PTS, 'available', pa_s, 'frozen', pf_s)
 end
-local cmd = {'HSET', K_CPN}
+cmd = {'HSET', K_CPN}
 for _, c in ipairs(cpn_order) do
-  if cpn_dirty[c] then cmd[#cmd + 1] = c; cmd[#cmd + 1] = encode_coupon(cpn[c]) end
+  if cpn_dirty[c] then cmd[#cmd + 1] = c; cmd[#cmd + 1] = cpn_s[c] end
 end
 if #cmd > 2 then redis.call(unpack(cmd)) end
 
@@ -429,13 +499,13 @@ for _, h in ipairs(hld_order) do
   local v = hld[h]
   local member = holder .. ' ' .. h
   if v.open then
-    hset[#hset + 1] = h; hset[#hset + 1] = encode_hold(v)
+    hset[#hset + 1] = h; hset[#hset + 1] = hld_s[h]
   elseif v.was_exp then
     hdel[#hdel + 1] = h
   end
   local exp = v.open and v.exp or 0
   if exp > 0 and exp ~= v.was_exp then
-    zadd[#zadd + 1] = d(exp); zadd[#zadd + 1] = member
+    zadd[#zadd + 1] = fmt('%d', exp); zadd[#zadd + 1] = member
   elseif exp == 0 and (v.was_exp or 0) > 0 then
     zrem[#zrem + 1] = member
   end
@@ -443,10 +513,10 @@ end
 if #hset > 2 then redis.call(unpack(hset)) end
 if #zadd > 2 then redis.call(unpack(zadd)) end
 
-local ev = {'XADD', K_OUT, '*', 'holder', holder, 'seq', d(seq), 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
+local xadd = {'XADD', K_OUT, '*', 'holder', holder, 'seq', sseq, 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
   'ops', ops_json, 'state', result, 'digest', digest, 'memo', memo}
-if xfer ~= '' then ev[#ev + 1] = 'xfer'; ev[#ev + 1] = xfer end
-redis.call(unpack(ev))
+if xfer ~= '' then xadd[#xadd + 1] = 'xfer'; xadd[#xadd + 1] = xfer end
+redis.call(unpack(xadd))
 local out = 'ok\n' .. result
 redis.call('SET', K_TX, fp .. '\n' .. out, 'PX', idem_ttl)
 
