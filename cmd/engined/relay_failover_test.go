@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -34,6 +35,7 @@ type failoverWorker struct {
 	rdb     *redis.ClusterClient
 	eng     *engine.Engine
 	w       *ledgertest.Workload
+	mu      sync.Mutex // guards acks, read while the worker runs
 	acks    []ack
 	retries int
 	unknown int // given up on: outcome never known
@@ -48,7 +50,9 @@ func (fw *failoverWorker) apply(in instructions.Instruction) {
 		cancel()
 		switch {
 		case err == nil:
+			fw.mu.Lock()
 			fw.acks = append(fw.acks, ack{holder: in.Holder, id: in.ID, seq: res.Seq, replayed: res.Replayed, at: time.Now()})
+			fw.mu.Unlock()
 			return
 		case !errors.Is(err, engine.ErrUnavailable):
 			return // a rejection: no event, nothing to check
@@ -143,7 +147,23 @@ func TestRelay_FailoverUnderLoad(t *testing.T) {
 	rdb.ReloadState(ctx)
 	r.rdb.ReloadState(ctx)
 
-	time.Sleep(time.Second) // load on the new topology
+	// Load on the new topology, until the promoted replica has answered for
+	// the killed master's holders (the workers' clients find it on their
+	// own, which takes longer on a busy machine), and a little more.
+	require.Eventually(t, func() bool {
+		for _, fw := range fws {
+			fw.mu.Lock()
+			found := slices.ContainsFunc(fw.acks, func(a ack) bool {
+				return a.at.After(failedOver) && onVictim[cluster.HolderSlot(a.holder)]
+			})
+			fw.mu.Unlock()
+			if found {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 20*time.Millisecond, "the promoted replica answers for the killed master's holders")
+	time.Sleep(500 * time.Millisecond)
 	close(stop)
 	wg.Wait()
 	t.Logf("workers stopped %v after the failover", time.Since(failedOver).Round(time.Millisecond))
