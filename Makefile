@@ -76,7 +76,7 @@ deps:
 		echo "redis-server $$v is too old: atomledger needs $(REDIS_MIN_VERSION) or newer"; \
 		exit 1; \
 	fi; \
-	echo "redis-server $$v"
+	echo "redis-server $$v" >&2
 
 # A local Redis Cluster (3 masters, 3 replicas, under .run/) and the daemon on
 # 127.0.0.1:8080, with example holders and curl commands to paste; Ctrl-C
@@ -90,8 +90,9 @@ run: deps build
 # explains the figures. Pass flags with BENCHFLAGS, e.g.
 #   make bench BENCHFLAGS="--json --relay-duration 60s"
 BENCHFLAGS ?=
+# Only the bench writes to stdout, so that --json gives JSON alone there.
 bench: deps
-	$(GO) run ./cmd/engined bench $(BENCHFLAGS)
+	@$(GO) run ./cmd/engined bench $(BENCHFLAGS)
 
 # The Go benchmarks: the engine's client-side costs (Encode, Apply against
 # raw EVALSHA) on a plain Redis they start themselves.
