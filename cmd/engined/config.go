@@ -35,6 +35,7 @@ type Config struct {
 	TokensFile      string                 // --tokens-file, ENGINED_TOKENS_FILE; default ""
 	PGDSN           string                 // --pg, ENGINED_PG_DSN; default ""
 	TransferTimeout time.Duration          // --transfer-timeout, ENGINED_TRANSFER_TIMEOUT; default 30s
+	MinReplicaAcks  int                    // --min-replica-acks, ENGINED_MIN_REPLICA_ACKS; default 0
 }
 
 // option is one row of the contract's configuration table.
@@ -110,6 +111,19 @@ var options = []option{
 		set: func(c *Config, v string) (err error) {
 			c.TransferTimeout, err = parseDuration(v)
 			return err
+		}},
+	// Not in the contract's table either: engine.Options.MinReplicaAcks, for
+	// deployments that must not lose an answered instruction in a failover
+	// (transfers above all: see docs/transfers.md).
+	{flag: "min-replica-acks", env: "ENGINED_MIN_REPLICA_ACKS", def: "0", arg: "N",
+		usage: "replicas that must have an instruction's writes before it is answered (WAIT); 0 answers as soon as the master applied it",
+		set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 16 {
+				return errors.New("want a number of replicas, 0 to 16")
+			}
+			c.MinReplicaAcks = n
+			return nil
 		}},
 }
 
@@ -249,12 +263,14 @@ func (c *Config) LogValue() slog.Value {
 		slog.String("tokens_file", c.TokensFile),
 		slog.Bool("pg_set", c.PGDSN != ""),
 		slog.String("transfer_timeout", c.TransferTimeout.String()),
+		slog.Int("min_replica_acks", c.MinReplicaAcks),
 	)
 }
 
 // EngineOptions gives the engine's options of the configuration.
 func (c *Config) EngineOptions() *engine.Options {
-	return &engine.Options{Assets: c.Assets, IdempotencyTTL: c.IdempotencyTTL, TransferTimeout: c.TransferTimeout}
+	return &engine.Options{Assets: c.Assets, IdempotencyTTL: c.IdempotencyTTL, TransferTimeout: c.TransferTimeout,
+		MinReplicaAcks: c.MinReplicaAcks}
 }
 
 // printConfigUsage lists the shared flags with their variables and defaults.

@@ -47,6 +47,7 @@ func TestConfig_TableIsTheContracts(t *testing.T) {
 		// transfers, whose recovery the contract leaves at "past a timeout".
 		// It comes last so that the contract's rows stay in the contract's order.
 		{"transfer-timeout", "ENGINED_TRANSFER_TIMEOUT", "30s"},
+		{"min-replica-acks", "ENGINED_MIN_REPLICA_ACKS", "0"},
 	}
 	var got [][3]string
 	for _, o := range options {
@@ -163,6 +164,8 @@ func TestConfig_BadValues(t *testing.T) {
 		{name: "a listen address without a port", args: []string{"--listen", "localhost"}, want: "--listen"},
 		{name: "a transfer timeout that is not a duration", args: []string{"--transfer-timeout", "soon"}, want: `--transfer-timeout "soon"`},
 		{name: "a transfer timeout of zero", env: map[string]string{"ENGINED_TRANSFER_TIMEOUT": "0"}, want: "ENGINED_TRANSFER_TIMEOUT (--transfer-timeout)"},
+		{name: "a negative number of replica acknowledgements", args: []string{"--min-replica-acks", "-1"}, want: `--min-replica-acks "-1"`},
+		{name: "replica acknowledgements that are not a number", env: map[string]string{"ENGINED_MIN_REPLICA_ACKS": "one"}, want: "ENGINED_MIN_REPLICA_ACKS (--min-replica-acks)"},
 		{name: "Sentinel and cluster mode at once", args: []string{"--redis-master", "m", "--redis-cluster"}, want: "--redis-master and --redis-cluster"},
 	}
 	for _, tt := range tests {
@@ -244,12 +247,13 @@ func TestConfig_NoTLSByDefault(t *testing.T) {
 }
 
 func TestConfig_EngineOptions(t *testing.T) {
-	c, err := parseConfig(t, nil, "--assets", "CNY:2", "--idempotency-ttl", "36h", "--transfer-timeout", "2m")
+	c, err := parseConfig(t, nil, "--assets", "CNY:2", "--idempotency-ttl", "36h", "--transfer-timeout", "2m", "--min-replica-acks", "1")
 	require.NoError(t, err)
 	o := c.EngineOptions()
 	assert.Same(t, c.Assets, o.Assets)
 	assert.Equal(t, 36*time.Hour, o.IdempotencyTTL)
 	assert.Equal(t, 2*time.Minute, o.TransferTimeout)
+	assert.Equal(t, 1, o.MinReplicaAcks)
 }
 
 func TestConfig_LogValueHidesSecrets(t *testing.T) {
