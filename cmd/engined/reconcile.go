@@ -151,11 +151,6 @@ func progressOut(w io.Writer) io.Writer {
 // reconcileBatch is how many holders are read from each side at once.
 const reconcileBatch = 1000
 
-// reconcile is reconcileWithin with the default transfer timeout.
-func reconcile(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, progress io.Writer) (*Report, error) {
-	return reconcileWithin(ctx, eng, led, progress, engine.DefaultTransferTimeout)
-}
-
 // reconcileWithin compares every holder of Redis and of the ledger, then the
 // transfers whose clearing account is not zero, given transferTimeout to
 // finish.

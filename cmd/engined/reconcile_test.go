@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/ledger"
 )
 
 // eventsOf reads holder's events from its slot's outbox, in seq order.
@@ -153,4 +155,10 @@ func TestReconcile_TransfersRelayedInSync(t *testing.T) {
 		FROM ledger.transfer_balances`).Scan(&n, &nonzero))
 	assert.Equal(t, 5, n)
 	assert.Zero(t, nonzero)
+}
+
+// reconcile is reconcileWithin with the default transfer timeout, as the
+// tests that are not about transfers run it.
+func reconcile(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, progress io.Writer) (*Report, error) {
+	return reconcileWithin(ctx, eng, led, progress, engine.DefaultTransferTimeout)
 }
