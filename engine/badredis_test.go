@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -24,7 +25,7 @@ import (
 // engine on it with its scripts loaded.
 func standalone(t *testing.T, extra ...string) (*engine.Engine, *redis.Client) {
 	t.Helper()
-	srv := cluster.StartForTest(t, cluster.Options{Standalone: true, ExtraConfig: extra})
+	srv := clustertest.StartForTest(t, clustertest.Options{Standalone: true, ExtraConfig: extra})
 	c := redis.NewClient(&redis.Options{Addr: srv.Nodes[0].Addr, ContextTimeoutEnabled: true,
 		ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
 	t.Cleanup(func() { _ = c.Close() })

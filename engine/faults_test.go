@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -62,7 +63,7 @@ func (l *faultLedger) ack(id string, seq int64) {
 
 // faultRig is a cluster of its own, an engine on it and holders with money.
 type faultRig struct {
-	c       *cluster.Cluster
+	c       *clustertest.Cluster
 	rdb     *redis.ClusterClient
 	eng     *engine.Engine
 	holders []string
@@ -71,7 +72,7 @@ type faultRig struct {
 
 func newFaultRig(t *testing.T, opt *engine.Options, holders int) *faultRig {
 	t.Helper()
-	c := cluster.StartForTest(t, cluster.Options{Masters: 3, Replicas: 1})
+	c := clustertest.StartForTest(t, clustertest.Options{Masters: 3, Replicas: 1})
 	// As the daemon does: re-read the slot map every second.
 	rdb := c.Client(&redis.ClusterOptions{ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
 		ClusterStateReloadInterval: time.Second})

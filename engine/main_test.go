@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/lua"
@@ -25,7 +26,7 @@ import (
 
 // One real 3-master, 3-replica cluster for the package's tests.
 var (
-	testCluster *cluster.Cluster
+	testCluster *clustertest.Cluster
 	rdb         *redis.ClusterClient
 	eng         *engine.Engine
 )
@@ -44,7 +45,7 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	c, err := cluster.StartForMain(ctx, cluster.Options{Masters: 3, Replicas: 1})
+	c, err := clustertest.StartForMain(ctx, clustertest.Options{Masters: 3, Replicas: 1})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start redis cluster:", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -113,7 +114,7 @@ func TestRelay_DeliversOnlyWhatAReplicaHas(t *testing.T) {
 	// A cluster of its own, started here whatever ATOMLEDGER_TEST_REDIS says:
 	// its replica is stopped.
 	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	c, err := cluster.Start(sctx, cluster.Options{Masters: 1, Replicas: 1})
+	c, err := clustertest.Start(sctx, clustertest.Options{Masters: 1, Replicas: 1})
 	cancel()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Stop() })

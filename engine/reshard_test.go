@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -27,7 +28,7 @@ import (
 // keys, its idempotency records, the slot's outbox stream and expiry index),
 // then the new owner announced to both masters. It returns the number of
 // keys moved.
-func migrateSlot(ctx context.Context, t *testing.T, slot int, src, dst *cluster.Node) int {
+func migrateSlot(ctx context.Context, t *testing.T, slot int, src, dst *clustertest.Node) int {
 	t.Helper()
 	sc := redis.NewClient(&redis.Options{Addr: src.Addr, MaxRetries: -1})
 	defer sc.Close()
@@ -68,7 +69,7 @@ func TestFaults_ReshardingBusyHolderAppliesWholeOrRetries(t *testing.T) {
 	needFaults(t)
 	ctx := context.Background()
 	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	c, err := cluster.Start(sctx, cluster.Options{Masters: 2})
+	c, err := clustertest.Start(sctx, clustertest.Options{Masters: 2})
 	cancel()
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, c.Stop()) })
@@ -89,7 +90,7 @@ func TestFaults_ReshardingBusyHolderAppliesWholeOrRetries(t *testing.T) {
 	slot := cluster.HolderSlot(h)
 	srcAddr, err := c.MasterOf(ctx, slot)
 	require.NoError(t, err)
-	var src, dst *cluster.Node
+	var src, dst *clustertest.Node
 	for _, n := range c.Nodes[:2] {
 		if n.Addr == srcAddr {
 			src = n

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -27,7 +28,7 @@ import (
 // then exactly the acknowledged sum and seq counts each credit once.
 func TestApply_SentinelFailover(t *testing.T) {
 	needRedis(t)
-	s := cluster.StartSentinelForTest(t, cluster.SentinelOptions{})
+	s := clustertest.StartSentinelForTest(t, clustertest.SentinelOptions{})
 	rdb := redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName: s.MasterName, SentinelAddrs: s.SentinelAddrs(), ContextTimeoutEnabled: true,
 		DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second,

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -17,7 +18,7 @@ import (
 // The same engine works on one plain Redis server.
 func TestApply_Standalone(t *testing.T) {
 	needRedis(t)
-	srv := cluster.StartForTest(t, cluster.Options{Standalone: true})
+	srv := clustertest.StartForTest(t, clustertest.Options{Standalone: true})
 	c := redis.NewClient(&redis.Options{Addr: srv.Nodes[0].Addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = c.Close() })
 	ctx := context.Background()

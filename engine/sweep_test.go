@@ -10,15 +10,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
 
 // ownEngine gives an engine on a cluster of its own: the sweeper and the
 // relay work on every slot, and would take other tests' holds and events.
-func ownEngine(t *testing.T) (*cluster.Cluster, *engine.Engine) {
+func ownEngine(t *testing.T) (*clustertest.Cluster, *engine.Engine) {
 	t.Helper()
-	c := cluster.StartForTest(t, cluster.Options{Masters: 2})
+	c := clustertest.StartForTest(t, clustertest.Options{Masters: 2})
 	rdb := c.Client(nil)
 	t.Cleanup(func() { _ = rdb.Close() })
 	return c, engine.New(rdb, nil)

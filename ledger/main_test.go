@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "start postgresql:", err)
 		os.Exit(1)
 	}
-	c, err := cluster.StartForMain(ctx, cluster.Options{Masters: 3})
+	c, err := clustertest.StartForMain(ctx, clustertest.Options{Masters: 3})
 	cancel()
 	if err != nil {
 		_ = pg.Close()

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger/pgtest"
@@ -131,7 +131,7 @@ func runDev(args []string, c cli) int {
 	return exitOK
 }
 
-func startDevCluster(ctx context.Context, log *slog.Logger) (*cluster.Cluster, error) {
+func startDevCluster(ctx context.Context, log *slog.Logger) (*clustertest.Cluster, error) {
 	// The harness starts each server in its node's directory and hands it
 	// the config's path: a relative path would be resolved twice.
 	dir, err := filepath.Abs(devDir)
@@ -141,12 +141,12 @@ func startDevCluster(ctx context.Context, log *slog.Logger) (*cluster.Cluster, e
 	log.Info("starting a Redis Cluster: 3 masters, 3 replicas", "dir", dir)
 	ctx, cancel := context.WithTimeout(ctx, devStartTimeout)
 	defer cancel()
-	return cluster.Start(ctx, cluster.Options{Masters: 3, Replicas: 1, Dir: dir})
+	return clustertest.Start(ctx, clustertest.Options{Masters: 3, Replicas: 1, Dir: dir})
 }
 
 // stopDevCluster stops the servers and removes their directories: their
 // data lived in memory only, and a later run uses other ports.
-func stopDevCluster(cl *cluster.Cluster, log *slog.Logger) {
+func stopDevCluster(cl *clustertest.Cluster, log *slog.Logger) {
 	err := cl.Stop()
 	for _, n := range cl.Nodes {
 		err = errors.Join(err, os.RemoveAll(n.Dir))
@@ -241,7 +241,7 @@ func startDevLedger(ctx context.Context, log *slog.Logger) (*pgtest.Server, erro
 	return pgtest.Start(ctx)
 }
 
-func printDevBanner(w io.Writer, base, token string, cl *cluster.Cluster, pgDSN string) {
+func printDevBanner(w io.Writer, base, token string, cl *clustertest.Cluster, pgDSN string) {
 	fmt.Fprintf(w, `
 engined dev is ready.
 

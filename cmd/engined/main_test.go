@@ -20,12 +20,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 )
 
 // testCluster is a real 3-master, 3-replica cluster shared by the package's
 // tests, started by TestMain (or the one ATOMLEDGER_TEST_REDIS names).
-var testCluster *cluster.Cluster
+var testCluster *clustertest.Cluster
 
 // raceBuild is set by race_test.go: the binary under test is then built with
 // the race detector too.
@@ -45,7 +45,7 @@ func runTests(m *testing.M) int {
 		return m.Run()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	c, err := cluster.StartForMain(ctx, cluster.Options{Masters: 3, Replicas: 1})
+	c, err := clustertest.StartForMain(ctx, clustertest.Options{Masters: 3, Replicas: 1})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start redis cluster:", err)

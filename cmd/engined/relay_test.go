@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
@@ -25,7 +26,7 @@ import (
 // ledgerRig is a cluster of its own (the relay takes every outbox, so it
 // must not share one with other tests), a PostgreSQL server and a ledger.
 type ledgerRig struct {
-	c   *cluster.Cluster
+	c   *clustertest.Cluster
 	pg  *pgtest.Server
 	dsn string
 	rdb *redis.ClusterClient // eng's
@@ -36,11 +37,11 @@ type ledgerRig struct {
 
 func newLedgerRig(t *testing.T) *ledgerRig {
 	t.Helper()
-	return newLedgerRigOn(t, cluster.StartForTest(t, cluster.Options{Masters: 3}))
+	return newLedgerRigOn(t, clustertest.StartForTest(t, clustertest.Options{Masters: 3}))
 }
 
 // newLedgerRigOn builds the rig on a cluster the caller started.
-func newLedgerRigOn(t *testing.T, c *cluster.Cluster) *ledgerRig {
+func newLedgerRigOn(t *testing.T, c *clustertest.Cluster) *ledgerRig {
 	t.Helper()
 	r := &ledgerRig{c: c, pg: pgtest.StartForTest(t)}
 	r.dsn = r.pg.NewDatabase(t)

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/lua"
@@ -162,7 +162,7 @@ func TestRun_QuickCountsRight(t *testing.T) {
 // The Go benchmarks share one plain server, started on first use.
 var shared struct {
 	once sync.Once
-	c    *cluster.Cluster
+	c    *clustertest.Cluster
 	rdb  *redis.Client
 	eng  *engine.Engine
 	err  error
@@ -173,7 +173,7 @@ func server(b *testing.B) (*redis.Client, *engine.Engine) {
 	shared.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if shared.c, shared.err = cluster.Start(ctx, cluster.Options{Standalone: true}); shared.err != nil {
+		if shared.c, shared.err = clustertest.Start(ctx, clustertest.Options{Standalone: true}); shared.err != nil {
 			return
 		}
 		shared.rdb = redis.NewClient(&redis.Options{Addr: shared.c.Addrs()[0], ContextTimeoutEnabled: true, PoolSize: 256})

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 )
 
@@ -22,8 +23,8 @@ type env struct {
 	s        Settings
 	rdb      redis.UniversalClient
 	eng      *engine.Engine
-	cl       *cluster.Cluster // started by the run, or nil
-	addrs    []string         // for the daemon
+	cl       *clustertest.Cluster // started by the run, or nil
+	addrs    []string             // for the daemon
 	cluster  bool
 	prefix   string // of every holder id of this run
 	version  string
@@ -48,7 +49,7 @@ func newEnv(ctx context.Context, opt Options) (_ *env, err error) {
 	}()
 	if len(opt.Redis) == 0 {
 		sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-		e.cl, err = cluster.Start(sctx, cluster.Options{Masters: 3, Standalone: opt.Standalone})
+		e.cl, err = clustertest.Start(sctx, clustertest.Options{Masters: 3, Standalone: opt.Standalone})
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("bench: %w", err)

@@ -24,7 +24,6 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,7 +63,7 @@ func StartForMain(ctx context.Context) (*Server, error) {
 
 // StartForTest is StartForMain for one test: it fails the test (it never
 // skips) when no server can be started, and closes it when the test ends.
-func StartForTest(tb testing.TB) *Server {
+func StartForTest(tb TB) *Server {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -251,7 +250,7 @@ func (s *Server) Close() error {
 
 // NewDatabase creates a fresh database for one test and returns its DSN; the
 // database is dropped when the test ends.
-func (s *Server) NewDatabase(tb testing.TB) string {
+func (s *Server) NewDatabase(tb TB) string {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -286,4 +285,13 @@ func withDatabase(dsn, name string) string {
 		return u.String()
 	}
 	return dsn + " dbname=" + name
+}
+
+// TB is the part of testing.TB the harness uses. It is declared here so that
+// a program that starts a server (engined dev, the bench) links no testing.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Cleanup(func())
 }

@@ -1,4 +1,4 @@
-package cluster
+package clustertest
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -143,7 +142,7 @@ func StartSentinel(ctx context.Context, opt SentinelOptions) (_ *Sentinel, err e
 // StartSentinelForTest is StartSentinel for a test: it fails the test (it
 // never skips) if the processes cannot be started, and stops them when the
 // test ends.
-func StartSentinelForTest(tb testing.TB, opt SentinelOptions) *Sentinel {
+func StartSentinelForTest(tb TB, opt SentinelOptions) *Sentinel {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testStartTimeout)
 	defer cancel()

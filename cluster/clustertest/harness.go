@@ -1,4 +1,4 @@
-package cluster
+package clustertest
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/cluster"
 )
 
 // Options configure Start. A zero field means its default.
@@ -68,7 +70,7 @@ func Start(ctx context.Context, opt Options) (_ *Cluster, err error) {
 	if opt.Masters == 0 {
 		opt.Masters = 3
 	}
-	if opt.Masters < 0 || opt.Masters > Slots || opt.Replicas < 0 {
+	if opt.Masters < 0 || opt.Masters > cluster.Slots || opt.Replicas < 0 {
 		return nil, fmt.Errorf("start cluster: %d masters with %d replicas each", opt.Masters, opt.Replicas)
 	}
 	bin := opt.RedisServer
@@ -150,7 +152,7 @@ func (c *Cluster) create(ctx context.Context, masters, replicas int) error {
 		}
 		n.ID = id
 		if i < masters {
-			lo, hi := i*Slots/masters, (i+1)*Slots/masters-1
+			lo, hi := i*cluster.Slots/masters, (i+1)*cluster.Slots/masters-1
 			if err := n.rdb.ClusterAddSlotsRange(ctx, lo, hi).Err(); err != nil {
 				return fmt.Errorf("%s: add slots %d-%d: %w", n.Addr, lo, hi, err)
 			}
@@ -308,8 +310,8 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if n := t.covered(); n != Slots {
-			return fmt.Errorf("%d of %d slots have a master", n, Slots)
+		if n := t.covered(); n != cluster.Slots {
+			return fmt.Errorf("%d of %d slots have a master", n, cluster.Slots)
 		}
 		for _, n := range live {
 			switch t.role(n.Addr) {
@@ -559,7 +561,7 @@ func (c *Cluster) WaitFailover(ctx context.Context, killed string) (newMaster st
 // MasterOf returns the address of the master of slot, as the first live node
 // that answers sees it.
 func (c *Cluster) MasterOf(ctx context.Context, slot int) (string, error) {
-	if slot < 0 || slot >= Slots {
+	if slot < 0 || slot >= cluster.Slots {
 		return "", fmt.Errorf("master of slot %d: out of range", slot)
 	}
 	var errs []error

@@ -1,4 +1,4 @@
-package cluster
+package clustertest
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 )
 
@@ -23,7 +22,7 @@ const testStartTimeout = 60 * time.Second
 // the test (it never skips) if the cluster cannot be started or reached, and
 // stops the cluster when the test ends. A test that needs no Redis under
 // -short checks testing.Short itself before calling it.
-func StartForTest(tb testing.TB, opt Options) *Cluster {
+func StartForTest(tb TB, opt Options) *Cluster {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testStartTimeout)
 	defer cancel()
@@ -96,4 +95,13 @@ func attach(ctx context.Context, addrs []string) (_ *Cluster, err error) {
 		return nil, fmt.Errorf("%s: %w", EnvTestRedis, err)
 	}
 	return c, nil
+}
+
+// TB is the part of testing.TB the harness uses. It is declared here so that
+// a program that starts a cluster (engined dev, the bench) links no testing.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Cleanup(func())
 }

@@ -1,4 +1,4 @@
-package cluster
+package clustertest
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/cluster"
 )
 
 func TestStart_ClusterIsReady(t *testing.T) {
@@ -23,7 +25,7 @@ func TestStart_ClusterIsReady(t *testing.T) {
 		info, err := c.admin(n).ClusterInfo(ctx).Result()
 		require.NoError(t, err, n.Addr)
 		assert.Equal(t, "ok", infoField(info, "cluster_state"), n.Addr)
-		assert.Equal(t, strconv.Itoa(Slots), infoField(info, "cluster_slots_assigned"), n.Addr)
+		assert.Equal(t, strconv.Itoa(cluster.Slots), infoField(info, "cluster_slots_assigned"), n.Addr)
 	}
 	assert.Len(t, c.Addrs(), len(c.Nodes))
 	assert.NotEmpty(t, c.MasterAddrs())
@@ -55,8 +57,8 @@ func TestClient_WritesToEveryMaster(t *testing.T) {
 	defer rdb.Close()
 
 	written := map[string]int{} // master -> keys written in its slots
-	for s := 0; s < Slots; s += 257 {
-		key := "{" + SlotTag(s) + "}:probe"
+	for s := 0; s < cluster.Slots; s += 257 {
+		key := "{" + cluster.SlotTag(s) + "}:probe"
 		require.NoError(t, rdb.Set(ctx, key, s, time.Minute).Err(), key)
 		master, err := c.MasterOf(ctx, s)
 		require.NoError(t, err)
@@ -96,7 +98,7 @@ func TestKill_FailsOverAndRestarts(t *testing.T) {
 	defer rdb.Close()
 
 	const key = "failover-probe"
-	slot := Slot(key)
+	slot := cluster.Slot(key)
 	victim, err := c.MasterOf(ctx, slot)
 	require.NoError(t, err)
 	require.NoError(t, rdb.Set(ctx, key, "before", 0).Err())
