@@ -12,16 +12,19 @@ import (
 // Error is the error type of every failure: code, op index and message.
 type Error = instructions.Error
 
-// Sentinels of the contract's codes, for errors.Is.
+// Sentinels of the contract's codes, for errors.Is: every code of
+// instructions.Codes (TestErrors_EveryCodeReexported).
 var (
 	ErrInvalidInstruction  = instructions.ErrInvalidInstruction
 	ErrInvalidAmount       = instructions.ErrInvalidAmount
 	ErrInvalidID           = instructions.ErrInvalidID
 	ErrUnknownAsset        = instructions.ErrUnknownAsset
 	ErrTooManyOps          = instructions.ErrTooManyOps
+	ErrUnauthenticated     = instructions.ErrUnauthenticated
 	ErrHolderNotFound      = instructions.ErrHolderNotFound
 	ErrTransferNotFound    = instructions.ErrTransferNotFound
 	ErrIdempotencyConflict = instructions.ErrIdempotencyConflict
+	ErrPayloadTooLarge     = instructions.ErrPayloadTooLarge
 	ErrHolderExists        = instructions.ErrHolderExists
 	ErrHolderSuspended     = instructions.ErrHolderSuspended
 	ErrInsufficientFunds   = instructions.ErrInsufficientFunds
