@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -100,6 +101,14 @@ func checkKeys(data []byte, keys []string) *Error {
 		if err := dec.Decode(&skip); err != nil {
 			return nil
 		}
+		// An optional field is left out, never null; an op's field is never
+		// empty (an empty leg would read as "the whole hold").
+		switch v := string(skip); {
+		case v == "null" && key != "amount" && key != "id" && key != "holder": // those three: INVALID_AMOUNT, INVALID_ID below
+			return Errorf(CodeInvalidInstruction, NoOp, "field %q is null: leave it out", clip(key))
+		case v == `""` && &keys[0] == &opKeys[0]:
+			return Errorf(CodeInvalidInstruction, NoOp, "field %q is empty: leave it out", clip(key))
+		}
 	}
 	return nil
 }
@@ -113,12 +122,34 @@ func decodeStrict(data []byte, v any) *Error {
 		if errors.As(err, &e) {
 			return e
 		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return Errorf(CodeInvalidInstruction, NoOp, "field %q must be %s, got %s", clip(te.Field), jsonKind(te.Type), clip(te.Value))
+		}
 		return Errorf(CodeInvalidInstruction, NoOp, "malformed JSON: %v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return Errorf(CodeInvalidInstruction, NoOp, "malformed JSON: data after the instruction")
 	}
 	return nil
+}
+
+// jsonKind names, for a user, the JSON value a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return t.Kind().String()
 }
 
 // Encode writes an instruction as JSON.

@@ -172,7 +172,9 @@ func (t Transfer) normalize(reg *Registry) (NormalizedTransfer, *Error) {
 	}
 	for _, a := range assets {
 		if out[a] != in[a] {
-			return n, Errorf(CodeInvalidInstruction, NoOp, "the parts do not balance: %d minor units of %s leave, %d arrive", out[a], a, in[a])
+			scale, _ := reg.Scale(a)
+			return n, Errorf(CodeInvalidInstruction, NoOp, "the parts do not balance: %s %s leave, %s arrive",
+				FromUnits(out[a], scale), a, FromUnits(in[a], scale))
 		}
 	}
 	return n, nil

@@ -14,21 +14,40 @@ const (
 )
 
 // ValidID reports whether s may be a holder, instruction, hold or coupon id,
-// [A-Za-z0-9_.:-]{1,64}. Braces above all are refused: they would move a key
+// [A-Za-z0-9_.:-]{1,64} and not dots alone. Braces above all are refused: they would move a key
 // to another slot. (A byte loop: it runs several times per instruction, and a
 // regexp costs a quarter of the engine's own time per call.)
 func ValidID(s string) bool {
 	if len(s) == 0 || len(s) > maxIDBytes {
 		return false
 	}
+	dots := 0
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == ':', c == '-':
+		case c == '.':
+			dots++
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == ':', c == '-':
 		default:
 			return false
 		}
 	}
-	return true
+	// "." and ".." are steps of a URL path: such an id could be written but
+	// never read back through GET /v1/holders/{holder}.
+	return dots < len(s)
+}
+
+// CheckID is nil for a valid id (ValidID), else the INVALID_ID error that
+// says what name must be, for op (NoOp outside an op).
+func CheckID(op int, name, v string) *Error {
+	switch {
+	case ValidID(v):
+		return nil
+	case v == "":
+		return Errorf(CodeInvalidID, op, "%s is required", name)
+	case strings.Trim(v, ".") == "":
+		return Errorf(CodeInvalidID, op, "%s %q is dots alone, a step of a URL path: give it a letter or digit", name, clip(v))
+	}
+	return Errorf(CodeInvalidID, op, "%s %q must match [A-Za-z0-9_.:-]{1,64}", name, clip(v))
 }
 
 // Normalized is a valid instruction with every amount in minor units, ready
@@ -134,8 +153,8 @@ func (in Instruction) normalize(reg *Registry) (Normalized, *Error) {
 		n.Counterparty = DefaultCounterparty
 	}
 	for _, id := range []struct{ name, v string }{{"id", in.ID}, {"holder", in.Holder}, {"counterparty", n.Counterparty}} {
-		if !ValidID(id.v) {
-			return n, Errorf(CodeInvalidID, NoOp, "%s %q must match [A-Za-z0-9_.:-]{1,64}", id.name, clip(id.v))
+		if err := CheckID(NoOp, id.name, id.v); err != nil {
+			return n, err
 		}
 	}
 	if len(in.Memo) > MaxMemo || !utf8.ValidString(in.Memo) {
@@ -170,6 +189,8 @@ func normalizeOp(op *Op, i int, reg *Registry) (Step, *Error) {
 		switch {
 		case spec.required&f != 0 && have&f == 0:
 			return s, Errorf(CodeInvalidInstruction, i, "%s needs %s", op.Op, name)
+		case (spec.required|spec.optional)&f == 0 && have&f != 0 && f == fAsset && spec.optional&fLeg != 0:
+			return s, Errorf(CodeInvalidInstruction, i, "%s takes no asset: it names the hold's asset as leg", op.Op)
 		case (spec.required|spec.optional)&f == 0 && have&f != 0:
 			return s, Errorf(CodeInvalidInstruction, i, "%s takes no %s", op.Op, name)
 		}
@@ -178,8 +199,10 @@ func normalizeOp(op *Op, i int, reg *Registry) (Step, *Error) {
 		return s, Errorf(CodeInvalidInstruction, i, "%s with an amount needs a leg", op.Op)
 	}
 	for _, id := range []struct{ name, v string }{{"hold", op.Hold}, {"coupon", op.Coupon}} {
-		if id.v != "" && !ValidID(id.v) {
-			return s, Errorf(CodeInvalidID, i, "%s %q must match [A-Za-z0-9_.:-]{1,64}", id.name, clip(id.v))
+		if id.v != "" {
+			if err := CheckID(i, id.name, id.v); err != nil {
+				return s, err
+			}
 		}
 	}
 	if strings.HasPrefix(op.Hold, TransferHoldPrefix) {
