@@ -72,7 +72,7 @@ func note(w http.ResponseWriter, attrs ...slog.Attr) {
 }
 
 // observe logs one line per request and measures its latency. The line is
-// at debug for a success, warn for a client error, error for a server error
+// at debug for a success or a rejection, warn for a wrong token, error for a server error
 // (a batch: by its worst entry), and carries the error code. Only the
 // method, the route, the path and the remote address are taken from the
 // request: never a header, so never a token.
@@ -117,12 +117,15 @@ func (s *server) observe(route string, next http.Handler) http.Handler {
 	})
 }
 
-// levelOf is the log level of an answer with that status.
+// levelOf is the log level of an answer with that status. A business
+// rejection (4xx) is the client's affair, counted in the metrics, not a
+// warning: WARN stays for what an operator may need to act on, such as a
+// wrong bearer token.
 func levelOf(status int) slog.Level {
 	switch {
 	case status >= 500:
 		return slog.LevelError
-	case status >= 400:
+	case status == http.StatusUnauthorized:
 		return slog.LevelWarn
 	default:
 		return slog.LevelDebug

@@ -490,7 +490,8 @@ func selfSignedCert(t *testing.T) (certFile, keyFile string, pool *x509.CertPool
 }
 
 // TestServe_Logs checks the request log: JSON lines, one per request, at
-// debug for a success and warn for a client error, with the code; and no
+// debug for a success or a rejection and warn for a wrong token, with the
+// code; and no
 // secret anywhere in the log.
 func TestServe_Logs(t *testing.T) {
 	needRedis(t)
@@ -529,7 +530,7 @@ func TestServe_Logs(t *testing.T) {
 	assert.Equal(t, "WARN", requests[1]["level"])
 	assert.Equal(t, "UNAUTHENTICATED", requests[1]["code"])
 	assert.EqualValues(t, 401, requests[1]["status"])
-	assert.Equal(t, "WARN", requests[2]["level"])
+	assert.Equal(t, "DEBUG", requests[2]["level"], "a business rejection is no warning")
 	assert.Equal(t, "INSUFFICIENT_FUNDS", requests[2]["code"])
 }
 
