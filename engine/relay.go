@@ -849,7 +849,11 @@ func (r *Relay) watch(ctx context.Context, node *redis.Client, w *relayWatch) {
 	defer c.Close()
 	for ctx.Err() == nil {
 		ps := c.Subscribe(ctx, "__redis__:invalidate")
+		// A receive blocked on the socket does not see ctx end: closing the
+		// subscription wakes it, so that the relay stops at once.
+		unblock := context.AfterFunc(ctx, func() { _ = ps.Close() })
 		r.receive(ctx, ps, w)
+		unblock()
 		if w.live.Swap(false) {
 			r.notice(nil, true) // back to polling every stream until subscribed again
 		}
