@@ -123,7 +123,13 @@ func runDev(args []string, c cli) int {
 		log.Error("open the example holders", "code", string(asError(err).Code), "error", err.Error())
 		return exitFailed
 	}
-	banner := func() { printDevBanner(c.stdout, baseURL(ln.Addr()), devToken, cl, cfg.PGDSN) }
+	// The commands the banner prints run this same binary, by its absolute
+	// path, so that they paste from any directory.
+	self, err := os.Executable()
+	if err != nil {
+		self = os.Args[0]
+	}
+	banner := func() { printDevBanner(c.stdout, self, baseURL(ln.Addr()), devToken, cl, cfg.PGDSN) }
 	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, log: log, onServing: banner}); err != nil {
 		log.Error("engined dev stopped", "error", err.Error())
 		return exitFailed
@@ -241,24 +247,27 @@ func startDevLedger(ctx context.Context, log *slog.Logger) (*pgtest.Server, erro
 	return pgtest.Start(ctx)
 }
 
-func printDevBanner(w io.Writer, base, token string, cl *clustertest.Cluster, pgDSN string) {
+func printDevBanner(w io.Writer, self, base, token string, cl *clustertest.Cluster, pgDSN string) {
 	fmt.Fprintf(w, `
 engined dev is ready.
 
   API         %s   (described in docs/openapi.yaml)
   token       %s   (this run only)
-  Redis       3 masters, 3 replicas: %s
+  Redis       3 masters, 3 replicas: %s (--redis %s --redis-cluster)
               logs: %s/<port>/redis.log (removed when dev stops)
   holders     alice (1000.00 CNY, 5000 points, coupon c-welcome), bob (250.00 USD)
 
 Paste these commands in order:
 
-`, base, token, strings.Join(cl.Addrs(), " "), devDir)
+`, base, token, strings.Join(cl.Addrs(), " "), strings.Join(cl.Addrs(), ","), devDir)
 	for i, s := range devSteps {
 		fmt.Fprintf(w, "%d. %s:\n   %s\n\n", i+1, s.title, curlCommand(base, token, s))
 	}
 	fmt.Fprintf(w, "The ledger in PostgreSQL (the relay brings each instruction there within a second):\n   psql %s -c %s\n\n",
 		shellQuote(pgDSN), shellQuote("select holder, seq, id, counterparty from ledger.instructions order by ts_ms desc limit 5"))
+	redis := strings.Join(cl.Addrs(), ",")
+	fmt.Fprintf(w, "Compare every holder in Redis with the ledger (exit 0: no drift):\n   %s reconcile --redis %s --redis-cluster --pg %s\n\n",
+		shellQuote(self), redis, shellQuote(pgDSN))
 	fmt.Fprint(w, "Metrics: curl -sS "+base+"/metrics   Stop: Ctrl-C\n\n")
 }
 

@@ -62,6 +62,17 @@ func TestDev_PrintedCommandsWork(t *testing.T) {
 			}
 			var carol instructions.State
 			require.NoError(t, json.Unmarshal(paste(t, commands[len(commands)-1]), &carol))
+
+			// The printed reconcile command finds the dev cluster and ledger
+			// (a cluster given by comma-separated addresses) and no drift.
+			var reconcile string
+			for _, line := range strings.Split(d.stdout.String(), "\n") {
+				if line = strings.TrimSpace(line); strings.Contains(line, " reconcile --redis ") {
+					reconcile = line
+				}
+			}
+			require.NotEmpty(t, reconcile, "a reconcile command is printed:\n%s", d.stdout.String())
+			assert.Contains(t, string(paste(t, reconcile)), "holders")
 			assert.Equal(t, instructions.Balance{Available: "381.00", Frozen: "70.00"}, carol.Balances["CNY"])
 			assert.Equal(t, map[string]string{"CNY": "70.00"}, carol.Holds["order-1"].Legs)
 

@@ -77,7 +77,11 @@ func (f *commandFlags) parse(args []string) (*Config, int) {
 }
 
 func (f *commandFlags) fail(format string, args ...any) int {
-	msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", "\nengined "+f.name+": ")
+	msg := fmt.Sprintf(format, args...)
+	if strings.Contains(msg, "MOVED ") {
+		msg += "\nthe address is a node of a Redis Cluster: say so with --redis-cluster (ENGINED_REDIS_CLUSTER=1), or give every node's address"
+	}
+	msg = strings.ReplaceAll(msg, "\n", "\nengined "+f.name+": ")
 	fmt.Fprintf(f.c.stderr, "engined %s: %s\n", f.name, msg)
 	return exitUsage
 }
