@@ -13,19 +13,24 @@ REDIS_MIN_VERSION := 7.0.12
 
 all: lint test build
 
+# -timeout: go test's default of 10 minutes per package is too short for the
+# busiest packages on two shared cores; a hung test still ends, with the
+# goroutines' stacks, instead of holding CI until it is killed.
+TESTTIMEOUT ?= 45m
+
 test: deps
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout $(TESTTIMEOUT) ./...
 
 # The fault tests (TestFaults_*: master failover, script cache loss, replica
 # restart) start, kill and freeze Redis servers of their own; about a minute.
 # make test skips them unless ATOMLEDGER_FAULTS=1.
 test-faults: deps
-	ATOMLEDGER_FAULTS=1 $(GO) test -race -count=1 -run TestFaults ./engine/
+	ATOMLEDGER_FAULTS=1 $(GO) test -race -count=1 -timeout $(TESTTIMEOUT) -run TestFaults ./engine/
 
 # Unit tests only: no Redis needed.
 test-short:
-	$(GO) test -short -count=1 ./...
+	$(GO) test -short -count=1 -timeout $(TESTTIMEOUT) ./...
 
 lint:
 	@out="$$(gofmt -l .)"; \
