@@ -90,7 +90,8 @@ func TestSlot_MatchesKeyslot(t *testing.T) {
 	for s := range Slots {
 		keys = append(keys, Outbox(s), Expiry(s))
 	}
-	require.GreaterOrEqual(t, len(keys), 10000)
+	// The README gives this count.
+	require.Len(t, keys, 17+4000+4000+500*7+2*Slots)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
