@@ -13,9 +13,9 @@ REDIS_MIN_VERSION := 7.0.12
 
 all: lint test build
 
-# -timeout: go test's default of 10 minutes per package is too short for the
-# busiest packages on two shared cores; a hung test still ends, with the
-# goroutines' stacks, instead of holding CI until it is killed.
+# -timeout: an explicit, generous bound instead of go test's default of 10
+# minutes per package: a slow package on a loaded machine is not cut short,
+# and a hung test still ends, with every goroutine's stack.
 TESTTIMEOUT ?= 45m
 
 test: deps
