@@ -13,19 +13,24 @@ REDIS_MIN_VERSION := 7.0.12
 
 all: lint test build
 
+# -timeout: an explicit, generous bound instead of go test's default of 10
+# minutes per package: a slow package on a loaded machine is not cut short,
+# and a hung test still ends, with every goroutine's stack.
+TESTTIMEOUT ?= 45m
+
 test: deps
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout $(TESTTIMEOUT) ./...
 
 # The fault tests (TestFaults_*: master failover, script cache loss, replica
 # restart) start, kill and freeze Redis servers of their own; about a minute.
 # make test skips them unless ATOMLEDGER_FAULTS=1.
 test-faults: deps
-	ATOMLEDGER_FAULTS=1 $(GO) test -race -count=1 -run TestFaults ./engine/
+	ATOMLEDGER_FAULTS=1 $(GO) test -race -count=1 -timeout $(TESTTIMEOUT) -run TestFaults ./engine/
 
 # Unit tests only: no Redis needed.
 test-short:
-	$(GO) test -short -count=1 ./...
+	$(GO) test -short -count=1 -timeout $(TESTTIMEOUT) ./...
 
 lint:
 	@out="$$(gofmt -l .)"; \

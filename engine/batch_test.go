@@ -49,6 +49,7 @@ func TestApplyBatch_MixedOutcomesInOrder(t *testing.T) {
 
 	// The same batch again is replayed whole.
 	again := eng.ApplyBatch(context.Background(), batch)
+	require.Len(t, again, len(batch), "one outcome per instruction of the replayed batch")
 	for i := range again {
 		if out[i].Err != nil {
 			assert.Equal(t, out[i].Err.Error(), again[i].Err.Error())

@@ -106,16 +106,26 @@ func newIn(h string) instructions.Instruction { return instructions.New(newID("i
 func TestApply_UnknownHolderWritesNothing(t *testing.T) {
 	needRedis(t)
 	h := newID("ghost")
+	slot := cluster.HolderSlot(h)
+	outboxLen := func() int64 {
+		n, err := rdb.XLen(context.Background(), cluster.Outbox(slot)).Result()
+		require.NoError(t, err)
+		return n
+	}
 	for _, in := range []instructions.Instruction{
 		newIn(h).Credit("CNY", "1.00"),
 		newIn(h).Open().Credit("CNY", "1.00").Debit("CNY", "2.00"), // opened, then rejected: not opened
+		newIn(h).Freeze("CNY", "1.00", "hold-1", time.Hour),
 	} {
-		e := applyErr(t, in)
-		n, err := rdb.Exists(context.Background(), cluster.Tx(h, in.ID)).Result()
-		require.NoError(t, err)
-		assert.Zero(t, n, "no record for an unknown holder")
-		assert.Empty(t, readRaw(t, h).Events)
-		_ = e
+		events := outboxLen()
+		applyErr(t, in)
+		// Not a single key of the holder's tag: no hash, no idempotency
+		// record; nothing in its slot's outbox or expiry index either.
+		assert.Empty(t, keysOfHolder(t, h), "%s: no key for an unknown holder", in.ID)
+		assert.Equal(t, events, outboxLen(), "%s: no event in the slot's outbox", in.ID)
+		raw := readRaw(t, h)
+		assert.Empty(t, raw.Events)
+		assert.Empty(t, raw.Expiry)
 	}
 	e := applyErr(t, newIn(h).Credit("CNY", "1.00"))
 	assert.ErrorIs(t, e, engine.ErrHolderNotFound)

@@ -135,7 +135,12 @@ func checkInvariants(t *testing.T, holder string) {
 	hk := cluster.Holder(holder)
 	meta := st.Hashes[hk.Meta]
 	if meta["status"] == "" {
+		// Nothing is ever written for a holder that does not exist: no key
+		// of its hash tag (hashes, idempotency records), no event, no
+		// expiry index entry.
+		assert.Empty(t, keysOfHolder(t, holder), "keys of a holder that does not exist")
 		assert.Empty(t, st.Events, "events of a holder that does not exist")
+		assert.Empty(t, st.Expiry, "expiry index entries of a holder that does not exist")
 		return
 	}
 	num := func(s string) int64 {
@@ -212,6 +217,13 @@ func checkInvariants(t *testing.T, holder string) {
 		_, ok := st.Hashes[hk.Holds][strings.TrimPrefix(m, holder+" ")]
 		assert.True(t, ok, "expiry index entry %q without an open hold", m)
 	}
+}
+
+// keysOfHolder lists every key with the holder's hash tag in the package's
+// cluster: whatever the script or the engine wrote for it.
+func keysOfHolder(t *testing.T, holder string) []string {
+	t.Helper()
+	return keysOn(t, rdb, holder)
 }
 
 func orZero(s string) string {

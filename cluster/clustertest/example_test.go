@@ -37,5 +37,7 @@ func ExampleStart() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("new master:", promoted)
+	fmt.Println("a replica took over:", promoted != "" && promoted != master)
+	// Output:
+	// a replica took over: true
 }

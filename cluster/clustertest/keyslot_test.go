@@ -52,6 +52,8 @@ func TestSlot_MatchesKeyslot(t *testing.T) {
 	for s := range cluster.Slots {
 		keys = append(keys, cluster.Outbox(s), cluster.Expiry(s))
 	}
+	// The README gives this count.
+	require.Len(t, keys, 17+4000+4000+500*7+2*cluster.Slots)
 	require.GreaterOrEqual(t, len(keys), 10000)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -6,7 +6,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,14 +74,19 @@ func instructionJSON(id, holder, ops string) string {
 	return `{"id": "` + id + `", "holder": "` + holder + `", "ops": ` + ops + "}\n"
 }
 
-// deadAddr is a local address where nothing listens.
+// deadAddr is a local address where nothing listens, for the whole test: a
+// socket bound to it and never listening keeps the port from every other
+// process, and the kernel refuses connections to it. (A port found by
+// listening and closing again is free only until someone else takes it.)
 func deadAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	require.NoError(t, syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
+	sa, err := syscall.Getsockname(fd)
+	require.NoError(t, err)
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
 }
 
 // TestApply_Rejections covers what the engine refuses before Redis: it

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -51,10 +52,43 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// freeAddr is a local address that was free a moment ago.
+// freeAddr is a local address that was free a moment ago: the daemon
+// listens there, so it cannot be held for it. listenOnFreeAddr retries.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	return deadAddr(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// listenOnFreeAddr starts the binary with args(addr) on an address freeAddr
+// found, until the daemon holds it: another process may take the port
+// between freeAddr's look and the daemon's listen, and the daemon then
+// exits at once saying so. It returns once the address accepts connections
+// or the daemon exited for another reason.
+func listenOnFreeAddr(t *testing.T, dir string, env map[string]string, args func(addr string) []string) (*daemon, string) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		addr := freeAddr(t)
+		d := startEngined(t, dir, env, args(addr)...)
+		require.Eventually(t, func() bool {
+			if !d.running() {
+				return true
+			}
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err != nil {
+				return false
+			}
+			_ = c.Close()
+			return true
+		}, 60*time.Second, 10*time.Millisecond, "engined neither listens on %s nor exits", addr)
+		if d.running() || attempt == 5 || !strings.Contains(d.stderr.String(), "address already in use") {
+			return d, addr
+		}
+		t.Logf("%s was taken before engined listened on it: trying another address", addr)
+	}
 }
 
 // startEngined starts the binary with args (and the ENGINED_* variables of
@@ -90,10 +124,10 @@ func startEngined(t *testing.T, dir string, env map[string]string, args ...strin
 // come after those defaults and may override them.
 func startServe(t *testing.T, env map[string]string, args ...string) *daemon {
 	t.Helper()
-	addr := freeAddr(t)
 	token := newID("token")
-	all := append([]string{"serve", "--listen", addr, "--redis", strings.Join(testCluster.Addrs(), ","), "--tokens", token}, args...)
-	d := startEngined(t, "", env, all...)
+	d, addr := listenOnFreeAddr(t, "", env, func(addr string) []string {
+		return append([]string{"serve", "--listen", addr, "--redis", strings.Join(testCluster.Addrs(), ","), "--tokens", token}, args...)
+	})
 	d.url, d.token = "http://"+addr, token
 	d.waitHealthy(t)
 	return d

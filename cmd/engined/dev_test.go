@@ -32,7 +32,7 @@ func TestDev_PrintedCommandsWork(t *testing.T) {
 	dir := t.TempDir()
 	for run := 1; run <= 2; run++ {
 		t.Run(fmt.Sprintf("run %d", run), func(t *testing.T) {
-			d := startEngined(t, dir, nil, "dev", "--listen", freeAddr(t))
+			d, _ := listenOnFreeAddr(t, dir, nil, func(addr string) []string { return []string{"dev", "--listen", addr} })
 			require.Eventually(t, func() bool {
 				return strings.Contains(d.stdout.String(), "Stop: Ctrl-C") || !d.running()
 			}, 90*time.Second, 50*time.Millisecond)

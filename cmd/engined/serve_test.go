@@ -433,8 +433,9 @@ func TestServe_RefusesBadInvocations(t *testing.T) {
 func TestServe_DevWithoutTokensIsOpen(t *testing.T) {
 	needRedis(t)
 	t.Parallel()
-	addr := freeAddr(t)
-	d := startEngined(t, "", nil, "serve", "--dev", "--listen", addr, "--redis", strings.Join(testCluster.Addrs(), ","))
+	d, addr := listenOnFreeAddr(t, "", nil, func(addr string) []string {
+		return []string{"serve", "--dev", "--listen", addr, "--redis", strings.Join(testCluster.Addrs(), ",")}
+	})
 	d.url = "http://" + addr
 	d.waitHealthy(t)
 	h := newID("h")
@@ -448,9 +449,10 @@ func TestServe_TLS(t *testing.T) {
 	needRedis(t)
 	t.Parallel()
 	certFile, keyFile, pool := selfSignedCert(t)
-	addr := freeAddr(t)
-	d := startEngined(t, "", nil, "serve", "--listen", addr, "--redis", strings.Join(testCluster.Addrs(), ","),
-		"--tokens", "t1", "--tls-cert", certFile, "--tls-key", keyFile)
+	d, addr := listenOnFreeAddr(t, "", nil, func(addr string) []string {
+		return []string{"serve", "--listen", addr, "--redis", strings.Join(testCluster.Addrs(), ","),
+			"--tokens", "t1", "--tls-cert", certFile, "--tls-key", keyFile}
+	})
 	d.url, d.token = "https://"+addr, "t1"
 	d.client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 	d.waitHealthy(t)

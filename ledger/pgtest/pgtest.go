@@ -10,12 +10,12 @@
 package pgtest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -45,6 +45,7 @@ type Server struct {
 	mu   sync.Mutex
 	proc *exec.Cmd
 	done chan struct{}
+	hold int // holdPort's socket while the server is not running; -1: none
 }
 
 // Started reports whether this package started the server (and so can stop
@@ -86,7 +87,7 @@ func Start(ctx context.Context) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{bin: bin}
+	s := &Server{bin: bin, hold: -1}
 	if s.dir, err = os.MkdirTemp("", "atomledger-pg-"); err != nil {
 		return nil, fmt.Errorf("start postgresql: %w", err)
 	}
@@ -112,15 +113,32 @@ func Start(ctx context.Context) (_ *Server, err error) {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("initdb: %w: %s", err, out)
 	}
-	if s.port, err = freePort(); err != nil {
-		return nil, fmt.Errorf("start postgresql: %w", err)
+	// The port is held from the moment it is chosen; in the instant between
+	// its release and the server's bind another process may still take it,
+	// and then the server starts again on another.
+	for attempt := 1; ; attempt++ {
+		fd, port, err := holdPort(0)
+		if err != nil {
+			return nil, fmt.Errorf("start postgresql: %w", err)
+		}
+		s.mu.Lock()
+		release(s.hold)
+		s.hold = fd
+		s.mu.Unlock()
+		s.port = strconv.Itoa(port)
+		s.DSN = "postgres://postgres@127.0.0.1:" + s.port + "/postgres?sslmode=disable"
+		err = s.start(ctx)
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, errPortTaken) || attempt == 5 {
+			return nil, err
+		}
 	}
-	s.DSN = "postgres://postgres@127.0.0.1:" + s.port + "/postgres?sslmode=disable"
-	if err := s.Restart(ctx); err != nil {
-		return nil, err
-	}
-	return s, nil
 }
+
+// errPortTaken: the server exited because another process had its port.
+var errPortTaken = errors.New("port taken by another process")
 
 // binDir finds the server binaries: initdb on PATH, or else the newest
 // /usr/lib/postgresql/<version>/bin (Debian keeps them off PATH).
@@ -148,22 +166,30 @@ func (s *Server) command(ctx context.Context, name string, args ...string) *exec
 	return cmd
 }
 
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	_, port, err := net.SplitHostPort(l.Addr().String())
-	return port, err
-}
-
-// Restart starts the server again after Stop (Start calls it the first time),
-// on the same port and data, and waits until it accepts connections.
+// Restart starts the server again after Stop, on the same port and data,
+// and waits until it accepts connections. Stop held the port meanwhile;
+// should another process take it in the instant between its release and
+// the server's bind, Restart tries again until ctx is done.
 func (s *Server) Restart(ctx context.Context) error {
 	if !s.Started() {
 		return errors.New("restart postgresql: not started by pgtest")
 	}
+	for {
+		err := s.start(ctx)
+		if !errors.Is(err, errPortTaken) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// start starts the server on s.port, releasing the port's hold first, and
+// waits until it accepts connections.
+func (s *Server) start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.proc != nil {
 		s.mu.Unlock()
@@ -180,7 +206,13 @@ func (s *Server) Restart(ctx context.Context) error {
 		s.mu.Unlock()
 		return fmt.Errorf("start postgresql: %w", err)
 	}
+	var logFrom int64 // this run's part of the log
+	if fi, err := logf.Stat(); err == nil {
+		logFrom = fi.Size()
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
+	release(s.hold)
+	s.hold = -1
 	if err := cmd.Start(); err != nil {
 		s.mu.Unlock()
 		logf.Close()
@@ -193,6 +225,18 @@ func (s *Server) Restart(ctx context.Context) error {
 
 	if err := s.waitReady(ctx); err != nil {
 		log, _ := os.ReadFile(filepath.Join(s.dir, "postgres.log"))
+		select {
+		case <-done: // it exited: Restart may start it again
+			s.mu.Lock()
+			if s.proc == cmd {
+				s.proc = nil
+			}
+			s.mu.Unlock()
+			if int64(len(log)) >= logFrom && bytes.Contains(log[logFrom:], []byte("Address already in use")) {
+				err = fmt.Errorf("%w: %w", errPortTaken, err)
+			}
+		default:
+		}
 		return fmt.Errorf("%w\npostgres.log:\n%s", err, log)
 	}
 	return nil
@@ -235,7 +279,20 @@ func (s *Server) Stop() error {
 		_ = p.Process.Kill()
 		<-done
 	}
+	// Keep the port until Restart: clients meanwhile are refused, as by a
+	// stopped server, and no other process takes it. Best effort: without
+	// the hold, Restart still retries.
+	if fd, _, err := holdPort(s.portNumber()); err == nil {
+		s.mu.Lock()
+		s.hold = fd
+		s.mu.Unlock()
+	}
 	return nil
+}
+
+func (s *Server) portNumber() int {
+	n, _ := strconv.Atoi(s.port)
+	return n
 }
 
 // Close stops a started server and removes its directory; for a server named
@@ -245,6 +302,10 @@ func (s *Server) Close() error {
 		return nil
 	}
 	err := s.Stop()
+	s.mu.Lock()
+	release(s.hold)
+	s.hold = -1
+	s.mu.Unlock()
 	return errors.Join(err, os.RemoveAll(s.dir))
 }
 

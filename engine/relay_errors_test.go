@@ -1,0 +1,268 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// The relay's error paths, each made to happen rather than left to chance:
+// a consumer group or a whole stream gone (NOGROUP), the acknowledgement
+// failing after the sink committed, and change notices lost.
+
+// roundsUntil calls relay.Round until done says so, failing the test on a
+// round's error or after a generous deadline.
+func roundsUntil(t *testing.T, relay *engine.Relay, done func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !done() {
+		require.True(t, time.Now().Before(deadline), "the relay did not get there in time; stats %+v", relay.Stats())
+		_, err := relay.Round(context.Background())
+		require.NoError(t, err)
+	}
+}
+
+// streamState gives a stream's length and the entries pending in the
+// relay's group.
+func streamState(t *testing.T, rdb *redis.ClusterClient, key string) (length, pending int64) {
+	t.Helper()
+	ctx := context.Background()
+	length, err := rdb.XLen(ctx, key).Result()
+	require.NoError(t, err)
+	p, err := rdb.XPending(ctx, key, "atomledger-relay").Result()
+	require.NoError(t, err)
+	return length, p.Count
+}
+
+// TestRelay_RecreatesAMissingGroupAndFindsADeletedStreamAgain destroys the
+// consumer group of a followed stream, then deletes the stream itself, as a
+// failover can lose them before a replica has them: the relay recreates the
+// group from the stream's first entry (NOGROUP is no failure of the round),
+// forgets the stream while it does not exist, follows it again once written
+// to, and delivers every event once.
+func TestRelay_RecreatesAMissingGroupAndFindsADeletedStreamAgain(t *testing.T) {
+	needRedis(t)
+	c, e := ownEngine(t)
+	ctx := context.Background()
+	rdb := c.Client(nil)
+	defer rdb.Close()
+	h := newID("ng")
+	key := cluster.Outbox(cluster.HolderSlot(h))
+	_, err := e.Apply(ctx, instructions.New("o", h).Open().Credit("CNY", "1.00"))
+	require.NoError(t, err)
+
+	sink := &memSink{events: map[string]int{}}
+	delivered := func(ev string) func() bool {
+		return func() bool { sink.mu.Lock(); defer sink.mu.Unlock(); return sink.events[ev] > 0 }
+	}
+	// Every stream due at every round: the test drives the rounds.
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "r", PollInterval: time.Nanosecond,
+		MaxIdle: time.Nanosecond, ClaimIdle: time.Hour})
+	require.NoError(t, relay.Discover(ctx))
+	roundsUntil(t, relay, delivered(h+"/1"))
+	streams := relay.Stats().Streams
+
+	require.NoError(t, rdb.XGroupDestroy(ctx, key, "atomledger-relay").Err())
+	_, err = e.Apply(ctx, instructions.New("d", h).Debit("CNY", "0.25"))
+	require.NoError(t, err)
+	roundsUntil(t, relay, delivered(h+"/2"))
+	l, p := streamState(t, rdb, key)
+	assert.Zero(t, l, "delivered and deleted")
+	assert.Zero(t, p, "nothing left pending in the recreated group")
+
+	require.NoError(t, rdb.Del(ctx, key).Err())
+	_, err = relay.Round(ctx)
+	require.NoError(t, err, "a stream that is gone is no failure")
+	assert.Equal(t, streams-1, relay.Stats().Streams, "the stream that is gone is no longer followed")
+	_, err = e.Apply(ctx, instructions.New("c", h).Credit("CNY", "0.10"))
+	require.NoError(t, err)
+	require.NoError(t, relay.Discover(ctx))
+	assert.Equal(t, streams, relay.Stats().Streams, "discovery follows it again")
+	roundsUntil(t, relay, delivered(h+"/3"))
+
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	assert.Equal(t, map[string]int{h + "/1": 1, h + "/2": 1, h + "/3": 1}, sink.events, "each event once")
+}
+
+// denySink commits every write, then has Redis refuse the relay's user
+// XACK and XDEL while deny is set: the acknowledgement after a committed
+// write fails.
+type denySink struct {
+	memSink
+	deny func()
+}
+
+func (s *denySink) Write(ctx context.Context, batch []map[string]string) error {
+	if err := s.memSink.Write(ctx, batch); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	deny := s.deny
+	s.mu.Unlock()
+	if deny != nil {
+		deny()
+	}
+	return nil
+}
+
+// TestRelay_AcknowledgeFailsAfterACommittedWrite has the sink commit a
+// batch, then Redis refuse the acknowledgement (an ACL without XACK and
+// XDEL for the relay's user, as a failover or a lost connection would
+// refuse it): the round fails, nothing is counted as relayed, the events
+// stay in their streams, pending. Once Redis takes the acknowledgement
+// again, the next round delivers the same events again (the sink must skip
+// what it has: ledger.Ledger does), then acknowledges and deletes them.
+func TestRelay_AcknowledgeFailsAfterACommittedWrite(t *testing.T) {
+	needRedis(t)
+	c, e := ownEngine(t)
+	ctx := context.Background()
+	user, password := newID("relay"), newID("pw")
+	acl := func(rules ...any) {
+		for _, n := range c.Nodes {
+			a := redis.NewClient(&redis.Options{Addr: n.Addr})
+			err := a.Do(ctx, append([]any{"acl", "setuser", user}, rules...)...).Err()
+			_ = a.Close()
+			require.NoError(t, err)
+		}
+	}
+	acl("on", ">"+password, "~*", "&*", "+@all")
+	t.Cleanup(func() {
+		for _, n := range c.Nodes {
+			a := redis.NewClient(&redis.Options{Addr: n.Addr})
+			_ = a.Do(context.Background(), "acl", "deluser", user).Err()
+			_ = a.Close()
+		}
+	})
+	rdb := c.Client(&redis.ClusterOptions{Username: user, Password: password})
+	defer rdb.Close()
+
+	var holders []string
+	var ins []instructions.Instruction
+	for range 5 {
+		h := newID("ak")
+		holders = append(holders, h)
+		ins = append(ins, instructions.New("o", h).Open().Credit("CNY", "1.00"), instructions.New("d", h).Debit("CNY", "0.50"))
+	}
+	for _, o := range e.ApplyBatch(ctx, ins) {
+		require.NoError(t, o.Err)
+	}
+	keys := map[string]bool{}
+	for _, h := range holders {
+		keys[cluster.Outbox(cluster.HolderSlot(h))] = true
+	}
+	backlog := func() (length, pending int64) {
+		for k := range keys {
+			l, p := streamState(t, rdb, k)
+			length, pending = length+l, pending+p
+		}
+		return length, pending
+	}
+
+	var once sync.Once
+	sink := &denySink{memSink: memSink{events: map[string]int{}}}
+	sink.deny = func() { once.Do(func() { acl("-xack", "-xdel") }) }
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "r", PollInterval: time.Nanosecond,
+		MaxIdle: time.Nanosecond, ClaimIdle: time.Hour})
+	require.NoError(t, relay.Discover(ctx))
+	var roundErr error
+	deadline := time.Now().Add(20 * time.Second)
+	for sink.count() < len(ins) && roundErr == nil {
+		require.True(t, time.Now().Before(deadline), "the relay read nothing")
+		_, roundErr = relay.Round(ctx)
+	}
+	require.Error(t, roundErr, "the round whose acknowledgement Redis refused fails")
+	assert.Contains(t, roundErr.Error(), "acknowledge")
+	assert.Contains(t, roundErr.Error(), "NOPERM")
+	assert.Equal(t, len(ins), sink.count(), "the sink has every event")
+	assert.Zero(t, relay.Stats().Relayed, "nothing counted as relayed")
+	length, pending := backlog()
+	assert.Equal(t, int64(len(ins)), length, "the events stay in their streams")
+	assert.Equal(t, int64(len(ins)), pending, "and pending with the relay")
+
+	sink.mu.Lock()
+	sink.deny = nil
+	sink.mu.Unlock()
+	acl("+xack", "+xdel")
+	roundsUntil(t, relay, func() bool { l, p := backlog(); return l == 0 && p == 0 })
+	assert.Equal(t, int64(len(ins)), relay.Stats().Relayed)
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	require.Len(t, sink.events, len(ins))
+	for ev, n := range sink.events {
+		assert.Equal(t, 2, n, "event %s: once before the failed acknowledgement, once after", ev)
+	}
+}
+
+// TestRelay_CatchesUpAfterItsNoticesWereLost cuts the relay's change-notice
+// connections (CLIENT KILL) and writes at once to a followed stream and to a
+// new one, so that their notices go nowhere. Every interval of the relay is
+// an hour but MaxIdle, the pause before it subscribes again: the events can
+// only arrive through the resynchronisation that follows a lost
+// subscription, which reads every stream and looks for new ones.
+func TestRelay_CatchesUpAfterItsNoticesWereLost(t *testing.T) {
+	needRedis(t)
+	c, e := ownEngine(t)
+	ctx := context.Background()
+	rdb := c.Client(nil)
+	defer rdb.Close()
+	old := newID("ln")
+	_, err := e.Apply(ctx, instructions.New("o", old).Open().Credit("CNY", "1.00"))
+	require.NoError(t, err)
+
+	sink := &memSink{events: map[string]int{}}
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "r", PollInterval: time.Hour,
+		MaxIdle: 3 * time.Second, WatchedIdle: time.Hour, DiscoverInterval: time.Hour, ClaimIdle: time.Hour})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = relay.Run(rctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	require.Eventually(t, func() bool { return sink.count() == 1 }, 20*time.Second, 10*time.Millisecond)
+
+	var masters []*redis.Client
+	for _, n := range c.Nodes[:2] { // the masters
+		m := redis.NewClient(&redis.Options{Addr: n.Addr})
+		defer m.Close()
+		masters = append(masters, m)
+	}
+	require.Eventually(t, func() bool {
+		for _, m := range masters {
+			list, err := m.ClientList(ctx).Result()
+			require.NoError(t, err)
+			if !strings.Contains(list, "sub=1") {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 20*time.Millisecond, "the relay subscribes to every master's change notices")
+
+	for _, m := range masters {
+		n, err := m.ClientKillByFilter(ctx, "type", "pubsub").Result()
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n, "the relay's notice connection to %s", m.Options().Addr)
+	}
+	fresh := newID("ln")
+	for _, in := range []instructions.Instruction{
+		instructions.New("d", old).Debit("CNY", "0.25"),
+		instructions.New("o", fresh).Open().Credit("CNY", "1.00"),
+	} {
+		_, err := e.Apply(ctx, in)
+		require.NoError(t, err)
+	}
+	// Polling would take an hour; the resubscription comes after MaxIdle.
+	require.Eventually(t, func() bool { return sink.count() == 3 }, 60*time.Second, 10*time.Millisecond,
+		"events written while the notices were lost; stats %+v", relay.Stats())
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	assert.Equal(t, map[string]int{old + "/1": 1, old + "/2": 1, fresh + "/1": 1}, sink.events, "each event once")
+}
