@@ -79,7 +79,7 @@ type transferRecord struct {
 	finished             string // per part, '1' once its commit or abort applied
 }
 
-// finished tells whether part i's commit or abort is known to have applied.
+// partFinished tells whether part i's commit or abort is known to have applied.
 func (r transferRecord) partFinished(i int) bool { return i < len(r.finished) && r.finished[i] == '1' }
 
 // holdersOf gives the parts' holders as the record keeps them.

@@ -8,7 +8,7 @@
 --       op, asset or leg, units, hold, coupon (for take and give: the other hold), ms
 --       (ttl_ms of a new hold, a coupon's expires_ms, or the expiry a sweeper's release
 --       requires of its hold). Units and ms are decimal digits.
---       Besides the contract's ops, three serve transfers (the engine sends them, clients
+--       Besides the contract's ops, four serve transfers (the engine sends them, clients
 --       cannot): check (opens the transfer's hold, empty if nothing else fills it, so that
 --       the part's commit or abort has a hold to consume; with units, checks that a credit
 --       of them to the asset or leg, added to the instruction's earlier checks of it, would
