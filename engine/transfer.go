@@ -360,7 +360,7 @@ func (e *Engine) commitParts(ctx context.Context, n instructions.NormalizedTrans
 				"holder", n.Parts[i].Holder, "err", o.Err)
 		}
 	}
-	rec = e.finishParts(ctx, n.ID, rec, applied, len(lost) > 0)
+	rec = e.finishParts(ctx, n, rec, applied, len(lost) > 0)
 	stuck := 0
 	for _, i := range lost {
 		if rec.partFinished(i) { // another driver applied it and said so
@@ -405,7 +405,7 @@ func (e *Engine) abortParts(ctx context.Context, n instructions.NormalizedTransf
 				"holder", n.Parts[i].Holder, "err", o.Err)
 		}
 	}
-	return e.finishParts(ctx, n.ID, rec, done, false)
+	return e.finishParts(ctx, n, rec, done, false)
 }
 
 // fence writes the prepare's idempotency record as a rejection unless it
@@ -423,23 +423,23 @@ func (e *Engine) fence(ctx context.Context, id string, prep *call) error {
 // it is then; with no parts, it reads it again if reread. On failure it
 // answers rec: the parts stay unfinished, and their next commit or abort
 // replays (within the idempotency TTL) and marks them.
-func (e *Engine) finishParts(ctx context.Context, id string, rec transferRecord, parts []int, reread bool) transferRecord {
+func (e *Engine) finishParts(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord, parts []int, reread bool) transferRecord {
 	var next transferRecord
 	var err error
 	switch {
 	case len(parts) > 0:
-		args := []any{e.idemTTL}
+		args := []any{e.idemTTL, strconv.Itoa(len(n.Parts))}
 		for _, i := range parts {
 			args = append(args, strconv.Itoa(i))
 		}
-		next, err = e.transferScript(ctx, id, "finish", args...)
+		next, err = e.transferScript(ctx, n.ID, "finish", args...)
 	case reread:
-		next, err = e.transferScript(ctx, id, "read")
+		next, err = e.transferScript(ctx, n.ID, "read")
 	default:
 		return rec
 	}
 	if err != nil || next.outcome == "missing" {
-		e.log.Warn("transfer: mark parts finished", "transfer", id, "err", err, "outcome", next.outcome)
+		e.log.Warn("transfer: mark parts finished", "transfer", n.ID, "err", err, "outcome", next.outcome)
 		return rec
 	}
 	return next

@@ -10,9 +10,10 @@
 --   decide status ("committed" or "aborted"), error, retry (ms): the commit point.
 --          Only a "preparing" record changes; one that has been decided keeps its
 --          decision, whoever asks.
---   finish ttl (ms), then part indexes: those parts' commit (or abort) applied, now or
---          before; a finished part is never sent again. Once every part is finished,
---          the record is done: it leaves the index and expires. Refused while preparing.
+--   finish ttl (ms), the number of parts, then part indexes (from 0): those parts'
+--          commit (or abort) applied, now or before; a finished part is never sent
+--          again. Once every part is finished, the record is done: it leaves the
+--          index and expires. Refused while preparing.
 --   read   nothing: the record as it is.
 -- Reply: {outcome, status, error, done, created ms, deadline ms, holders, finished},
 --        outcome being "new", "found", "conflict" or "missing"; finished has one
@@ -71,9 +72,8 @@ elseif action == 'finish' then
   local ttl = ms(ARGV[3])
   if r[1] == 'preparing' then return redis.error_reply('ERR an undecided transfer has no part to finish') end
   if r[4] then return reply('found') end
-  local _, commas = string.gsub(r[7], ',', '')
-  local f = r[8] or string.rep('0', commas + 1)
-  for i = 4, #ARGV do
+  local f = r[8] or string.rep('0', ms(ARGV[4]))
+  for i = 5, #ARGV do
     local k = ms(ARGV[i])
     if k >= #f then return redis.error_reply('ERR bad part argument') end
     f = string.sub(f, 1, k) .. '1' .. string.sub(f, k + 2)
