@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
 )
 
@@ -34,4 +36,17 @@ func (e *Engine) TransferStep(ctx context.Context, t instructions.Transfer, step
 		return err
 	}
 	return fmt.Errorf("unknown step %q", step)
+}
+
+// TransferStepIDs gives the instruction ids the engine makes for part i of
+// transfer t: its prepare, commit and abort, and the id the abort's fence
+// writes its record under.
+func (e *Engine) TransferStepIDs(t instructions.Transfer, i int) (map[string]string, error) {
+	n, err := t.Normalize(e.assets)
+	if err != nil {
+		return nil, err
+	}
+	pc := e.callsOf(n, n.Parts[i])
+	fence := strings.TrimPrefix(pc.prepare.keys[6], cluster.Tx(n.Parts[i].Holder, ""))
+	return map[string]string{"prepare": pc.prepare.n.ID, "commit": pc.commit.n.ID, "abort": pc.abort.n.ID, "fence": fence}, nil
 }

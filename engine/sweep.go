@@ -77,7 +77,7 @@ func (s *Sweeper) Stats() SweeperStats {
 // expiring at expiresMs.
 func SweepID(holder, hold string, expiresMs int64) string {
 	sum := sha256.Sum256([]byte(holder + "\x00" + hold + "\x00" + strconv.FormatInt(expiresMs, 10)))
-	return "sweep-" + hex.EncodeToString(sum[:])[:24]
+	return instructions.SweepIDPrefix + hex.EncodeToString(sum[:])[:24]
 }
 
 // Run sweeps every Interval until ctx is done, then returns nil.

@@ -24,18 +24,22 @@ import (
 //  1. prepare: each part runs as an instruction ("x:<id>:p") that checks what
 //     the part takes out and reserves it under the hold "x:<id>": a debit
 //     freezes, a settle takes its amount from its hold into that one (which
-//     stays open, even when emptied, until the commit). Credits wait.
+//     stays open, even when emptied, until the commit). Credits wait, but
+//     are checked to fit. Every part's prepare opens "x:<id>", empty if the
+//     part only receives.
 //  2. decide: one run of transfer.lua turns the record {x:<id>} from
 //     preparing to committed (every part prepared) or aborted (a part was
 //     rejected). This is the commit point.
 //  3. finish: committed, each part settles its reservation and takes its
 //     credits ("x:<id>:c"); aborted, each part gets back what was reserved
 //     ("x:<id>:a"), after a fence that makes a prepare still on its way
-//     fail. Then the record leaves its slot's index.
+//     fail. Each part's commit or abort consumes "x:<id>" first, so it cannot
+//     apply twice, whatever has become of its id's record; once it has
+//     applied, the record marks the part finished and no one sends it again.
+//     With every part finished, the record leaves its slot's index.
 //
 // Whoever drives a transfer (the caller of Transfer, the same call retried,
-// the recovery worker) goes forward from the state in the record; the
-// instruction ids make a step done twice count once.
+// the recovery worker) goes forward from the state in the record.
 
 // Transfer statuses.
 const (
@@ -72,7 +76,11 @@ type transferRecord struct {
 	done                 bool
 	createdMs, deadline  int64
 	holders              string // comma-separated
+	finished             string // per part, '1' once its commit or abort applied
 }
+
+// partFinished tells whether part i's commit or abort is known to have applied.
+func (r transferRecord) partFinished(i int) bool { return i < len(r.finished) && r.finished[i] == '1' }
 
 // holdersOf gives the parts' holders as the record keeps them.
 func holdersOf(n instructions.NormalizedTransfer) string {
@@ -117,7 +125,7 @@ func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (Transfe
 		return TransferState{}, &Error{ID: n.ID, Code: instructions.CodeIdempotencyConflict, OpIndex: instructions.NoOp,
 			Message: fmt.Sprintf("transfer id %q was used with another body", n.ID)}
 	}
-	st := e.drive(ctx, n, rec)
+	st, _ := e.drive(ctx, n, rec)
 	st.Replayed = rec.outcome == "found"
 	return st, nil
 }
@@ -140,33 +148,27 @@ func (e *Engine) GetTransfer(ctx context.Context, id string) (TransferState, err
 	return stateOf(id, rec), nil
 }
 
-// drive takes a transfer forward from rec as far as it can go now.
-func (e *Engine) drive(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord) TransferState {
+// drive takes a transfer forward from rec as far as it can go now. It also
+// tells how many parts it found stuck (see commitParts).
+func (e *Engine) drive(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord) (TransferState, int) {
 	if rec.status == "preparing" {
 		status, reason, ok := e.prepareParts(ctx, n)
 		if !ok {
-			return stateOf(n.ID, rec)
+			return stateOf(n.ID, rec), 0
 		}
 		decided, err := e.transferScript(ctx, n.ID, "decide", status, reason, e.xferTimeout.Milliseconds())
 		if err != nil {
-			return stateOf(n.ID, rec)
+			return stateOf(n.ID, rec), 0
 		}
 		rec = decided
 	}
-	if !rec.done && rec.status != "preparing" {
-		finished := false
-		if rec.status == TransferCommitted {
-			finished = e.commitParts(ctx, n)
-		} else {
-			finished = e.abortParts(ctx, n)
-		}
-		if finished {
-			if done, err := e.transferScript(ctx, n.ID, "done", e.idemTTL); err == nil {
-				rec = done
-			}
-		}
+	stuck := 0
+	if !rec.done && rec.status == TransferCommitted {
+		rec, stuck = e.commitParts(ctx, n, rec)
+	} else if !rec.done && rec.status == TransferAborted {
+		rec = e.abortParts(ctx, n, rec)
 	}
-	return stateOf(n.ID, rec)
+	return stateOf(n.ID, rec), stuck
 }
 
 func stateOf(id string, rec transferRecord) TransferState {
@@ -189,7 +191,7 @@ func stateOf(id string, rec transferRecord) TransferState {
 
 // partCalls are the three instructions of a part.
 type partCalls struct {
-	prepare, commit, abort *call // abort is nil when prepare reserves nothing
+	prepare, commit, abort *call
 	origin                 []int // per prepare step, the index of the part's op it comes from
 }
 
@@ -200,54 +202,64 @@ const (
 	abortSuffix   = ":a"
 )
 
-// callsOf builds the instructions of part p of transfer n.
+// callsOf builds the instructions of part p of transfer n. The prepare
+// opens the hold "x:<id>" in every part (check does for a part that only
+// receives), and the commit and the abort begin by consuming it: that hold
+// is what makes each of them apply at most once, whatever the idempotency
+// TTL (docs/transfers.md, "Exactly once").
 func (e *Engine) callsOf(n instructions.NormalizedTransfer, p instructions.Normalized) partCalls {
 	hold := n.Hold()
-	var prep, commit, abort, prepSay, closes []instructions.Step
-	var origin []int
+	var reserve, checks, credits, abort, reserveSay, checkSay, closes []instructions.Step
+	var reserveFrom, checkFrom []int
 	closing := map[string]bool{}
 	for i, s := range p.Steps {
 		switch s.Op {
 		case instructions.OpDebit:
-			prep = append(prep, instructions.Step{Op: instructions.OpFreeze, Asset: s.Asset, Units: s.Units, Hold: hold})
+			reserve = append(reserve, instructions.Step{Op: instructions.OpFreeze, Asset: s.Asset, Units: s.Units, Hold: hold})
 			abort = append(abort, instructions.Step{Op: instructions.OpRelease, Asset: s.Asset, Units: s.Units, Hold: hold})
 		case instructions.OpSpendPoints:
-			prep = append(prep, instructions.Step{Op: instructions.OpFreezePoints, Units: s.Units, Hold: hold})
+			reserve = append(reserve, instructions.Step{Op: instructions.OpFreezePoints, Units: s.Units, Hold: hold})
 			abort = append(abort, instructions.Step{Op: instructions.OpRelease, Asset: instructions.PointsLeg, Units: s.Units, Hold: hold})
 		case instructions.OpSettle:
-			prep = append(prep, instructions.Step{Op: opTake, Asset: s.Asset, Units: s.Units, Hold: s.Hold, Coupon: hold})
+			reserve = append(reserve, instructions.Step{Op: opTake, Asset: s.Asset, Units: s.Units, Hold: s.Hold, Coupon: hold})
 			abort = append(abort, instructions.Step{Op: opGive, Asset: s.Asset, Units: s.Units, Hold: hold, Coupon: s.Hold})
 			if !closing[s.Hold] {
 				closing[s.Hold] = true
 				closes = append(closes, instructions.Step{Op: opClose, Hold: s.Hold})
 			}
-		default: // credit, earn_points: at commit
-			commit = append(commit, s)
+		default: // credit, earn_points: applied at commit, checked at prepare
+			leg := s.Asset
+			if s.Op == instructions.OpEarnPoints {
+				leg = instructions.PointsLeg
+			}
+			checks = append(checks, instructions.Step{Op: opCheck, Asset: leg, Units: s.Units, Hold: hold})
+			checkSay, checkFrom = append(checkSay, s), append(checkFrom, i)
+			credits = append(credits, s)
 			continue
 		}
-		prepSay, origin = append(prepSay, s), append(origin, i)
+		reserveSay, reserveFrom = append(reserveSay, s), append(reserveFrom, i)
 	}
-	if len(prep) > 0 {
-		commit = append(append([]instructions.Step{{Op: instructions.OpSettle, Hold: hold}}, closes...), commit...)
-	} else {
-		prep, prepSay, origin = []instructions.Step{{Op: opCheck}}, p.Steps[:1], []int{0}
+	// The checks come after what the part takes out: they see the balance
+	// its commit will credit.
+	prep := append(reserve, checks...)
+	commit := append(append([]instructions.Step{{Op: instructions.OpSettle, Hold: hold}}, closes...), credits...)
+	if len(abort) == 0 {
+		abort = []instructions.Step{{Op: instructions.OpRelease, Hold: hold}}
 	}
 	mk := func(suffix, what string, steps []instructions.Step) *call {
 		c := e.build(instructions.Normalized{ID: hold + suffix, Holder: p.Holder, Counterparty: hold,
 			Memo: "transfer " + n.ID + ": " + what, Transfer: n.ID, Steps: steps})
 		return &c
 	}
-	pc := partCalls{prepare: mk(prepareSuffix, "prepare", prep), commit: mk(commitSuffix, "commit", commit), origin: origin}
-	pc.prepare.n.Steps = prepSay // a rejection speaks of the client's ops
-	if len(abort) > 0 {
-		pc.abort = mk(abortSuffix, "abort", abort)
-	}
+	pc := partCalls{prepare: mk(prepareSuffix, "prepare", prep), commit: mk(commitSuffix, "commit", commit),
+		abort: mk(abortSuffix, "abort", abort), origin: append(reserveFrom, checkFrom...)}
+	pc.prepare.n.Steps = append(reserveSay, checkSay...) // a rejection speaks of the client's ops
 	return pc
 }
 
 // The ops apply.lua takes for transfers only (clients cannot send them).
 const (
-	opCheck = "check" // nothing; the holder must exist
+	opCheck = "check" // opens the transfer's hold; with units, a credit of them must fit
 	opTake  = "take"  // a leg's units from a hold into the transfer's hold; the hold stays open
 	opGive  = "give"  // back from the transfer's hold into the original one, or to available
 	opClose = "close" // a hold that take left empty, at commit
@@ -320,71 +332,117 @@ func (e *Engine) runUntilKnown(ctx context.Context, calls []call) []Outcome {
 	}
 }
 
-// commitParts settles and credits every part; true when all are done.
-func (e *Engine) commitParts(ctx context.Context, n instructions.NormalizedTransfer) bool {
-	calls := make([]call, len(n.Parts))
+// commitParts settles and credits every part not finished yet, and marks
+// finished in the record those whose commit applied, now or before (a
+// replay). A commit answered HOLD_NOT_FOUND (or HOLDER_NOT_FOUND) found no
+// hold "x:<id>" to consume: either it applied before and its id's record has
+// expired since, or the part's prepare was lost in a failover. Nothing here
+// can tell which, and marking it finished in the second case would leave a
+// payee unpaid or, for a paying part, pay the others with money its holder
+// never gave. So such a part stays unfinished, logged, and counted (the
+// number of them is returned) for an operator to settle from the ledger.
+func (e *Engine) commitParts(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord) (transferRecord, int) {
+	var calls []call
+	var parts, applied, lost []int
 	for i, p := range n.Parts {
-		calls[i] = *e.callsOf(n, p).commit
+		if !rec.partFinished(i) {
+			calls, parts = append(calls, *e.callsOf(n, p).commit), append(parts, i)
+		}
 	}
-	return e.allApplied(ctx, n.ID, "commit", calls)
+	for j, o := range e.runUntilKnown(ctx, calls) {
+		switch i := parts[j]; {
+		case o.Err == nil:
+			applied = append(applied, i)
+		case errors.Is(o.Err, ErrHoldNotFound), errors.Is(o.Err, ErrHolderNotFound):
+			lost = append(lost, i)
+		default:
+			e.log.Warn("transfer: commit of a part failed; it will be retried", "transfer", n.ID, "part", i,
+				"holder", n.Parts[i].Holder, "err", o.Err)
+		}
+	}
+	rec = e.finishParts(ctx, n, rec, applied, len(lost) > 0)
+	stuck := 0
+	for _, i := range lost {
+		if rec.partFinished(i) { // another driver applied it and said so
+			continue
+		}
+		stuck++
+		e.log.Error("transfer: a part's commit found no transfer hold: it applied before, or its prepare was lost "+
+			"in a failover; the part is left unfinished for an operator (see docs/transfers.md, Exactly once)",
+			"transfer", n.ID, "part", i, "holder", n.Parts[i].Holder, "instruction", n.Hold()+commitSuffix)
+	}
+	return rec, stuck
 }
 
-// abortParts gives back what every part reserved; true when all are done.
-// A part first gets a fence: its prepare's idempotency record is written as
-// a rejection if it is not there yet, so a prepare still on its way (a slow
-// or dead driver's) is refused when it arrives. A part whose prepare was
-// refused, or is fenced now, has nothing to give back.
-func (e *Engine) abortParts(ctx context.Context, n instructions.NormalizedTransfer) bool {
+// abortParts gives back what every part not finished yet reserved, and marks
+// finished those given back. A part first gets a fence: its prepare's
+// idempotency record is written as a rejection if it is not there yet, so a
+// prepare still on its way (a slow or dead driver's) is refused when it
+// arrives. Then its abort, which consumes the hold "x:<id>" the prepare
+// opened: HOLD_NOT_FOUND (or HOLDER_NOT_FOUND) there means that nothing is
+// reserved (the prepare was refused, fenced, lost, or given back already)
+// and, the fence being in place, that nothing will be: the part is finished.
+func (e *Engine) abortParts(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord) transferRecord {
 	var calls []call
-	for _, p := range n.Parts {
-		pc := e.callsOf(n, p)
-		applied, err := e.fence(ctx, n.ID, pc.prepare)
-		if err != nil {
-			e.log.Warn("transfer: fence a part", "transfer", n.ID, "holder", p.Holder, "err", err)
-			return false
+	var parts, done []int
+	for i, p := range n.Parts {
+		if rec.partFinished(i) {
+			continue
 		}
-		if applied && pc.abort != nil {
-			calls = append(calls, *pc.abort)
+		pc := e.callsOf(n, p)
+		if err := e.fence(ctx, n.ID, pc.prepare); err != nil {
+			e.log.Warn("transfer: fence a part", "transfer", n.ID, "holder", p.Holder, "err", err)
+			continue
+		}
+		calls, parts = append(calls, *pc.abort), append(parts, i)
+	}
+	for j, o := range e.runUntilKnown(ctx, calls) {
+		switch i := parts[j]; {
+		case o.Err == nil, errors.Is(o.Err, ErrHoldNotFound), errors.Is(o.Err, ErrHolderNotFound):
+			done = append(done, i)
+		default:
+			e.log.Warn("transfer: abort of a part failed; it will be retried", "transfer", n.ID, "part", i,
+				"holder", n.Parts[i].Holder, "err", o.Err)
 		}
 	}
-	return e.allApplied(ctx, n.ID, "abort", calls)
+	return e.finishParts(ctx, n, rec, done, false)
 }
 
 // fence writes the prepare's idempotency record as a rejection unless it
-// exists, and tells whether the prepare applied.
-func (e *Engine) fence(ctx context.Context, id string, prep *call) (applied bool, err error) {
+// exists.
+func (e *Engine) fence(ctx context.Context, id string, prep *call) error {
 	key := prep.keys[6]
 	fp := prep.args[2].(string)
 	rejection := fp + "\nerr\n" + string(instructions.CodeUnavailable) + "\n-1\ntransfer " + id + " was aborted"
-	var cmd *redis.StatusCmd
-	err = e.onMaster(ctx, key, func(p redis.Pipeliner) {
-		cmd = p.SetArgs(ctx, key, rejection, redis.SetArgs{Mode: "NX", Get: true, TTL: e.ttl})
+	return e.onMaster(ctx, key, func(p redis.Pipeliner) {
+		p.SetArgs(ctx, key, rejection, redis.SetArgs{Mode: "NX", TTL: e.ttl})
 	})
-	if err != nil {
-		return false, err
-	}
-	old, err := cmd.Result()
-	if errors.Is(err, redis.Nil) {
-		return false, nil // fenced now: the prepare never ran
-	}
-	if err != nil {
-		return false, err
-	}
-	_, outcome, _ := strings.Cut(old, "\n")
-	return strings.HasPrefix(outcome, "ok\n"), nil
 }
 
-// allApplied runs calls and tells whether every one applied (now or before).
-func (e *Engine) allApplied(ctx context.Context, id, what string, calls []call) bool {
-	ok := true
-	for i, o := range e.runUntilKnown(ctx, calls) {
-		if o.Err != nil {
-			ok = false
-			e.log.Warn("transfer: "+what+" of a part failed; it will be retried", "transfer", id,
-				"holder", calls[i].n.Holder, "err", o.Err)
+// finishParts marks parts finished in the record and answers the record as
+// it is then; with no parts, it reads it again if reread. On failure it
+// answers rec: the parts stay unfinished, and their next commit or abort
+// replays (within the idempotency TTL) and marks them.
+func (e *Engine) finishParts(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord, parts []int, reread bool) transferRecord {
+	var next transferRecord
+	var err error
+	switch {
+	case len(parts) > 0:
+		args := []any{e.idemTTL, strconv.Itoa(len(n.Parts))}
+		for _, i := range parts {
+			args = append(args, strconv.Itoa(i))
 		}
+		next, err = e.transferScript(ctx, n.ID, "finish", args...)
+	case reread:
+		next, err = e.transferScript(ctx, n.ID, "read")
+	default:
+		return rec
 	}
-	return ok
+	if err != nil || next.outcome == "missing" {
+		e.log.Warn("transfer: mark parts finished", "transfer", n.ID, "err", err, "outcome", next.outcome)
+		return rec
+	}
+	return next
 }
 
 // transferPrint identifies a transfer's normalized body.
@@ -414,10 +472,10 @@ func (e *Engine) transferScript(ctx context.Context, id, action string, args ...
 		return transferRecord{}, redisFailure(id, err)
 	}
 	v, _ := cmd.StringSlice()
-	if len(v) != 7 {
+	if len(v) != 8 {
 		return transferRecord{}, e.internal(id, "unexpected transfer script reply %v", cmd.Val())
 	}
-	rec := transferRecord{outcome: v[0], status: v[1], err: v[2], done: v[3] == "1", holders: v[6]}
+	rec := transferRecord{outcome: v[0], status: v[1], err: v[2], done: v[3] == "1", holders: v[6], finished: v[7]}
 	rec.createdMs, _ = strconv.ParseInt(v[4], 10, 64)
 	rec.deadline, _ = strconv.ParseInt(v[5], 10, 64)
 	return rec, nil

@@ -32,6 +32,12 @@ type RecoveryStats struct {
 	Aborted  int64 // transfers aborted for want of a decision within the timeout
 	Finished int64 // transfers whose parts it finished (committed or aborted)
 	Errors   int64 // transfers or passes that failed, retried later
+	// Stuck counts, per pass, the committed parts whose commit found no
+	// transfer hold to consume: applied before (and its id forgotten since)
+	// or prepared on a master that lost it. They stay unfinished for an
+	// operator (docs/transfers.md, "Exactly once"); the recovery worker
+	// never sends a part again on that ground.
+	Stuck int64
 }
 
 // Recovery finishes the transfers their drivers left: a transfer still
@@ -43,7 +49,7 @@ type Recovery struct {
 	e *Engine
 	o RecoveryOptions
 
-	passes, aborted, finished, errs atomic.Int64
+	passes, aborted, finished, errs, stuck atomic.Int64
 }
 
 // NewRecovery builds a recovery worker that works through e.
@@ -66,7 +72,8 @@ func NewRecovery(e *Engine, opt *RecoveryOptions) *Recovery {
 
 // Stats reads the counters; safe to call while it runs.
 func (r *Recovery) Stats() RecoveryStats {
-	return RecoveryStats{Passes: r.passes.Load(), Aborted: r.aborted.Load(), Finished: r.finished.Load(), Errors: r.errs.Load()}
+	return RecoveryStats{Passes: r.passes.Load(), Aborted: r.aborted.Load(), Finished: r.finished.Load(), Errors: r.errs.Load(),
+		Stuck: r.stuck.Load()}
 }
 
 // Run makes a pass every Interval until ctx is done, then returns nil.
@@ -136,7 +143,9 @@ func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 		}
 		rec = decided
 	}
-	if st := r.e.drive(ctx, n, rec); !st.Complete {
+	st, stuck := r.e.drive(ctx, n, rec)
+	r.stuck.Add(int64(stuck))
+	if !st.Complete {
 		return errors.New("parts left unfinished")
 	}
 	r.finished.Add(1)

@@ -16,12 +16,6 @@ const (
 	MaxTransferID = 60
 )
 
-// TransferHoldPrefix begins the name of the hold a transfer reserves under on
-// each holder ("x:<transfer id>"), the counterparty of its parts and the ids
-// of their instructions ("x:<transfer id>:p"). Such holds and ids are the
-// transfers' own: a plain instruction can name neither.
-const TransferHoldPrefix = "x:"
-
 // Transfer spans several holders: each part is applied to its holder, and the
 // parts are all applied or none (two-phase, see docs/transfers.md). ID is the
 // idempotency key of the whole transfer.

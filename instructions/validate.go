@@ -127,7 +127,7 @@ func (in Instruction) Validate(reg *Registry) error {
 func (in Instruction) Normalize(reg *Registry) (Normalized, error) {
 	n, err := in.normalize(reg)
 	if err == nil {
-		err = transfersOwn(n)
+		err = enginesOwn(n)
 	}
 	if err != nil {
 		err.ID = in.ID
@@ -136,15 +136,13 @@ func (in Instruction) Normalize(reg *Registry) (Normalized, error) {
 	return n, nil
 }
 
-// transfersOwn refuses, in a plain instruction, the ids and counterparty
-// names of transfers' parts ("x:<transfer id>...").
-func transfersOwn(n Normalized) *Error {
-	for _, id := range []struct{ name, v string }{{"id", n.ID}, {"counterparty", n.Counterparty}} {
-		if strings.HasPrefix(id.v, TransferHoldPrefix) {
-			return Errorf(CodeInvalidID, NoOp, "%s %q: names beginning with %q are those of transfers", id.name, clip(id.v), TransferHoldPrefix)
-		}
+// enginesOwn refuses, in a plain instruction, the names the engine makes
+// for itself (reserved.go): its id and counterparty.
+func enginesOwn(n Normalized) *Error {
+	if err := reservedName("id", n.ID, NoOp); err != nil {
+		return err
 	}
-	return nil
+	return reservedName("counterparty", n.Counterparty, NoOp)
 }
 
 func (in Instruction) normalize(reg *Registry) (Normalized, *Error) {
@@ -205,8 +203,10 @@ func normalizeOp(op *Op, i int, reg *Registry) (Step, *Error) {
 			}
 		}
 	}
-	if strings.HasPrefix(op.Hold, TransferHoldPrefix) {
-		return s, Errorf(CodeInvalidID, i, "hold %q: names beginning with %q are the holds of transfers", clip(op.Hold), TransferHoldPrefix)
+	if op.Hold != "" {
+		if err := reservedName("hold", op.Hold, i); err != nil {
+			return s, err
+		}
 	}
 
 	// The asset whose scale the amount is in: the asset, the leg, or points.

@@ -8,8 +8,11 @@
 --       op, asset or leg, units, hold, coupon (for take and give: the other hold), ms
 --       (ttl_ms of a new hold, a coupon's expires_ms, or the expiry a sweeper's release
 --       requires of its hold). Units and ms are decimal digits.
---       Besides the contract's ops, three serve transfers (the engine sends them, clients
---       cannot): check (nothing; the holder must exist), take (units of a leg from a hold,
+--       Besides the contract's ops, four serve transfers (the engine sends them, clients
+--       cannot): check (opens the transfer's hold, empty if nothing else fills it, so that
+--       the part's commit or abort has a hold to consume; with units, checks that a credit
+--       of them to the asset or leg, added to the instruction's earlier checks of it, would
+--       not pass 2^53-1), take (units of a leg from a hold,
 --       checked like a settle, into another hold this instruction creates; the first hold
 --       stays open even if emptied, so that give can restore it), give (units of a leg
 --       from a hold back into another hold if that one is open, else to available) and
@@ -87,7 +90,7 @@ local wa, wc, wh = {}, {}, {}
 for b = 8, #ARGV - 5, 6 do
   local op, a, h, c = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 4]
   if a ~= '' and a ~= 'points' and not wa[a] and (op == 'credit' or op == 'debit' or op == 'freeze'
-      or op == 'settle' or op == 'release' or op == 'give') then
+      or op == 'settle' or op == 'release' or op == 'give' or op == 'check') then
     wa[#wa + 1] = a; wa[a] = #wa
   end
   if op == 'lock_coupon' or op == 'grant_coupon' or op == 'redeem_coupon' then
@@ -287,6 +290,30 @@ local function take(h, leg, amt, dst)
   w.legs[leg] = (w.legs[leg] or 0) + n
 end
 
+-- check: a transfer part's prepare opens the transfer's hold h (a part that only
+-- receives leaves it empty: its commit consumes it all the same, so that a commit run
+-- twice fails HOLD_NOT_FOUND rather than credit twice), and checks that the credit
+-- its commit will make of amt of a fits, with the earlier checks of a (incoming).
+local incoming = {}
+local function check(h, a, amt)
+  local v, code = hold_for_reserve(h, 0)
+  if not v then return code end
+  if amt == '0' then return end
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  local have
+  if a == 'points' then
+    points()
+    have = pa
+  else
+    asset(a)
+    have = bal[a]
+  end
+  local want = (incoming[a] or 0) + n
+  if have + want > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', have) end
+  incoming[a] = want
+end
+
 -- give: n of leg from hold h back into hold origin if it is still open, else to
 -- available (a release).
 local function give(h, leg, amt, origin)
@@ -326,7 +353,7 @@ local function step(op, a, amt, h, c, ms)
 
   if op == 'suspend' then status = 'suspended'
   elseif op == 'resume' then status = 'active'
-  elseif op == 'check' then -- the holder exists: nothing else to do
+  elseif op == 'check' then return check(h, a, amt)
   elseif op == 'take' then return take(h, a, amt, c)
   elseif op == 'give' then return give(h, a, amt, c)
   elseif op == 'close' then

@@ -10,13 +10,17 @@
 --   decide status ("committed" or "aborted"), error, retry (ms): the commit point.
 --          Only a "preparing" record changes; one that has been decided keeps its
 --          decision, whoever asks.
---   done   ttl (ms): every part is finished; the record leaves the index and expires.
+--   finish ttl (ms), the number of parts, then part indexes (from 0): those parts'
+--          commit (or abort) applied, now or before; a finished part is never sent
+--          again. Once every part is finished, the record is done: it leaves the
+--          index and expires. Refused while preparing.
 --   read   nothing: the record as it is.
--- Reply: {outcome, status, error, done, created ms, deadline ms, holders}, outcome being
---        "new", "found", "conflict" or "missing".
+-- Reply: {outcome, status, error, done, created ms, deadline ms, holders, finished},
+--        outcome being "new", "found", "conflict" or "missing"; finished has one
+--        character per part, "1" for a finished part, "0" for another ("" for none yet).
 --
 -- Fields: status, fp, body (the transfer, JSON), holders, created_ms, deadline_ms,
--- err (JSON), decided_ms, done ("1"), done_ms.
+-- err (JSON), decided_ms, finished, done ("1"), done_ms.
 
 local K_REC, K_IDX = KEYS[1], KEYS[2]
 local action, id = ARGV[1], ARGV[2]
@@ -26,9 +30,10 @@ local function d(n) return string.format('%d', n) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
-local r = redis.call('HMGET', K_REC, 'status', 'fp', 'err', 'done', 'created_ms', 'deadline_ms', 'holders')
+local r = redis.call('HMGET', K_REC, 'status', 'fp', 'err', 'done', 'created_ms', 'deadline_ms', 'holders',
+  'finished')
 local function reply(outcome)
-  return {outcome, r[1] or '', r[3] or '', r[4] or '', r[5] or '', r[6] or '', r[7] or ''}
+  return {outcome, r[1] or '', r[3] or '', r[4] or '', r[5] or '', r[6] or '', r[7] or '', r[8] or ''}
 end
 
 local function ms(s)
@@ -46,7 +51,7 @@ if action == 'begin' then
   redis.call('ZADD', K_IDX, deadline, id)
   redis.call('HSET', K_REC, 'status', 'preparing', 'fp', fp, 'body', body, 'holders', holders,
     'created_ms', d(now), 'deadline_ms', deadline)
-  r = {'preparing', fp, false, false, d(now), deadline, holders}
+  r = {'preparing', fp, false, false, d(now), deadline, holders, false}
   return reply('new')
 end
 
@@ -63,14 +68,25 @@ elseif action == 'decide' then
     r[1], r[3] = to, err
   end
   return reply('found')
-elseif action == 'done' then
+elseif action == 'finish' then
   local ttl = ms(ARGV[3])
-  if r[1] ~= 'preparing' and not r[4] then
-    redis.call('HSET', K_REC, 'done', '1', 'done_ms', d(now))
+  if r[1] == 'preparing' then return redis.error_reply('ERR an undecided transfer has no part to finish') end
+  if r[4] then return reply('found') end
+  local f = r[8] or string.rep('0', ms(ARGV[4]))
+  for i = 5, #ARGV do
+    local k = ms(ARGV[i])
+    if k >= #f then return redis.error_reply('ERR bad part argument') end
+    f = string.sub(f, 1, k) .. '1' .. string.sub(f, k + 2)
+  end
+  if string.find(f, '0', 1, true) then
+    redis.call('HSET', K_REC, 'finished', f)
+  else
+    redis.call('HSET', K_REC, 'finished', f, 'done', '1', 'done_ms', d(now))
     redis.call('PEXPIRE', K_REC, d(ttl))
     redis.call('ZREM', K_IDX, id)
     r[4] = '1'
   end
+  r[8] = f
   return reply('found')
 end
 return redis.error_reply('ERR unknown action')

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/atomledger/atomledger/engine"
 )
 
 // The rows of docs/bad-input.md that the daemon answers, sent to the real
@@ -89,6 +91,8 @@ func TestBadInput_Refused(t *testing.T) {
 		{"a holder of 65 bytes", instructionJSON(newID("i"), long, `[{"op": "open"}]`), 400, "INVALID_ID"},
 		{"a hold of 65 bytes", in(`[{"op": "freeze", "asset": "CNY", "amount": "1", "hold": "` + long + `"}]`), 400, "INVALID_ID"},
 		{"an id of 60 KiB", instructionJSON(strings.Repeat("a", 60<<10), h, `[{"op": "open"}]`), 400, "INVALID_ID"},
+		{"the sweeper's id for a hold", instructionJSON(engine.SweepID(h, "o", 1796000000000), h, `[{"op": "release", "hold": "o"}]`), 400, "INVALID_ID"},
+		{"a transfer's commit id", instructionJSON("x:t1:c", h, `[{"op": "credit", "asset": "CNY", "amount": "1"}]`), 400, "INVALID_ID"},
 		{"an id of 100 KiB", instructionJSON(strings.Repeat("a", 100<<10), h, `[{"op": "open"}]`), 400, "INVALID_INSTRUCTION"},
 		// Ops.
 		{"an unknown op", in(`[{"op": "steal", "asset": "CNY", "amount": "1"}]`), 400, "INVALID_INSTRUCTION"},

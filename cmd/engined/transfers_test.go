@@ -210,6 +210,7 @@ func TestServe_Transfers(t *testing.T) {
 			`atomledger_transfer_recovery_aborted_total 0`,
 			`atomledger_transfer_recovery_errors_total `,
 			`atomledger_transfer_recovery_finished_total `,
+			`atomledger_transfer_recovery_stuck_parts_total 0`,
 			`atomledger_http_request_duration_seconds_count{route="POST /v1/transfers",status="422"} 2`,
 		} {
 			assert.Contains(t, text, want)

@@ -39,6 +39,8 @@ func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng
 		func() int64 { return recovery.Stats().Finished })
 	register(reg, "atomledger_transfer_recovery_errors_total", "Transfers or recovery passes that failed, retried.", true,
 		func() int64 { return recovery.Stats().Errors })
+	register(reg, "atomledger_transfer_recovery_stuck_parts_total", "Committed transfer parts found with no transfer hold to consume, left unfinished for an operator.", true,
+		func() int64 { return recovery.Stats().Stuck })
 	if cfg.PGDSN == "" {
 		log.Info("no ledger configured (--pg): the outbox relay does not run here")
 		wg.Wait()
