@@ -592,7 +592,10 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 		b.Queue(`INSERT INTO ledger.refused (holder, seq, reason, fields) VALUES ($1, $2, $3, $4)`, r...)
 	}
 	for _, r := range w.setAside {
-		b.Queue(`INSERT INTO ledger.set_aside (holder, seq, stream, entry, fields, reason) VALUES ($1, $2, $3, $4, $5, $6)`, r...)
+		// Once: a relay re-delivers what it could not acknowledge.
+		b.Queue(`INSERT INTO ledger.set_aside (holder, seq, stream, entry, fields, reason)
+			SELECT $1::text, $2::bigint, $3::text, $4::text, $5::bytea, $6::text WHERE NOT EXISTS (SELECT 1 FROM ledger.set_aside
+				WHERE holder = $1 AND seq = $2 AND fields = $5 AND resolved_at IS NULL)`, r...)
 	}
 	if b.Len() == 0 {
 		return nil

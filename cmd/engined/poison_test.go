@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -146,5 +147,44 @@ func TestRelay_PoisonEventStallsOnlyItsHolder(t *testing.T) {
 		require.Equal(t, http.StatusOK, m.status)
 		assert.Contains(t, string(m.body), "\natomledger_ledger_set_aside 1\n")
 		assert.Contains(t, string(m.body), "\natomledger_ledger_set_aside_total 1\n")
+	})
+
+	// The repair of docs/ledger.md: the event as read fails again; corrected,
+	// it needs a note; with one, it and the three behind it apply.
+	id := strconv.FormatInt(sa.ID, 10)
+	t.Run("engined repair: as read, PostgreSQL refuses it again and nothing changes", func(t *testing.T) {
+		code, _, stderr := r.run("repair", "--set-aside", id)
+		assert.Equal(t, exitUsage, code)
+		assert.Contains(t, stderr, "0x00")
+		open, err := r.led.SetAsideCount(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), open)
+	})
+	fixed := maps.Clone(kept)
+	fixed["memo"] = strings.ReplaceAll(fixed["memo"], "\x00", "\uFFFD")
+	data, err := json.Marshal(fixed)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "fixed.json")
+	require.NoError(t, os.WriteFile(file, data, 0o600))
+	t.Run("engined repair: a corrected event needs a note", func(t *testing.T) {
+		code, _, stderr := r.run("repair", "--set-aside", id, "--fields", file)
+		assert.Equal(t, exitUsage, code)
+		assert.Contains(t, stderr, "give a note")
+	})
+	t.Run("engined repair: corrected, with a note, it applies with the events behind it", func(t *testing.T) {
+		code, stdout, stderr := r.run("repair", "--set-aside", id, "--fields", file, "--note", "memo: U+0000 replaced by U+FFFD")
+		require.Equal(t, exitOK, code, "stderr: %s", stderr)
+		assert.Contains(t, stdout, "applied 4 (the event and 3 parked behind it)")
+		rep, err := reconcile(ctx, r.eng, r.led, nil)
+		require.NoError(t, err)
+		assert.False(t, rep.Drift, "%+v", rep)
+		assert.Equal(t, len(all), rep.InSync, "A too: the ledger has A's whole history, its digest Redis's")
+		assert.Empty(t, rep.SetAside)
+		assert.Zero(t, rep.Parked)
+		var resolution string
+		require.NoError(t, r.led.Pool().QueryRow(ctx, "SELECT resolution FROM ledger.set_aside WHERE id = $1", sa.ID).Scan(&resolution))
+		assert.Equal(t, "memo: U+0000 replaced by U+FFFD", resolution, "the row keeps why the ledger's event differs")
+		m := d.doWith(t, http.MethodGet, "/metrics", "", nil)
+		assert.Contains(t, string(m.body), "\natomledger_ledger_set_aside 0\n")
 	})
 }
