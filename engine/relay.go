@@ -22,8 +22,9 @@ import (
 )
 
 // Sink receives outbox events, each as the fields of its stream entry
-// (docs/events.md). Write returns nil only once the whole batch is durable:
-// the relay deletes the events from Redis after that, never before. It must
+// (docs/events.md). Write returns nil only once the whole batch is durable
+// (an event the sink cannot apply recorded as set aside, not lost): the
+// relay deletes the events from Redis after that, never before. It must
 // take the same event twice, and events of a holder out of order, without
 // harm: a relay re-delivers after any failure. ledger.Ledger is one.
 type Sink interface {

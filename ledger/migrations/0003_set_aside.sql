@@ -2,9 +2,10 @@
 -- its fields, a malformed field, a digest that does not chain) is recorded
 -- here, then removed from its outbox; its holder's later events wait in
 -- ledger.parked behind it, while every other holder's events flow on.
--- fields holds the stream entry's fields exactly as read, as a JSON object in
--- bytea: PostgreSQL's text and jsonb refuse U+0000, which such an event may
--- hold (read it with convert_from(fields, 'UTF8')). stream and entry say where
+-- fields holds the stream entry's fields as read, as a JSON object in bytea:
+-- PostgreSQL's text and jsonb refuse U+0000, which such an event may hold
+-- (read it with convert_from(fields, 'UTF8')). Exact, but for bytes that are
+-- not UTF-8, which JSON shows as U+FFFD. stream and entry say where
 -- it was read ('' for an event set aside from ledger.parked). An operator who
 -- repaired it sets resolved_at and resolution (docs/ledger.md).
 CREATE TABLE ledger.set_aside (
