@@ -72,7 +72,7 @@ func TestSink_SetsAsideWhatItCannotApply(t *testing.T) {
 		reasons[e.Holder] = e.Reason
 		assert.Equal(t, int64(3), e.Seq)
 	}
-	assert.Contains(t, reasons[bad[0]], "postgresql refused it")
+	assert.Contains(t, reasons[bad[0]], "PostgreSQL refused it")
 	assert.Contains(t, reasons[bad[0]], "0x00")
 	assert.Contains(t, reasons[bad[1]], `malformed: event: no field "ops"`)
 	assert.Contains(t, reasons[bad[2]], "digest does not chain")
@@ -97,4 +97,46 @@ func TestSink_SetsAsideWhatItCannotApply(t *testing.T) {
 	n, err = l.SetAsideCount(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), n)
+}
+
+// TestRepair_AsReadOnceTheCauseIsGone: a constraint added to the ledger
+// refuses one holder's instructions (an integrity constraint, SQLSTATE 23):
+// the holder's first event is set aside, its later ones park, the others
+// apply. Once the constraint is gone, Repair applies the event as it was read
+// and the ones parked behind it, and marks the row resolved; a second Repair
+// of the row is refused.
+func TestRepair_AsReadOnceTheCauseIsGone(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	holders, evs := workload(t, seed, 10, 200)
+	x := holders[0]
+	l := openLedger(t)
+	_, err := l.Pool().Exec(ctx, "ALTER TABLE ledger.instructions ADD CONSTRAINT not_x CHECK (holder <> '"+x+"')")
+	require.NoError(t, err)
+	rep, err := l.Apply(ctx, evs)
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.SetAside)
+	set, err := l.SetAside(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, set, 1)
+	assert.Equal(t, x, set[0].Holder)
+	assert.Equal(t, int64(1), set[0].Seq)
+	assert.Contains(t, set[0].Reason, "SQLSTATE 23514")
+
+	_, err = l.Repair(ctx, set[0].ID, nil, "")
+	require.Error(t, err, "the constraint still refuses it")
+	_, err = l.Pool().Exec(ctx, "ALTER TABLE ledger.instructions DROP CONSTRAINT not_x")
+	require.NoError(t, err)
+	rep, err = l.Repair(ctx, set[0].ID, nil, "")
+	require.NoError(t, err)
+	assert.Equal(t, rep.Unparked+1, rep.Applied, "the event and every one parked behind it")
+	assert.Zero(t, rep.Parked+rep.SetAside)
+	requireSameAsRedis(t, l, holders)
+	n, err := l.SetAsideCount(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	_, err = l.Repair(ctx, set[0].ID, nil, "")
+	assert.ErrorIs(t, err, ledger.ErrNotSetAside)
 }

@@ -163,7 +163,7 @@ func (l *Ledger) isolate(ctx context.Context, groups [][]Entry, rep *Report, fai
 		case !refusedByData(err):
 			return err
 		default:
-			if err := l.setAsideOne(ctx, e, "postgresql refused it: "+err.Error()); err != nil {
+			if err := l.setAsideOne(ctx, e, "PostgreSQL refused it: "+err.Error()); err != nil {
 				return err
 			}
 			rep.SetAside++

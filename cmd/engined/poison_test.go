@@ -107,7 +107,7 @@ func TestRelay_PoisonEventStallsOnlyItsHolder(t *testing.T) {
 	assert.Equal(t, seq+1, sa.Seq)
 	assert.Equal(t, outbox, sa.Stream)
 	assert.Equal(t, entry, sa.Entry)
-	assert.Contains(t, sa.Reason, "postgresql refused it")
+	assert.Contains(t, sa.Reason, "PostgreSQL refused it")
 	assert.Contains(t, sa.Reason, "0x00")
 	assert.True(t, rep.Drift)
 
@@ -159,6 +159,12 @@ func TestRelay_PoisonEventStallsOnlyItsHolder(t *testing.T) {
 		open, err := r.led.SetAsideCount(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), open)
+	})
+	t.Run("engined repair --all: as read, it is listed as not repaired", func(t *testing.T) {
+		code, stdout, stderr := r.run("repair", "--all")
+		assert.Equal(t, exitDrift, code)
+		assert.Contains(t, stderr, fmt.Sprintf("set aside %d (holder %s seq %d) not repaired", sa.ID, a, seq+1))
+		assert.Contains(t, stdout, "repaired 0 of 1")
 	})
 	fixed := maps.Clone(kept)
 	fixed["memo"] = strings.ReplaceAll(fixed["memo"], "\x00", "\uFFFD")
