@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,6 +187,41 @@ func TestApply_ValidationErrorsNeverReachRedis(t *testing.T) {
 			n, err := rdb.Exists(context.Background(), cluster.Tx(h, tc.instr.ID)).Result()
 			require.NoError(t, err)
 			assert.Zero(t, n, "validation errors are not recorded")
+		})
+	}
+}
+
+// TestApply_MemoControlCharacters: a memo is at most 256 bytes of UTF-8
+// without control characters (U+0000-U+001F, U+007F); anything else is
+// INVALID_INSTRUCTION, naming what is wrong, and nothing changes. Other
+// characters, C1 controls and a memo of exactly 256 bytes included, apply.
+func TestApply_MemoControlCharacters(t *testing.T) {
+	needRedis(t)
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") })
+	for _, tc := range []struct{ name, memo, msg string }{
+		{"a NUL byte", "poison\x00x", "U+0000 at byte 6"},
+		{"a newline", "line one\nline two", "U+000A"},
+		{"a tab", "a\tb", "U+0009"},
+		{"a carriage return", "a\rb", "U+000D"},
+		{"an escape", "\x1b[31mred", "U+001B"},
+		{"U+001F", "a\x1fb", "U+001F"},
+		{"a DEL", "a\x7fb", "U+007F"},
+		{"257 bytes", strings.Repeat("m", 257), "memo of 257 bytes: at most 256"},
+		{"invalid UTF-8", "a\xff\xfeb", "valid UTF-8"},
+	} {
+		t.Run(tc.name+" is refused", func(t *testing.T) {
+			in := newIn(h).WithMemo(tc.memo).Credit("CNY", "1.00")
+			before := readRaw(t, h)
+			e := applyErr(t, in)
+			assert.ErrorIs(t, e, engine.ErrInvalidInstruction)
+			assert.Contains(t, e.Message, tc.msg)
+			assert.Equal(t, before, readRaw(t, h), "nothing changed")
+		})
+	}
+	for _, memo := range []string{strings.Repeat("m", 256), "caf\u00e9 \u8ba2\u5355 \U0001F600", "a\u0085b (a C1 control)", " spaces  and ~ "} {
+		t.Run(fmt.Sprintf("%.20q applies", memo), func(t *testing.T) {
+			_, err := eng.Apply(context.Background(), newIn(h).WithMemo(memo).Credit("CNY", "0.01"))
+			require.NoError(t, err)
 		})
 	}
 }

@@ -618,7 +618,7 @@ func (g *simGen) fresh(in instructions.Instruction, a *mAccounts, open bool) ins
 	}
 	switch r := g.rng.IntN(100); {
 	case r < 8:
-		in.Memo = g.pick([]string{"order 55", "line one\nline two", "caf\u00e9 \u8ba2\u5355 \U0001F600", `quote " backslash \\ brace {h:x}`})
+		in.Memo = g.pick([]string{"order 55", "line one, line two", "caf\u00e9 \u8ba2\u5355 \U0001F600", `quote " backslash \\ brace {h:x}`})
 	case r < 9:
 		in.Memo = strings.Repeat("m", mMaxMemo)
 	}
@@ -998,6 +998,9 @@ func (g *simGen) invalid(in instructions.Instruction, a *mAccounts) instructions
 		func() { in.Holder = "{h:x}" },
 		func() { in.Counterparty = "a/b" },
 		func() { in.Memo = strings.Repeat("m", mMaxMemo+1) },
+		func() { in.Memo = "poison\x00x" },
+		func() { in.Memo = "line one\nline two" },
+		func() { in.Memo = "del\x7f" },
 		func() { in.Ops = nil },
 		func() {
 			for len(in.Ops) <= mMaxOps {

@@ -113,8 +113,8 @@ func mValidate(in instructions.Instruction) (mInstr, *mFail) {
 			return n, &mFail{instructions.CodeInvalidID, instructions.NoOp}
 		}
 	}
-	// Contract silent on the code of a long memo: INVALID_INSTRUCTION.
-	if len(n.memo) > mMaxMemo || !utf8.ValidString(n.memo) {
+	// A memo is UTF-8 of at most 256 bytes with no control characters.
+	if len(n.memo) > mMaxMemo || !utf8.ValidString(n.memo) || strings.ContainsFunc(n.memo, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return n, &mFail{instructions.CodeInvalidInstruction, instructions.NoOp}
 	}
 	switch {

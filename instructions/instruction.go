@@ -68,7 +68,8 @@ func (in Instruction) with(op Op) Instruction {
 // WithCounterparty names the other side of every movement.
 func (in Instruction) WithCounterparty(cp string) Instruction { in.Counterparty = cp; return in }
 
-// WithMemo sets the free-text memo (at most 256 bytes).
+// WithMemo sets the free-text memo (at most 256 bytes of UTF-8 without
+// control characters).
 func (in Instruction) WithMemo(memo string) Instruction { in.Memo = memo; return in }
 
 // Open creates the holder.

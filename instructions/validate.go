@@ -136,6 +136,26 @@ func (in Instruction) Normalize(reg *Registry) (Normalized, error) {
 	return n, nil
 }
 
+// validMemo checks a memo: at most MaxMemo bytes of UTF-8 without control
+// characters (U+0000-U+001F, U+007F). The memo goes verbatim into the event
+// and the ledger: PostgreSQL refuses U+0000 in text and jsonb, and a newline
+// or other control character would let one memo pass for another line of
+// a statement or a log.
+func validMemo(m string) *Error {
+	if len(m) > MaxMemo {
+		return Errorf(CodeInvalidInstruction, NoOp, "memo of %d bytes: at most %d", len(m), MaxMemo)
+	}
+	if !utf8.ValidString(m) {
+		return Errorf(CodeInvalidInstruction, NoOp, "memo must be valid UTF-8")
+	}
+	for i := 0; i < len(m); i++ {
+		if c := m[i]; c < 0x20 || c == 0x7f {
+			return Errorf(CodeInvalidInstruction, NoOp, "memo holds the control character U+%04X at byte %d: control characters (U+0000-U+001F, U+007F) are not allowed", c, i)
+		}
+	}
+	return nil
+}
+
 // enginesOwn refuses, in a plain instruction, the names the engine makes
 // for itself (reserved.go): its id and counterparty.
 func enginesOwn(n Normalized) *Error {
@@ -155,8 +175,8 @@ func (in Instruction) normalize(reg *Registry) (Normalized, *Error) {
 			return n, err
 		}
 	}
-	if len(in.Memo) > MaxMemo || !utf8.ValidString(in.Memo) {
-		return n, Errorf(CodeInvalidInstruction, NoOp, "memo must be valid UTF-8 of at most %d bytes", MaxMemo)
+	if err := validMemo(in.Memo); err != nil {
+		return n, err
 	}
 	switch {
 	case len(in.Ops) == 0:

@@ -19,8 +19,16 @@
 //   - an event past the next seq is parked in ledger.parked until the missing
 //     ones arrive (a gap), counted and logged;
 //   - the next event applies only if its digest is sha1(previous digest,
-//     event) and chains on the holder's digest; otherwise it is refused
-//     (recorded in ledger.refused) and the holder stops there.
+//     event) and chains on the holder's digest; otherwise it is set aside
+//     (recorded in ledger.set_aside) and the holder stops there: its later
+//     events park behind it.
+//
+// An event PostgreSQL refuses (U+0000 in a text field, say) would fail the
+// whole batch's transaction, every time it is sent: the sink then finds it
+// (the batch by halves of its holders, then the failing holder's events one
+// by one) and sets it aside too, so that it stalls only its own holder. A
+// malformed event is set aside as well. Repair applies one once mended, with
+// the events parked behind it.
 //
 // Each movement of an event becomes two entries, one leaving an account and
 // one arriving at another: the holder's available, frozen (points use the
@@ -36,7 +44,7 @@
 // for, which reconciliation judges against the transfers' Redis records.
 //
 // Write returns nil once everything in the batch is committed (applied,
-// skipped, parked or refused), so the relay may then delete the events
+// skipped, parked, refused or set aside), so the relay may then delete the events
 // from Redis; on error nothing was committed and the batch is sent again.
 //
 // Snapshots reads holders back in Redis's terms, for reconciliation and

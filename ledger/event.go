@@ -99,6 +99,12 @@ func ParseEvent(f map[string]string) (Event, error) {
 	if e.state.Seq != f["seq"] {
 		return e, fmt.Errorf("event %s/%d: state seq %q", e.Holder, e.Seq, e.state.Seq)
 	}
+	for h, raw := range e.state.Holds {
+		// flush parses them: a malformed one must be refused here, with its event.
+		if _, _, _, err := ParseHold(raw); err != nil {
+			return e, fmt.Errorf("event %s/%d: state of hold %q: %w", e.Holder, e.Seq, h, err)
+		}
+	}
 	for i, op := range e.ops {
 		for _, mv := range op.Moves {
 			if n, err := strconv.ParseInt(mv[3], 10, 64); err != nil || n <= 0 {

@@ -22,7 +22,7 @@ type Ledger struct {
 	pool  *pgxpool.Pool
 	log   *slog.Logger
 	stats struct {
-		batches, applied, duplicates, conflicts, parked, unparked, refused atomic.Int64
+		batches, applied, duplicates, conflicts, parked, unparked, refused, setAside atomic.Int64
 	}
 }
 
@@ -70,14 +70,16 @@ type Stats struct {
 	Conflicts  int64 // duplicates that differ from what was applied
 	Parked     int64 // events parked behind a gap
 	Unparked   int64 // parked events applied once their gap filled
-	Refused    int64 // events refused: digest does not chain, or malformed
+	Refused    int64 // duplicates refused as conflicts
+	SetAside   int64 // events set aside: PostgreSQL refused them, malformed, or their digest does not chain
 }
 
 // Stats reads the counters.
 func (l *Ledger) Stats() Stats {
 	s := &l.stats
 	return Stats{Batches: s.batches.Load(), Applied: s.applied.Load(), Duplicates: s.duplicates.Load(),
-		Conflicts: s.conflicts.Load(), Parked: s.parked.Load(), Unparked: s.unparked.Load(), Refused: s.refused.Load()}
+		Conflicts: s.conflicts.Load(), Parked: s.parked.Load(), Unparked: s.unparked.Load(), Refused: s.refused.Load(),
+		SetAside: s.setAside.Load()}
 }
 
 // Gaps counts the events parked now, waiting for the ones before them.

@@ -1,13 +1,19 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Report tells what one Write did with its batch.
@@ -17,7 +23,16 @@ type Report struct {
 	Conflicts  int // duplicates whose digest differs from the one applied (also refused)
 	Parked     int // events parked behind a gap
 	Unparked   int // parked events applied
-	Refused    int // events refused (recorded in ledger.refused)
+	Refused    int // duplicates refused as conflicts (recorded in ledger.refused)
+	SetAside   int // events set aside (recorded in ledger.set_aside); their holders wait behind them
+}
+
+// Entry is an outbox event as the relay read it: its stream, its entry id
+// and its fields. It is an alias of an unnamed struct, like
+// engine.OutboxEntry, so that the relay hands its entries over as they are.
+type Entry = struct {
+	Stream, ID string
+	Fields     map[string]string
 }
 
 // Write applies a batch of outbox events, each given as the fields of its
@@ -26,6 +41,13 @@ type Report struct {
 // the events from Redis. It is the sink the relay writes to.
 func (l *Ledger) Write(ctx context.Context, batch []map[string]string) error {
 	_, err := l.Apply(ctx, batch)
+	return err
+}
+
+// WriteEntries is Write, told where each event was read: an event set aside
+// keeps its stream and entry id. The relay calls it.
+func (l *Ledger) WriteEntries(ctx context.Context, batch []Entry) error {
+	_, err := l.ApplyEntries(ctx, batch)
 	return err
 }
 
@@ -44,6 +66,7 @@ type head struct {
 type pending struct {
 	ev     Event
 	parked bool
+	entry  Entry // as read; no stream for a parked event
 }
 
 // acctKey names an account: owner is the holder, or the counterparty for kind cp.
@@ -61,23 +84,172 @@ type batchWrites struct {
 	park         [][]any             // holder, seq, fields
 	unpark       [][2]any            // holder, seq
 	refuse       [][]any             // holder, seq, reason, fields
+	setAside     [][]any             // holder, seq, stream, entry, fields, reason
 	dupChecks    []Event             // duplicates below the head, to compare with what was applied
 }
 
 // Apply is Write, telling what it did.
 func (l *Ledger) Apply(ctx context.Context, batch []map[string]string) (Report, error) {
+	entries := make([]Entry, len(batch))
+	for i, f := range batch {
+		entries[i].Fields = f
+	}
+	return l.ApplyEntries(ctx, entries)
+}
+
+// ApplyEntries is WriteEntries, telling what it did.
+//
+// The batch goes in one transaction. If PostgreSQL refuses it for what an
+// event holds (refusedByData), one event must not hold back the others: the
+// batch is split by holder and applied in halves, down to the one holder
+// whose events fail, whose events are then applied one at a time; the one
+// PostgreSQL refuses alone is set aside, and the holder's later events park
+// behind it (their seq is past the holder's next). Any other failure (the
+// server down, a deadlock) fails the write, to be retried whole.
+func (l *Ledger) ApplyEntries(ctx context.Context, batch []Entry) (Report, error) {
+	rep, err := l.applyTx(ctx, batch)
+	if err == nil || !refusedByData(err) {
+		return rep, err
+	}
+	byHolder := map[string][]Entry{}
+	for _, e := range batch {
+		byHolder[e.Fields["holder"]] = append(byHolder[e.Fields["holder"]], e)
+	}
+	holders := make([]string, 0, len(byHolder))
+	for h := range byHolder {
+		holders = append(holders, h)
+	}
+	sort.Strings(holders)
+	groups := make([][]Entry, len(holders))
+	for i, h := range holders {
+		groups[i] = byHolder[h]
+	}
+	rep = Report{}
+	if err := l.isolate(ctx, groups, &rep, true); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// isolate applies groups of a batch (each one holder's events) that failed
+// together: each half in a transaction of its own, a failing half halved
+// again, a single failing holder one event at a time. failed tells that these
+// groups together already failed: no need to try them again as one.
+func (l *Ledger) isolate(ctx context.Context, groups [][]Entry, rep *Report, failed bool) error {
+	if !failed {
+		r, err := l.applyTx(ctx, slices.Concat(groups...))
+		if err == nil {
+			rep.add(r)
+			return nil
+		}
+		if !refusedByData(err) {
+			return err
+		}
+	}
+	if len(groups) > 1 {
+		mid := len(groups) / 2
+		if err := l.isolate(ctx, groups[:mid], rep, false); err != nil {
+			return err
+		}
+		return l.isolate(ctx, groups[mid:], rep, false)
+	}
+	evs := slices.Clone(groups[0])
+	slices.SortStableFunc(evs, func(a, b Entry) int { return cmp.Compare(entrySeq(a), entrySeq(b)) })
+	for _, e := range evs {
+		r, err := l.applyTx(ctx, []Entry{e})
+		switch {
+		case err == nil:
+			rep.add(r)
+		case !refusedByData(err):
+			return err
+		default:
+			if err := l.setAsideOne(ctx, e, "PostgreSQL refused it: "+err.Error()); err != nil {
+				return err
+			}
+			rep.SetAside++
+		}
+	}
+	return nil
+}
+
+func entrySeq(e Entry) int64 {
+	n, _ := strconv.ParseInt(e.Fields["seq"], 10, 64)
+	return n
+}
+
+// refusedByData tells whether PostgreSQL refused a write for what it held,
+// which no retry changes: a data exception (class 22: U+0000 or bytes that
+// are not UTF-8 in text, U+0000 in jsonb, a number out of range), an
+// integrity constraint (class 23), a program limit such as a row too big
+// (class 54). A unique violation is left out: two sinks writing the same new
+// holder at once meet one, and the retry finds the event applied. Connection
+// loss, shutdown, lack of resources, a deadlock or a permission error are
+// not the event's doing: the batch is retried whole.
+func refusedByData(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || len(pe.Code) != 5 {
+		return false
+	}
+	switch pe.Code[:2] {
+	case "22", "54":
+		return true
+	case "23":
+		return pe.Code != "23505" // unique_violation
+	}
+	return false
+}
+
+// setAsideOne records one event PostgreSQL refused, in a transaction of its
+// own: only the set_aside row, which takes any bytes.
+func (l *Ledger) setAsideOne(ctx context.Context, e Entry, reason string) error {
+	w := &batchWrites{}
+	w.addSetAside(e, reason)
+	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error { return w.flush(ctx, tx) })
+	if err != nil {
+		return fmt.Errorf("ledger set aside: %w", err)
+	}
+	l.stats.setAside.Add(1)
+	l.log.Warn("ledger: event set aside, its holder waits behind it", "holder", w.setAside[0][0], "seq", w.setAside[0][1],
+		"stream", e.Stream, "entry", e.ID, "reason", w.setAside[0][5])
+	return nil
+}
+
+// addSetAside adds an event to set aside. The text columns take only what
+// PostgreSQL's text can hold; fields keeps every byte.
+func (w *batchWrites) addSetAside(e Entry, reason string) {
+	seq, _ := strconv.ParseInt(e.Fields["seq"], 10, 64)
+	fields, _ := json.Marshal(e.Fields) // U+0000 becomes the escape \u0000
+	w.setAside = append(w.setAside, []any{pgText(e.Fields["holder"]), seq, pgText(e.Stream), pgText(e.ID), fields, pgText(reason)})
+}
+
+// pgText makes s storable as PostgreSQL text: valid UTF-8 without U+0000.
+func pgText(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+func (r *Report) add(o Report) {
+	r.Applied += o.Applied
+	r.Duplicates += o.Duplicates
+	r.Conflicts += o.Conflicts
+	r.Parked += o.Parked
+	r.Unparked += o.Unparked
+	r.Refused += o.Refused
+	r.SetAside += o.SetAside
+}
+
+// applyTx applies a batch in one transaction.
+func (l *Ledger) applyTx(ctx context.Context, batch []Entry) (Report, error) {
 	var rep Report
 	w := &batchWrites{deltas: map[acctKey]*big.Int{}, heads: map[string]head{},
 		coupons: map[itemKey]string{}, holds: map[itemKey]*string{}}
 	byHolder := map[string][]pending{}
-	for _, f := range batch {
-		ev, err := ParseEvent(f)
+	for _, e := range batch {
+		ev, err := ParseEvent(e.Fields)
 		if err != nil {
-			seq, _ := strconv.ParseInt(f["seq"], 10, 64)
-			w.refuse = append(w.refuse, []any{f["holder"], seq, "malformed: " + err.Error(), f})
+			w.addSetAside(e, "malformed: "+err.Error())
 			continue
 		}
-		byHolder[ev.Holder] = append(byHolder[ev.Holder], pending{ev: ev})
+		byHolder[ev.Holder] = append(byHolder[ev.Holder], pending{ev: ev, entry: e})
 	}
 	// A consistent lock order: two sinks locking the same holders cannot deadlock.
 	holders := make([]string, 0, len(byHolder))
@@ -86,12 +258,12 @@ func (l *Ledger) Apply(ctx context.Context, batch []map[string]string) (Report, 
 	}
 	sort.Strings(holders)
 
-	malformed := len(w.refuse)
+	malformed := len(w.setAside)
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		rep = Report{}
 		clear(w.deltas)
-		w.instructions, w.entries, w.park, w.unpark, w.dupChecks = nil, nil, nil, nil, nil
-		w.refuse = w.refuse[:malformed]
+		w.instructions, w.entries, w.park, w.unpark, w.dupChecks, w.refuse = nil, nil, nil, nil, nil, nil
+		w.setAside = w.setAside[:malformed]
 		clear(w.heads)
 		clear(w.coupons)
 		clear(w.holds)
@@ -118,9 +290,13 @@ func (l *Ledger) Apply(ctx context.Context, batch []map[string]string) (Report, 
 		return Report{}, fmt.Errorf("ledger write: %w", err)
 	}
 	rep.Refused = len(w.refuse)
+	rep.SetAside = len(w.setAside)
 	l.count(rep)
 	for _, r := range w.refuse {
 		l.log.Warn("ledger: event refused", "holder", r[0], "seq", r[1], "reason", r[2])
+	}
+	for _, r := range w.setAside {
+		l.log.Warn("ledger: event set aside, its holder waits behind it", "holder", r[0], "seq", r[1], "stream", r[2], "entry", r[3], "reason", r[5])
 	}
 	if len(w.park) > 0 {
 		// One line a batch: a relay catching up after a reordering parks many.
@@ -139,6 +315,7 @@ func (l *Ledger) count(r Report) {
 	s.parked.Add(int64(r.Parked))
 	s.unparked.Add(int64(r.Unparked))
 	s.refused.Add(int64(r.Refused))
+	s.setAside.Add(int64(r.SetAside))
 }
 
 func lockHeads(ctx context.Context, tx pgx.Tx, holders []string) (map[string]head, error) {
@@ -174,7 +351,7 @@ func loadParked(ctx context.Context, tx pgx.Tx, holders []string) (map[string][]
 		if err != nil {
 			return nil, fmt.Errorf("parked event: %w", err)
 		}
-		out[ev.Holder] = append(out[ev.Holder], pending{ev: ev, parked: true})
+		out[ev.Holder] = append(out[ev.Holder], pending{ev: ev, parked: true, entry: Entry{Fields: f}})
 	}
 	return out, rows.Err()
 }
@@ -206,8 +383,7 @@ func (l *Ledger) applyHolder(w *batchWrites, rep *Report, holder string, hd head
 				w.unpark = append(w.unpark, [2]any{holder, ev.Seq})
 			}
 			if got := Digest(hd.digest, ev); got != ev.Digest {
-				w.refuse = append(w.refuse, []any{holder, ev.Seq,
-					fmt.Sprintf("digest does not chain: sha1(previous %q, event) is %s, the event says %s", hd.digest, got, ev.Digest), ev.Fields()})
+				w.addSetAside(p.entry, fmt.Sprintf("digest does not chain: sha1(previous %q, event) is %s, the event says %s", hd.digest, got, ev.Digest))
 				continue
 			}
 			w.apply(&hd, ev)
@@ -414,6 +590,12 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 	}
 	for _, r := range w.refuse {
 		b.Queue(`INSERT INTO ledger.refused (holder, seq, reason, fields) VALUES ($1, $2, $3, $4)`, r...)
+	}
+	for _, r := range w.setAside {
+		// Once: a relay re-delivers what it could not acknowledge.
+		b.Queue(`INSERT INTO ledger.set_aside (holder, seq, stream, entry, fields, reason)
+			SELECT $1::text, $2::bigint, $3::text, $4::text, $5::bytea, $6::text WHERE NOT EXISTS (SELECT 1 FROM ledger.set_aside
+				WHERE holder = $1 AND seq = $2 AND fields = $5 AND resolved_at IS NULL)`, r...)
 	}
 	if b.Len() == 0 {
 		return nil

@@ -134,20 +134,20 @@ func TestSink_RefusesBrokenDigest(t *testing.T) {
 	_, err := l.Apply(ctx, evs[:1])
 	require.NoError(t, err)
 
-	t.Run("an event whose fields were changed is refused", func(t *testing.T) {
+	t.Run("an event whose fields were changed is set aside", func(t *testing.T) {
 		bad := copyFields(evs[1])
 		bad["memo"] = "tampered"
 		rep, err := l.Apply(ctx, []map[string]string{bad})
 		require.NoError(t, err)
-		assert.Equal(t, ledger.Report{Refused: 1}, rep)
+		assert.Equal(t, ledger.Report{SetAside: 1}, rep)
 	})
-	t.Run("an event chained on another history is refused", func(t *testing.T) {
+	t.Run("an event chained on another history is set aside", func(t *testing.T) {
 		ev, err := ledger.ParseEvent(copyFields(evs[1]))
 		require.NoError(t, err)
 		ev.Digest = ledger.Digest("0000", ev)
 		rep, err := l.Apply(ctx, []map[string]string{ev.Fields()})
 		require.NoError(t, err)
-		assert.Equal(t, 1, rep.Refused)
+		assert.Equal(t, 1, rep.SetAside)
 	})
 	t.Run("the genuine history then applies", func(t *testing.T) {
 		rep, err := l.Apply(ctx, evs[1:])
@@ -162,14 +162,17 @@ func TestSink_RefusesBrokenDigest(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, ledger.Report{Duplicates: 2, Conflicts: 1, Refused: 1}, rep)
 	})
-	t.Run("a malformed event is refused, the rest applies", func(t *testing.T) {
+	t.Run("a malformed event is set aside, the rest applies", func(t *testing.T) {
 		rep, err := l.Apply(ctx, []map[string]string{{"holder": h, "seq": "x"}})
 		require.NoError(t, err)
-		assert.Equal(t, 1, rep.Refused)
+		assert.Equal(t, 1, rep.SetAside)
 	})
 	refused, err := l.RefusedCount(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, int64(4), refused[h])
+	assert.Equal(t, int64(4), refused[h], "one conflict, three set aside")
+	set, err := l.SetAside(ctx, 10)
+	require.NoError(t, err)
+	assert.Len(t, set, 3, "left for an operator to look at")
 }
 
 func TestSink_GapWaitsForTheMissingEvent(t *testing.T) {
@@ -199,6 +202,6 @@ func TestMigrate_Idempotent(t *testing.T) {
 	for range 2 {
 		v, err := ledger.Migrate(context.Background(), l.Pool())
 		require.NoError(t, err)
-		assert.Equal(t, 2, v)
+		assert.Equal(t, 3, v)
 	}
 }

@@ -28,6 +28,10 @@ func TestBadInput_Refused(t *testing.T) {
 	}
 	deep := func(open, close string) string { return strings.Repeat(open, 10000) + strings.Repeat(close, 10000) }
 	long := strings.Repeat("a", 65)
+	// memoIn gives h an instruction that would apply but for its memo.
+	memoIn := func(memo string) string {
+		return `{"id": "` + newID("i") + `", "holder": "` + h + `", "memo": ` + memo + `, "ops": [{"op": "earn_points", "amount": "1"}]}`
+	}
 
 	tests := []struct {
 		name   string
@@ -118,6 +122,11 @@ func TestBadInput_Refused(t *testing.T) {
 		{"an amount as null", credit(`null`), 400, "INVALID_AMOUNT"},
 		{"ttl_ms as a string", in(`[{"op": "freeze", "asset": "CNY", "amount": "1", "hold": "x", "ttl_ms": "60000"}]`), 400, "INVALID_INSTRUCTION"},
 		{"a memo over 256 bytes", `{"id": "x", "holder": "` + h + `", "memo": "` + strings.Repeat("m", 257) + `", "ops": [{"op": "open"}]}`, 400, "INVALID_INSTRUCTION"},
+		{"a NUL in the memo", memoIn(`"poison\u0000x"`), 400, "INVALID_INSTRUCTION"},
+		{"a newline in the memo", memoIn(`"line one\nline two"`), 400, "INVALID_INSTRUCTION"},
+		{"a tab in the memo", memoIn(`"a\tb"`), 400, "INVALID_INSTRUCTION"},
+		{"U+001F in the memo", memoIn(`"a\u001fb"`), 400, "INVALID_INSTRUCTION"},
+		{"a DEL in the memo", memoIn(`"a\u007fb"`), 400, "INVALID_INSTRUCTION"},
 		// Keys whose meaning would depend on the decoder: duplicates, other cases.
 		{"a duplicate amount", in(`[{"op": "credit", "asset": "CNY", "amount": "1.00", "amount": "1000.00"}]`), 400, "INVALID_INSTRUCTION"},
 		{"a duplicate amount in another case", in(`[{"op": "credit", "asset": "CNY", "amount": "1.00", "AMOUNT": "1000.00"}]`), 400, "INVALID_INSTRUCTION"},

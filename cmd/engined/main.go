@@ -58,6 +58,7 @@ func commands() []command {
 		{name: "relay", summary: "carry outbox events to the PostgreSQL ledger and release expired holds", run: runRelay, usage: relayUsage},
 		{name: "reconcile", summary: "compare Redis with the PostgreSQL ledger; exit 1 on drift", run: runReconcile, usage: reconcileUsage},
 		{name: "rebuild", summary: "write holders' Redis state from the PostgreSQL ledger", run: runRebuild, usage: rebuildUsage},
+		{name: "repair", summary: "apply an event the ledger set aside, as read or corrected", run: runRepair, usage: repairUsage},
 		{name: "bench", summary: "measure the engine against its baselines (starts its own cluster)", run: runBench, usage: benchUsage},
 	}
 }

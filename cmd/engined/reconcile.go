@@ -33,7 +33,9 @@ the same seq must come with the same digest, status, balances, points,
 coupons and holds; Redis ahead means events in flight (counted, not drift);
 PostgreSQL ahead means Redis lost acknowledged writes; a holder may be
 missing on either side; a holder the ledger refused events of, where the two
-differ, has a forked history (diverged). It also checks that every instruction's entries sum
+differ, has a forked history (diverged). An event the ledger set aside (it
+could not apply it: docs/ledger.md says how to repair one) is drift, listed
+with its reason. It also checks that every instruction's entries sum
 to zero per asset and that every account is the sum of its entries.
 
 A cross-holder transfer whose clearing account is not zero in the ledger
@@ -105,6 +107,9 @@ type Report struct {
 	Refused        map[string]int64      `json:"refused_events"`
 	Parked         int64                 `json:"parked_events"`
 	Drift          bool                  `json:"drift"`
+
+	// Events the ledger set aside, not resolved: each stalls its holder (drift).
+	SetAside []ledger.SetAsideEvent `json:"set_aside"`
 }
 
 // runReconcile is "engined reconcile".
@@ -225,7 +230,10 @@ func reconcileWithin(ctx context.Context, eng *engine.Engine, led *ledger.Ledger
 	if rep.Parked, err = led.Gaps(ctx); err != nil {
 		return nil, err
 	}
-	if len(rep.Unbalanced) > 0 || len(rep.AccountDrift) > 0 || len(rep.Refused) > 0 {
+	if rep.SetAside, err = led.SetAside(ctx, 1000); err != nil {
+		return nil, err
+	}
+	if len(rep.Unbalanced) > 0 || len(rep.AccountDrift) > 0 || len(rep.Refused) > 0 || len(rep.SetAside) > 0 {
 		rep.Drift = true
 	}
 	rep.DurationMs = time.Since(rep.StartedAt).Milliseconds()
@@ -393,14 +401,18 @@ func printSummary(w io.Writer, rep *Report) {
 	for _, n := range rep.Refused {
 		refused += int(n)
 	}
-	t.AppendRow(table.Row{"events refused by the ledger", refused, yes(refused)})
+	t.AppendRow(table.Row{"events refused by the ledger (conflicts, set aside)", refused, yes(refused)})
 	t.AppendRow(table.Row{"events parked behind a gap", rep.Parked, "no"})
+	t.AppendRow(table.Row{"events set aside (their holders wait)", len(rep.SetAside), yes(len(rep.SetAside))})
 	verdict := "no drift"
 	if rep.Drift {
 		verdict = "DRIFT"
 	}
 	t.AppendFooter(table.Row{"result", verdict, fmt.Sprintf("%d ms", rep.DurationMs)})
 	t.Render()
+	for _, e := range rep.SetAside {
+		fmt.Fprintf(w, "set aside: holder %s seq %d (entry %s, row %d, %s): %s\n", e.Holder, e.Seq, e.Entry, e.ID, e.SetAside.UTC().Format(time.RFC3339), e.Reason)
+	}
 }
 
 func yes(n int) string {

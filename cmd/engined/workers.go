@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,6 +13,10 @@ import (
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/ledger"
 )
+
+// The relay hands the ledger each event's stream and entry id, which an event
+// set aside keeps.
+var _ engine.EntrySink = (*ledger.Ledger)(nil)
 
 // runWorkers runs the background work of a daemon until ctx is done: the
 // hold-expiry sweeper and the transfer recovery worker always, and the
@@ -52,6 +57,18 @@ func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng
 		return
 	}
 	defer led.Close()
+	register(reg, "atomledger_ledger_set_aside_total", "Events this process set aside: the ledger could not apply them, and their holders' later events wait behind them (docs/ledger.md).", true,
+		func() int64 { return led.Stats().SetAside })
+	var setAside atomic.Int64 // the last count read: a scrape while PostgreSQL is down shows it
+	register(reg, "atomledger_ledger_set_aside", "Events set aside in the ledger and not resolved, read at each scrape: each stalls its holder until repaired (docs/ledger.md).", false,
+		func() int64 {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			if n, err := led.SetAsideCount(ctx); err == nil {
+				setAside.Store(n)
+			}
+			return setAside.Load()
+		})
 	relay := engine.NewRelay(rdb, led, &engine.RelayOptions{Logger: log, ClaimIdle: claimIdle})
 	register(reg, "atomledger_relay_events_total", "Events written to the ledger and deleted from the outboxes.", true,
 		func() int64 { return relay.Stats().Relayed })
