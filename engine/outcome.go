@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -17,7 +18,9 @@ import (
 // rejection as Outcome.Err (an *Error with the recorded code and op index),
 // both marked Replayed. Nothing is applied or written. The record keeps the
 // code and the op's index of a rejection, not the op itself, so its message
-// is plainer than the first answer's.
+// is plainer than the first answer's. With Options.MinReplicaAcks, an answer
+// read here may not be on the replicas yet: the record is read from the
+// master, as a replay is, but not waited for.
 //
 // Errors: INVALID_ID; INSTRUCTION_NOT_FOUND (never seen, forgotten after the
 // TTL, rejected before Redis, or an unknown holder: nothing is recorded for
@@ -32,7 +35,7 @@ func (e *Engine) Outcome(ctx context.Context, holder, id string) (Outcome, error
 	raw, err := e.rdb.Get(ctx, cluster.Tx(holder, id)).Result()
 	if errors.Is(err, redis.Nil) {
 		err := instructions.Errorf(instructions.CodeInstructionNotFound, instructions.NoOp,
-			"no instruction %q of holder %s is remembered (ids are kept for %v)", id, holder, e.ttl)
+			"Redis does not remember instruction %q of holder %s (ids are kept for %s)", id, holder, shortDuration(e.ttl))
 		err.ID = id
 		return Outcome{}, err
 	}
@@ -51,6 +54,18 @@ func (e *Engine) Outcome(ctx context.Context, holder, id string) (Outcome, error
 		return Outcome{}, err
 	}
 	return Outcome{Result: res, Err: err}, nil
+}
+
+// shortDuration writes 24h rather than 24h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // recordOutcome takes the outcome out of an idempotency record, as apply.lua

@@ -33,13 +33,17 @@ func (lr *ledgerReader) get() (*ledger.Ledger, error) {
 }
 
 // ledgerFailure reports a failure of PostgreSQL as UNAVAILABLE: the ledger
-// may be back on the next try. Errors of the contract pass as they are.
-func ledgerFailure(err error) error {
+// may be back on the next try. The cause goes to the log, not to the client
+// (it names the database's host and user). Errors of the contract pass as
+// they are.
+func (s *server) ledgerFailure(err error) error {
 	var e *instructions.Error
 	if errors.As(err, &e) {
 		return err
 	}
-	return &instructions.Error{Code: instructions.CodeUnavailable, OpIndex: instructions.NoOp, Message: err.Error(), Err: err}
+	s.log.Warn("ledger read failed", "code", instructions.CodeUnavailable, "error", err.Error())
+	return &instructions.Error{Code: instructions.CodeUnavailable, OpIndex: instructions.NoOp,
+		Message: "the ledger (PostgreSQL) did not answer: retry", Err: err}
 }
 
 // events is GET /v1/holders/{holder}/events?after_seq=N&limit=M: a page of
@@ -76,7 +80,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		writeError(w, ledgerFailure(err), true)
+		writeError(w, s.ledgerFailure(err), true)
 		return
 	}
 	writeJSON(w, http.StatusOK, st)
@@ -179,9 +183,11 @@ func (s *server) instruction(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, true)
 		return
 	}
+	notInRedis := *asError(err)
 	if !s.ledger.configured {
-		writeError(w, instructions.Errorf(instructions.CodeInstructionNotFound, instructions.NoOp,
-			"Redis does not remember instruction %q of holder %s, and this daemon has no ledger (--pg) to look further", id, holder), true)
+		e := notInRedis
+		e.Message += ", and this daemon has no ledger (--pg) to look further"
+		writeError(w, &e, true)
 		return
 	}
 	led, err := s.ledger.get()
@@ -191,12 +197,13 @@ func (s *server) instruction(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := led.Instruction(ctx, holder, id)
 	if errors.Is(err, instructions.ErrInstructionNotFound) {
-		err = instructions.Errorf(instructions.CodeInstructionNotFound, instructions.NoOp,
-			"neither Redis nor the ledger has instruction %q of holder %s (Redis keeps ids for %v; the ledger keeps applied instructions, once relayed)",
-			id, holder, s.eng.IdempotencyTTL())
+		e := notInRedis
+		e.Message += ", and the ledger has no applied instruction under it (rejected, never sent, or not relayed yet)"
+		writeError(w, &e, true)
+		return
 	}
 	if err != nil {
-		writeError(w, ledgerFailure(err), true)
+		writeError(w, s.ledgerFailure(err), true)
 		return
 	}
 	ans.Source, ans.Instruction = "ledger", &a

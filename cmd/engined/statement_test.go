@@ -228,5 +228,17 @@ func TestStatement_WithoutALedger(t *testing.T) {
 	assert.Equal(t, "1.50", ans.Result.Balances["CNY"].Available)
 	a = d.do(t, http.MethodGet, "/v1/holders/"+h+"/instructions/never-sent", "")
 	wantErrorAnswer(t, a, 404, "INSTRUCTION_NOT_FOUND")
-	assert.Contains(t, string(a.body), "no ledger")
+	assert.Contains(t, string(a.body), "(ids are kept for 24h), and this daemon has no ledger (--pg)")
+}
+
+func TestStatement_LedgerUnreachable(t *testing.T) {
+	needRedis(t)
+	d := startServe(t, nil, "--pg", "postgres://ledger@"+deadAddr(t)+"/ledger?connect_timeout=1")
+	h := newID("h")
+	open := d.mustApply(t, instructions.New(newID("open"), h).Open())
+	a := d.do(t, http.MethodGet, "/v1/holders/"+h+"/events", "")
+	wantErrorAnswer(t, a, 503, "UNAVAILABLE")
+	assert.Contains(t, string(a.body), "not reachable yet")
+	assert.Equal(t, "redis", lookupByID(t, d, h, open.ID).Source, "what Redis remembers needs no ledger")
+	wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+h+"/instructions/never-sent", ""), 503, "UNAVAILABLE")
 }
