@@ -14,7 +14,8 @@
 // id with the same body returns the first outcome, marked Replayed, and
 // changes nothing; with another body it is IDEMPOTENCY_CONFLICT. This is what
 // makes retries safe, including go-redis's own: it re-sends a command after a
-// read timeout or a broken connection, so a script may arrive twice.
+// read timeout or a broken connection, so a script may arrive twice. Outcome
+// reads the recorded answer of an id without sending the instruction again.
 //
 // A transfer (Transfer) spans holders on different slots: each part runs as
 // an instruction on its holder, in two phases around one atomic write of the

@@ -23,6 +23,7 @@ var (
 	ErrUnauthenticated     = instructions.ErrUnauthenticated
 	ErrHolderNotFound      = instructions.ErrHolderNotFound
 	ErrTransferNotFound    = instructions.ErrTransferNotFound
+	ErrInstructionNotFound = instructions.ErrInstructionNotFound
 	ErrIdempotencyConflict = instructions.ErrIdempotencyConflict
 	ErrPayloadTooLarge     = instructions.ErrPayloadTooLarge
 	ErrHolderExists        = instructions.ErrHolderExists

@@ -147,3 +147,33 @@ func ExampleEngine_Transfer() {
 	// aborted EXCEEDS_HOLD in part 1
 	// buyer: 400.000000 0.00200000
 }
+
+// A client whose request timed out learns what happened by the id it sent,
+// without sending the instruction again.
+func ExampleEngine_Outcome() {
+	ctx := context.Background()
+	eng := engine.New(exampleClient(), nil)
+	holder := newID("u1002")
+	if _, err := eng.Apply(ctx, instructions.New("welcome", holder).Open().Credit("CNY", "50.00")); err != nil {
+		panic(err)
+	}
+	_, _ = eng.Apply(ctx, instructions.New("order-57-pay", holder).Debit("CNY", "80.00"))
+
+	for _, id := range []string{"welcome", "order-57-pay", "order-58-pay"} {
+		o, err := eng.Outcome(ctx, holder, id)
+		switch {
+		case errors.Is(err, engine.ErrInstructionNotFound):
+			fmt.Println(id, "unknown: never sent, or forgotten after the idempotency TTL")
+		case err != nil:
+			fmt.Println(id, "retry later:", err) // UNAVAILABLE
+		case o.Err != nil:
+			fmt.Println(id, "rejected:", o.Err.(*engine.Error).Code)
+		default:
+			fmt.Println(id, "applied at seq", o.Result.Seq, "leaving", o.Result.Balances["CNY"].Available)
+		}
+	}
+	// Output:
+	// welcome applied at seq 1 leaving 50.00
+	// order-57-pay rejected: INSUFFICIENT_FUNDS
+	// order-58-pay unknown: never sent, or forgotten after the idempotency TTL
+}

@@ -265,6 +265,11 @@ func (e *Engine) hold(raw string) instructions.Hold {
 
 // describe writes the message of a script error, in the instruction's own terms.
 func (e *Engine) describe(n instructions.Normalized, idx int, code instructions.Code, detail string) string {
+	if n.Steps == nil && idx >= 0 {
+		// A rejection read back by id (Outcome): the record keeps no ops to
+		// say it in their terms.
+		return fmt.Sprintf("op %d was refused with %s; the record keeps the code and the op's index, not the op", idx, code)
+	}
 	if idx < 0 || idx >= len(n.Steps) {
 		if code == instructions.CodeIdempotencyConflict {
 			return fmt.Sprintf("id %q was used by %s with another body", n.ID, n.Holder)

@@ -18,6 +18,7 @@ const (
 	CodeUnauthenticated     Code = "UNAUTHENTICATED"
 	CodeHolderNotFound      Code = "HOLDER_NOT_FOUND"
 	CodeTransferNotFound    Code = "TRANSFER_NOT_FOUND"
+	CodeInstructionNotFound Code = "INSTRUCTION_NOT_FOUND"
 	CodeIdempotencyConflict Code = "IDEMPOTENCY_CONFLICT"
 	CodePayloadTooLarge     Code = "PAYLOAD_TOO_LARGE"
 	CodeHolderExists        Code = "HOLDER_EXISTS"
@@ -40,7 +41,7 @@ const (
 // Codes lists every code of the contract, in the order of its error table.
 var Codes = []Code{
 	CodeInvalidInstruction, CodeInvalidAmount, CodeInvalidID, CodeUnknownAsset, CodeTooManyOps,
-	CodeUnauthenticated, CodeHolderNotFound, CodeTransferNotFound, CodeIdempotencyConflict, CodePayloadTooLarge,
+	CodeUnauthenticated, CodeHolderNotFound, CodeTransferNotFound, CodeInstructionNotFound, CodeIdempotencyConflict, CodePayloadTooLarge,
 	CodeHolderExists, CodeHolderSuspended, CodeInsufficientFunds, CodeInsufficientPoints,
 	CodeHoldNotFound, CodeHoldExists, CodeHoldExpired, CodeExceedsHold, CodeCouponNotFound,
 	CodeCouponExists, CodeCouponUnavailable, CodeCouponExpired, CodeOverflow,
@@ -62,6 +63,7 @@ var (
 	ErrUnauthenticated     error = sentinel(CodeUnauthenticated)
 	ErrHolderNotFound      error = sentinel(CodeHolderNotFound)
 	ErrTransferNotFound    error = sentinel(CodeTransferNotFound)
+	ErrInstructionNotFound error = sentinel(CodeInstructionNotFound)
 	ErrIdempotencyConflict error = sentinel(CodeIdempotencyConflict)
 	ErrPayloadTooLarge     error = sentinel(CodePayloadTooLarge)
 	ErrHolderExists        error = sentinel(CodeHolderExists)

@@ -52,6 +52,11 @@
 // (id, request fingerprint and result), from which a rebuild writes their
 // idempotency records again.
 //
+// Statement reads a page of a holder's applied instructions from a seq,
+// oldest first, with their movements in decimals (Options.Assets); Instruction
+// reads one by id. The primary key (holder, seq) and the index (holder, id)
+// serve them (docs/ledger.md shows the plan).
+//
 // # Caveats
 //
 // Rejections are not events: the ledger never sees them, so a holder rebuilt

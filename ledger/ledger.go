@@ -7,21 +7,27 @@ import (
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/atomledger/atomledger/instructions"
 )
 
 // Options configure a Ledger. A nil *Options or a zero field means the default.
 type Options struct {
 	// Logger receives gaps, refusals and conflicts. Default: slog.Default().
 	Logger *slog.Logger
+	// Assets gives the scales a statement shows amounts at. Default:
+	// instructions.DefaultAssets.
+	Assets *instructions.Registry
 }
 
 // Ledger is the PostgreSQL ledger. It is safe for concurrent use; several
 // processes may write to one database (a holder's rows are locked while its
 // events apply).
 type Ledger struct {
-	pool  *pgxpool.Pool
-	log   *slog.Logger
-	stats struct {
+	pool   *pgxpool.Pool
+	log    *slog.Logger
+	assets *instructions.Registry
+	stats  struct {
 		batches, applied, duplicates, conflicts, parked, unparked, refused, setAside atomic.Int64
 	}
 }
@@ -50,10 +56,13 @@ func New(ctx context.Context, pool *pgxpool.Pool, opt *Options) (*Ledger, error)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Assets == nil {
+		o.Assets = instructions.MustParseAssets(instructions.DefaultAssets)
+	}
 	if _, err := Migrate(ctx, pool); err != nil {
 		return nil, err
 	}
-	return &Ledger{pool: pool, log: o.Logger}, nil
+	return &Ledger{pool: pool, log: o.Logger, assets: o.Assets}, nil
 }
 
 // Pool gives the connection pool.

@@ -16,6 +16,8 @@ func (s *server) routes() []route {
 		{pattern: "POST /v1/instructions", handle: s.applyOne},
 		{pattern: "POST /v1/instructions/batch", handle: s.applyBatch},
 		{pattern: "GET /v1/holders/{holder}", handle: s.holder},
+		{pattern: "GET /v1/holders/{holder}/events", handle: s.events},
+		{pattern: "GET /v1/holders/{holder}/instructions/{id}", handle: s.instruction},
 		{pattern: "POST /v1/transfers", handle: s.postTransfer},
 		{pattern: "GET /v1/transfers/{id}", handle: s.getTransfer},
 		{pattern: "GET /healthz", public: true, handle: s.healthz},

@@ -173,6 +173,8 @@ func TestServe_EveryStatusOfTheTable(t *testing.T) {
 			status: 422, code: "HOLDER_NOT_FOUND"},
 		{name: "reading an unknown transfer is 404 TRANSFER_NOT_FOUND", method: http.MethodGet, path: "/v1/transfers/" + newID("nothing"),
 			status: 404, code: "TRANSFER_NOT_FOUND"},
+		{name: "reading an unknown instruction is 404 INSTRUCTION_NOT_FOUND", method: http.MethodGet,
+			path: "/v1/holders/" + h + "/instructions/" + newID("never"), status: 404, code: "INSTRUCTION_NOT_FOUND"},
 		{name: "an id reused with another body is 409 IDEMPOTENCY_CONFLICT",
 			body: instructionJSON(conflictID, h, `[{"op": "earn_points", "amount": "2"}]`), status: 409, code: "IDEMPOTENCY_CONFLICT"},
 		{name: "a body over 1 MiB is 413 PAYLOAD_TOO_LARGE", body: credit(h, "1.00") + strings.Repeat(" ", 1<<20),

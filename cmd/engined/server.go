@@ -34,6 +34,7 @@ type server struct {
 	log     *slog.Logger
 	metrics *metrics
 	ready   *readiness
+	ledger  ledgerReader // statements and old instructions, given --pg
 }
 
 func newServer(eng *engine.Engine, rdb redis.UniversalClient, tokens []string, log *slog.Logger) *server {
@@ -68,6 +69,7 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 	eo.Logger = log // a transfer step left for the recovery worker shows in the daemon's own log
 	eng := engine.New(rdb, eo)
 	s := newServer(eng, rdb, opt.tokens, log)
+	defer s.openLedgerReader(ctx, cfg)() // closed once the requests in flight are answered
 	workersCtx, stopWorkers := context.WithCancel(context.Background())
 	workersDone := make(chan struct{})
 	go func() {

@@ -35,6 +35,8 @@ var statusTable = []statusRow{
 	// /v1/transfers/{id} answers it: a transfer id names no account, so an
 	// unknown one is never a rejection.
 	{code: instructions.CodeTransferNotFound, status: http.StatusNotFound},
+	// Only GET /v1/holders/{holder}/instructions/{id} answers it.
+	{code: instructions.CodeInstructionNotFound, status: http.StatusNotFound},
 	{code: instructions.CodeIdempotencyConflict, status: http.StatusConflict},
 	{code: instructions.CodePayloadTooLarge, status: http.StatusRequestEntityTooLarge},
 	{code: instructions.CodeHolderExists, status: http.StatusUnprocessableEntity},

@@ -16,12 +16,13 @@ import (
 func TestStatus_TableIsTheContracts(t *testing.T) {
 	want := map[instructions.Code]int{
 		"INVALID_INSTRUCTION": 400, "INVALID_AMOUNT": 400, "INVALID_ID": 400, "UNKNOWN_ASSET": 400, "TOO_MANY_OPS": 400,
-		"UNAUTHENTICATED":      401,
-		"HOLDER_NOT_FOUND":     422,
-		"TRANSFER_NOT_FOUND":   404, // the project's addition to the contract's table: GET /v1/transfers/{id}
-		"IDEMPOTENCY_CONFLICT": 409,
-		"PAYLOAD_TOO_LARGE":    413,
-		"HOLDER_EXISTS":        422, "HOLDER_SUSPENDED": 422, "INSUFFICIENT_FUNDS": 422, "INSUFFICIENT_POINTS": 422,
+		"UNAUTHENTICATED":       401,
+		"HOLDER_NOT_FOUND":      422,
+		"TRANSFER_NOT_FOUND":    404, // the project's addition to the contract's table: GET /v1/transfers/{id}
+		"INSTRUCTION_NOT_FOUND": 404, // GET /v1/holders/{holder}/instructions/{id}
+		"IDEMPOTENCY_CONFLICT":  409,
+		"PAYLOAD_TOO_LARGE":     413,
+		"HOLDER_EXISTS":         422, "HOLDER_SUSPENDED": 422, "INSUFFICIENT_FUNDS": 422, "INSUFFICIENT_POINTS": 422,
 		"HOLD_NOT_FOUND": 422, "HOLD_EXISTS": 422, "HOLD_EXPIRED": 422, "EXCEEDS_HOLD": 422,
 		"COUPON_NOT_FOUND": 422, "COUPON_EXISTS": 422, "COUPON_UNAVAILABLE": 422, "COUPON_EXPIRED": 422, "OVERFLOW": 422,
 		"UNAVAILABLE": 503,

@@ -102,7 +102,7 @@ func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng
 // once ctx is done.
 func openLedger(ctx context.Context, cfg *Config, log *slog.Logger) *ledger.Ledger {
 	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
-		led, err := ledger.Open(ctx, cfg.PGDSN, &ledger.Options{Logger: log})
+		led, err := ledger.Open(ctx, cfg.PGDSN, &ledger.Options{Logger: log, Assets: cfg.Assets})
 		if err == nil {
 			return led
 		}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/ledger"
+)
+
+// ledgerReader is the daemon's read side of the ledger: the statement and
+// the lookup of old instructions read it.
+type ledgerReader struct {
+	configured bool // --pg was given
+	led        atomic.Pointer[ledger.Ledger]
+}
+
+// get gives the ledger, or UNAVAILABLE when the daemon has none (yet).
+func (lr *ledgerReader) get() (*ledger.Ledger, error) {
+	if l := lr.led.Load(); l != nil {
+		return l, nil
+	}
+	msg := "the ledger is not reachable yet: retry"
+	if !lr.configured {
+		msg = "this daemon runs without a ledger (--pg): it has no statements"
+	}
+	return nil, instructions.Errorf(instructions.CodeUnavailable, instructions.NoOp, "%s", msg)
+}
+
+// ledgerFailure reports a failure of PostgreSQL as UNAVAILABLE: the ledger
+// may be back on the next try. The cause goes to the log, not to the client
+// (it names the database's host and user). Errors of the contract pass as
+// they are.
+func (s *server) ledgerFailure(err error) error {
+	var e *instructions.Error
+	if errors.As(err, &e) {
+		return err
+	}
+	s.log.Warn("ledger read failed", "code", instructions.CodeUnavailable, "error", err.Error())
+	return &instructions.Error{Code: instructions.CodeUnavailable, OpIndex: instructions.NoOp,
+		Message: "the ledger (PostgreSQL) did not answer: retry", Err: err}
+}
+
+// events is GET /v1/holders/{holder}/events?after_seq=N&limit=M: a page of
+// the holder's statement from the ledger, 200 even when empty (a holder
+// Redis knows whose events are not in the ledger yet).
+//
+// Errors: 400 INVALID_ID, INVALID_INSTRUCTION (a bad after_seq or limit, an
+// unknown query parameter); 401 UNAUTHENTICATED; 404 HOLDER_NOT_FOUND
+// (neither Redis nor the ledger knows the holder); 503 UNAVAILABLE (no
+// ledger configured or reachable, or Redis unreachable); 500 INTERNAL.
+func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	holder := r.PathValue("holder")
+	if err := checkReadID("holder", holder); err != nil {
+		writeError(w, err, true)
+		return
+	}
+	after, limit, err := pageParams(r.URL.Query())
+	if err != nil {
+		writeError(w, err, true)
+		return
+	}
+	led, err := s.ledger.get()
+	if err != nil {
+		writeError(w, err, true)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	st, err := led.Statement(ctx, holder, after, limit)
+	if errors.Is(err, instructions.ErrHolderNotFound) {
+		// The ledger lags Redis: a holder it lacks may be on its way.
+		if _, err = s.eng.State(ctx, holder); err == nil {
+			st = ledger.Statement{Holder: holder, Events: []ledger.AppliedInstruction{}}
+		}
+	}
+	if err != nil {
+		writeError(w, s.ledgerFailure(err), true)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// pageParams reads after_seq (default 0) and limit (default 100, at most
+// 1000). Any other parameter, or one given twice, is refused: a misspelt
+// one would otherwise be ignored without a word.
+func pageParams(q url.Values) (after int64, limit int, err error) {
+	bad := func(format string, args ...any) (int64, int, error) {
+		return 0, 0, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp, format, args...)
+	}
+	for k, vs := range q {
+		if k != "after_seq" && k != "limit" {
+			return bad("unknown query parameter %q: this route takes after_seq and limit", k)
+		}
+		if len(vs) > 1 {
+			return bad("query parameter %s is given %d times: give it once", k, len(vs))
+		}
+	}
+	limit = ledger.DefaultStatementLimit
+	if v, ok := q["after_seq"]; ok {
+		if after, err = strconv.ParseInt(v[0], 10, 64); err != nil || after < 0 || !digitsOnly(v[0]) {
+			return bad("after_seq %q: want a seq, a whole number from 0 (the default: from the first)", v[0])
+		}
+	}
+	if v, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(v[0])
+		if err != nil || n < 1 || n > ledger.MaxStatementLimit || !digitsOnly(v[0]) {
+			return bad("limit %q: want a whole number from 1 to %d (default %d)", v[0], ledger.MaxStatementLimit, ledger.DefaultStatementLimit)
+		}
+		limit = n
+	}
+	return after, limit, nil
+}
+
+// digitsOnly refuses the signs and spaces strconv would take.
+func digitsOnly(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func checkReadID(what, id string) error {
+	if !instructions.ValidID(id) {
+		return instructions.Errorf(instructions.CodeInvalidID, instructions.NoOp,
+			"%s %q must match [A-Za-z0-9_.:-]{1,64} and not be dots alone", what, id)
+	}
+	return nil
+}
+
+// instructionAnswer answers GET /v1/holders/{holder}/instructions/{id}.
+type instructionAnswer struct {
+	Holder string `json:"holder"`
+	ID     string `json:"id"`
+	// Source is "redis" (the idempotency record: the answer the instruction
+	// got) or "ledger" (Redis forgot the id; the ledger keeps what applied).
+	Source string `json:"source"`
+	Status string `json:"status"` // "applied" or "rejected"
+	// Result is the recorded result of an applied instruction (from Redis).
+	Result *instructions.Result `json:"result,omitempty"`
+	// Error is the recorded rejection (from Redis).
+	Error *instructions.Error `json:"error,omitempty"`
+	// Instruction is the applied instruction as the ledger has it.
+	Instruction *ledger.AppliedInstruction `json:"instruction,omitempty"`
+}
+
+// instruction is GET /v1/holders/{holder}/instructions/{id}: the recorded
+// answer while Redis remembers the id, else the applied instruction from the
+// ledger. 200 for a rejection too: the lookup found what happened.
+//
+// Errors: 400 INVALID_ID; 401 UNAUTHENTICATED; 404 INSTRUCTION_NOT_FOUND
+// (neither Redis nor the ledger has it); 503 UNAVAILABLE (Redis, or a
+// configured ledger, unreachable); 500 INTERNAL.
+func (s *server) instruction(w http.ResponseWriter, r *http.Request) {
+	holder, id := r.PathValue("holder"), r.PathValue("id")
+	for _, v := range [2][2]string{{"holder", holder}, {"instruction id", id}} {
+		if err := checkReadID(v[0], v[1]); err != nil {
+			writeError(w, err, true)
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	ans := instructionAnswer{Holder: holder, ID: id, Source: "redis", Status: "applied"}
+	o, err := s.eng.Outcome(ctx, holder, id)
+	if err == nil {
+		if o.Err != nil {
+			ans.Status, ans.Error = "rejected", asError(o.Err)
+		} else {
+			ans.Result = &o.Result
+		}
+		writeJSON(w, http.StatusOK, ans)
+		return
+	}
+	if !errors.Is(err, engine.ErrInstructionNotFound) {
+		writeError(w, err, true)
+		return
+	}
+	notInRedis := *asError(err)
+	if !s.ledger.configured {
+		e := notInRedis
+		e.Message += ", and this daemon has no ledger (--pg) to look further"
+		writeError(w, &e, true)
+		return
+	}
+	led, err := s.ledger.get()
+	if err != nil {
+		writeError(w, err, true)
+		return
+	}
+	a, err := led.Instruction(ctx, holder, id)
+	if errors.Is(err, instructions.ErrInstructionNotFound) {
+		e := notInRedis
+		e.Message += ", and the ledger has no applied instruction under it (rejected, never sent, or not relayed yet)"
+		writeError(w, &e, true)
+		return
+	}
+	if err != nil {
+		writeError(w, s.ledgerFailure(err), true)
+		return
+	}
+	ans.Source, ans.Instruction = "ledger", &a
+	writeJSON(w, http.StatusOK, ans)
+}
+
+// openLedgerReader opens the daemon's read side of the ledger in the
+// background, retrying until PostgreSQL answers, and gives a function that
+// closes it.
+func (s *server) openLedgerReader(ctx context.Context, cfg *Config) (closeIt func()) {
+	s.ledger.configured = cfg.PGDSN != ""
+	if !s.ledger.configured {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if l := openLedger(ctx, cfg, s.log); l != nil {
+			s.ledger.led.Store(l)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		if l := s.ledger.led.Load(); l != nil {
+			l.Close()
+		}
+	}
+}

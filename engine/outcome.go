@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// Outcome reads the answer recorded for instruction id of holder while Redis
+// remembers the id (Options.IdempotencyTTL): the Result it got, or its
+// rejection as Outcome.Err (an *Error with the recorded code and op index),
+// both marked Replayed. Nothing is applied or written. The record keeps the
+// code and the op's index of a rejection, not the op itself, so its message
+// is plainer than the first answer's. With Options.MinReplicaAcks, an answer
+// read here may not be on the replicas yet: the record is read from the
+// master, as a replay is, but not waited for.
+//
+// Errors: INVALID_ID; INSTRUCTION_NOT_FOUND (never seen, forgotten after the
+// TTL, rejected before Redis, or an unknown holder: nothing is recorded for
+// those); UNAVAILABLE; INTERNAL (a record it cannot read).
+func (e *Engine) Outcome(ctx context.Context, holder, id string) (Outcome, error) {
+	for _, v := range [2]struct{ what, s string }{{"holder", holder}, {"instruction id", id}} {
+		if !instructions.ValidID(v.s) {
+			return Outcome{}, instructions.Errorf(instructions.CodeInvalidID, instructions.NoOp,
+				"%s %q must match [A-Za-z0-9_.:-]{1,64} and not be dots alone", v.what, v.s)
+		}
+	}
+	raw, err := e.rdb.Get(ctx, cluster.Tx(holder, id)).Result()
+	if errors.Is(err, redis.Nil) {
+		err := instructions.Errorf(instructions.CodeInstructionNotFound, instructions.NoOp,
+			"Redis does not remember instruction %q of holder %s (ids are kept for %s)", id, holder, shortDuration(e.ttl))
+		err.ID = id
+		return Outcome{}, err
+	}
+	if err != nil {
+		return Outcome{}, redisFailure(id, err)
+	}
+	outcome, err := recordOutcome(raw)
+	if err != nil {
+		return Outcome{}, e.internal(id, "idempotency record of %s: %v", holder, err)
+	}
+	// The same reading as the script's reply to a replay; Steps is nil: the
+	// record does not keep the instruction.
+	res, err := e.parseReply(instructions.Normalized{ID: id, Holder: holder}, []any{int64(1), outcome})
+	var ierr *Error
+	if errors.As(err, &ierr) && ierr.Code == instructions.CodeInternal {
+		return Outcome{}, err
+	}
+	return Outcome{Result: res, Err: err}, nil
+}
+
+// shortDuration writes 24h rather than 24h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// recordOutcome takes the outcome out of an idempotency record, as apply.lua
+// writes it: "<fingerprint>\n<outcome>", the outcome being what the script
+// answers ("ok\n<result json>" or "err\n<code>\n<op index>\n<detail>"). It
+// is the one place that knows the record's stored form.
+func recordOutcome(raw string) (string, error) {
+	_, outcome, ok := strings.Cut(raw, "\n")
+	if !ok || !(strings.HasPrefix(outcome, "ok\n") || strings.HasPrefix(outcome, "err\n")) {
+		return "", fmt.Errorf("unexpected form %.40q", raw)
+	}
+	return outcome, nil
+}

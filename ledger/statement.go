@@ -1,0 +1,203 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// Bounds of a statement page (DESIGN.md, daemon table).
+const (
+	DefaultStatementLimit = 100
+	MaxStatementLimit     = 1000
+)
+
+// Statement is one page of a holder's applied instructions, oldest first.
+type Statement struct {
+	Holder string               `json:"holder"`
+	Events []AppliedInstruction `json:"events"`
+	// NextAfterSeq, when not zero, is the after_seq of the next page: the
+	// ledger has more instructions past this page.
+	NextAfterSeq int64 `json:"next_after_seq,omitempty"`
+}
+
+// AppliedInstruction is an instruction as the ledger recorded it, amounts in
+// decimals at the asset registry's scales (points at scale 0; an asset that
+// left the registry in minor units rather than hidden).
+type AppliedInstruction struct {
+	ID           string        `json:"id"`
+	Seq          int64         `json:"seq"`
+	TsMs         int64         `json:"ts_ms"` // Redis server time, Unix ms
+	Counterparty string        `json:"counterparty"`
+	Memo         string        `json:"memo,omitempty"`
+	Transfer     string        `json:"transfer,omitempty"` // the transfer this is a part's step of
+	Ops          []StatementOp `json:"ops"`
+}
+
+// StatementOp is one op of an applied instruction with what it moved.
+type StatementOp struct {
+	Op     string `json:"op"`
+	Asset  string `json:"asset,omitempty"` // the asset, or a settle's or release's leg
+	Amount string `json:"amount,omitempty"`
+	Hold   string `json:"hold,omitempty"`
+	Coupon string `json:"coupon,omitempty"`
+	ToHold string `json:"to_hold,omitempty"` // a transfer's take and give: the hold the amount goes to
+	// Movements are what the op moved between the holder's available and
+	// frozen accounts and the counterparty; empty for an op that moves no
+	// value (open, coupons, a take that keeps funds frozen).
+	Movements []Movement `json:"movements"`
+}
+
+// Movement is one amount moving from one account to another: "available"
+// and "frozen" are the holder's, "counterparty" the instruction's
+// counterparty.
+type Movement struct {
+	Asset  string `json:"asset"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Amount string `json:"amount"`
+}
+
+// statementQuery reads a page; the primary key (holder, seq) serves it, so
+// a page costs the same at the start of a long history as at its end
+// (docs/ledger.md shows the plan).
+const statementQuery = `SELECT id, seq, ts_ms, counterparty, memo, coalesce(transfer, ''), ops
+	FROM ledger.instructions WHERE holder = $1 AND seq > $2 ORDER BY seq LIMIT $3`
+
+// instructionQuery reads the latest instruction under an id (an id may come
+// back after Redis forgot it), through the index (holder, id).
+const instructionQuery = `SELECT id, seq, ts_ms, counterparty, memo, coalesce(transfer, ''), ops
+	FROM ledger.instructions WHERE holder = $1 AND id = $2 ORDER BY seq DESC LIMIT 1`
+
+// Statement reads the holder's applied instructions from seq afterSeq+1,
+// oldest first, at most limit of them (0: DefaultStatementLimit). Only what
+// the relay has delivered is there: Redis may be ahead.
+//
+// Errors: INVALID_ID; INVALID_INSTRUCTION (afterSeq below 0, limit outside
+// 0..MaxStatementLimit); HOLDER_NOT_FOUND when the ledger has nothing of the
+// holder; a plain error when PostgreSQL fails.
+func (l *Ledger) Statement(ctx context.Context, holder string, afterSeq int64, limit int) (Statement, error) {
+	if err := checkHolder(holder); err != nil {
+		return Statement{}, err
+	}
+	if limit == 0 {
+		limit = DefaultStatementLimit
+	}
+	if afterSeq < 0 {
+		return Statement{}, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
+			"after_seq %d: want a seq, 0 or more", afterSeq)
+	}
+	if limit < 1 || limit > MaxStatementLimit {
+		return Statement{}, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
+			"limit %d: want 1 to %d", limit, MaxStatementLimit)
+	}
+	// One more than asked tells whether there is a next page.
+	rows, err := l.pool.Query(ctx, statementQuery, holder, afterSeq, limit+1)
+	if err != nil {
+		return Statement{}, fmt.Errorf("ledger statement: %w", err)
+	}
+	evs, err := pgx.CollectRows(rows, l.scanApplied)
+	if err != nil {
+		return Statement{}, fmt.Errorf("ledger statement: %w", err)
+	}
+	st := Statement{Holder: holder, Events: evs}
+	if len(evs) > limit {
+		st.Events = evs[:limit]
+		st.NextAfterSeq = evs[limit-1].Seq
+	}
+	if len(evs) == 0 {
+		var known bool
+		if err := l.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM ledger.holders WHERE holder = $1)", holder).Scan(&known); err != nil {
+			return Statement{}, fmt.Errorf("ledger statement: %w", err)
+		}
+		if !known {
+			return Statement{}, instructions.Errorf(instructions.CodeHolderNotFound, instructions.NoOp,
+				"the ledger has no instruction of holder %s", holder)
+		}
+		st.Events = []AppliedInstruction{}
+	}
+	return st, nil
+}
+
+// Instruction reads the applied instruction id of holder, the latest if the
+// id was used again after Redis forgot it.
+//
+// Errors: INVALID_ID; INSTRUCTION_NOT_FOUND (the ledger has no applied
+// instruction under the id: never applied, rejected, or not relayed yet); a
+// plain error when PostgreSQL fails.
+func (l *Ledger) Instruction(ctx context.Context, holder, id string) (AppliedInstruction, error) {
+	if err := checkHolder(holder); err != nil {
+		return AppliedInstruction{}, err
+	}
+	if !instructions.ValidID(id) {
+		return AppliedInstruction{}, instructions.Errorf(instructions.CodeInvalidID, instructions.NoOp,
+			"instruction id %q must match [A-Za-z0-9_.:-]{1,64} and not be dots alone", id)
+	}
+	rows, err := l.pool.Query(ctx, instructionQuery, holder, id)
+	if err != nil {
+		return AppliedInstruction{}, fmt.Errorf("ledger instruction: %w", err)
+	}
+	a, err := pgx.CollectExactlyOneRow(rows, l.scanApplied)
+	if errors.Is(err, pgx.ErrNoRows) {
+		e := instructions.Errorf(instructions.CodeInstructionNotFound, instructions.NoOp,
+			"the ledger has no applied instruction %q of holder %s", id, holder)
+		e.ID = id
+		return AppliedInstruction{}, e
+	}
+	if err != nil {
+		return AppliedInstruction{}, fmt.Errorf("ledger instruction: %w", err)
+	}
+	return a, nil
+}
+
+func checkHolder(holder string) error {
+	if !instructions.ValidID(holder) {
+		return instructions.Errorf(instructions.CodeInvalidID, instructions.NoOp,
+			"holder %q must match [A-Za-z0-9_.:-]{1,64} and not be dots alone", holder)
+	}
+	return nil
+}
+
+// scanApplied reads a row of statementQuery or instructionQuery.
+func (l *Ledger) scanApplied(row pgx.CollectableRow) (AppliedInstruction, error) {
+	var a AppliedInstruction
+	var ops string
+	if err := row.Scan(&a.ID, &a.Seq, &a.TsMs, &a.Counterparty, &a.Memo, &a.Transfer, &ops); err != nil {
+		return a, err
+	}
+	var evOps []EventOp
+	if err := json.Unmarshal([]byte(ops), &evOps); err != nil {
+		return a, fmt.Errorf("instruction %s of seq %d: ops: %w", a.ID, a.Seq, err)
+	}
+	a.Ops = make([]StatementOp, len(evOps))
+	for i, op := range evOps {
+		so := StatementOp{Op: op.Op, Asset: op.Asset, Hold: op.Hold, Coupon: op.Coupon, ToHold: op.To, Movements: []Movement{}}
+		if op.Units != "" {
+			so.Amount = l.amount(op.Asset, op.Units)
+		}
+		for _, mv := range op.Moves {
+			so.Movements = append(so.Movements, Movement{Asset: mv[0], From: sideName[mv[1]], To: sideName[mv[2]], Amount: l.amount(mv[0], mv[3])})
+		}
+		a.Ops[i] = so
+	}
+	return a, nil
+}
+
+// sideName names the account sides of a movement for people.
+var sideName = map[string]string{SideAvail: "available", SideFrozen: "frozen", SideCP: "counterparty"}
+
+// amount formats minor units of an asset at its scale, as the engine does.
+func (l *Ledger) amount(asset, units string) string {
+	scale, ok := l.assets.Scale(asset)
+	n, err := strconv.ParseInt(units, 10, 64)
+	if !ok || err != nil {
+		return units
+	}
+	return instructions.FromUnits(n, scale)
+}
