@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"sort"
 	"syscall"
 	"time"
 
@@ -314,64 +313,13 @@ func compareState(h string, r *engine.Snapshot, p *ledger.Snapshot) (Finding, bo
 	case fd.LedgerSeq > fd.RedisSeq:
 		fd.Kind = kindPGAhead
 	default:
-		fd.Difference = differences(*r, engine.Snapshot(*p))
+		fd.Difference = engine.Differences(r, (*engine.Snapshot)(p), "ledger")
 		if len(fd.Difference) == 0 {
 			return fd, false
 		}
 		fd.Kind = kindMismatch
 	}
 	return fd, true
-}
-
-// differences lists what differs between Redis (r) and the ledger (p).
-func differences(r, p engine.Snapshot) []string {
-	var d []string
-	add := func(what string, rv, pv any) { d = append(d, fmt.Sprintf("%s: redis %v, ledger %v", what, rv, pv)) }
-	if r.Digest != p.Digest {
-		add("digest", r.Digest, p.Digest)
-	}
-	if r.Status != p.Status {
-		add("status", r.Status, p.Status)
-	}
-	if r.CreatedMs != p.CreatedMs {
-		add("created_ms", r.CreatedMs, p.CreatedMs)
-	}
-	for _, a := range unionKeys(r.Balances, p.Balances) {
-		if r.Balances[a] != p.Balances[a] {
-			add("balance "+a+" [available frozen]", r.Balances[a], p.Balances[a])
-		}
-	}
-	pts := func(p *[2]int64) [2]int64 {
-		if p == nil {
-			return [2]int64{}
-		}
-		return *p
-	}
-	if pts(r.Points) != pts(p.Points) {
-		add("points [available frozen]", pts(r.Points), pts(p.Points))
-	}
-	for _, c := range unionKeys(r.Coupons, p.Coupons) {
-		if r.Coupons[c] != p.Coupons[c] {
-			add("coupon "+c, r.Coupons[c], p.Coupons[c])
-		}
-	}
-	for _, h := range unionKeys(r.Holds, p.Holds) {
-		if r.Holds[h] != p.Holds[h] {
-			add("hold "+h, r.Holds[h], p.Holds[h])
-		}
-	}
-	return d
-}
-
-func unionKeys[V any](a, b map[string]V) []string {
-	keys := slices.Collect(maps.Keys(a))
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func printSummary(w io.Writer, rep *Report) {
