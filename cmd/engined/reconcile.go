@@ -30,9 +30,9 @@ func reconcileUsage(w io.Writer) {
 Reconcile compares every holder in Redis with the PostgreSQL ledger (--pg):
 the same seq must come with the same digest, status, balances, points,
 coupons and holds; Redis ahead means events in flight (counted, not drift)
-while those events are still in the outbox, else they were lost on their way
-(lost_in_relay, drift, with their seqs); PostgreSQL ahead means Redis lost
-acknowledged writes; a holder may be
+while each of those events is still in the outbox or already in the ledger,
+else it was lost on its way (lost_in_relay, drift, with the seqs);
+PostgreSQL ahead means Redis lost acknowledged writes; a holder may be
 missing on either side; a holder the ledger refused events of, where the two
 differ, has a forked history (diverged). It also checks that every instruction's entries sum
 to zero per asset and that every account is the sum of its entries.
