@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,52 +62,125 @@ func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*S
 	pipe := e.rdb.Pipeline()
 	cmds := make([][6]*redis.MapStringStringCmd, len(holders))
 	for i, h := range holders {
-		hk := cluster.Holder(h)
-		for j, k := range []string{hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds} {
-			cmds[i][j] = pipe.HGetAll(ctx, k)
-		}
+		cmds[i] = readState(ctx, pipe, h)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, redisFailure("", err)
 	}
 	out := make(map[string]*Snapshot, len(holders))
 	for i, h := range holders {
-		meta := cmds[i][0].Val()
-		if meta["status"] == "" {
-			continue
+		s, err := snapshotOf(h, cmds[i])
+		if err != nil {
+			return nil, e.internal("", "%v", err)
 		}
-		s := &Snapshot{Holder: h, Status: meta["status"], Digest: meta["digest"],
-			Balances: map[string][2]int64{}, Coupons: cmds[i][4].Val(), Holds: cmds[i][5].Val()}
-		var errs []error
-		num := func(what, v string) int64 {
-			if v == "" {
-				return 0
-			}
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s %q", what, v))
-			}
-			return n
+		if s != nil {
+			out[h] = s
 		}
-		s.Seq, s.CreatedMs = num("seq", meta["seq"]), num("created_ms", meta["created_ms"])
-		avail, frozen := cmds[i][1].Val(), cmds[i][2].Val()
-		for a, v := range avail {
-			s.Balances[a] = [2]int64{num(a, v), num(a, frozen[a])}
-		}
-		for a, v := range frozen {
-			if _, ok := avail[a]; !ok {
-				s.Balances[a] = [2]int64{0, num(a, v)}
-			}
-		}
-		if p := cmds[i][3].Val(); len(p) > 0 {
-			s.Points = &[2]int64{num("points", p["available"]), num("points", p["frozen"])}
-		}
-		if err := errors.Join(errs...); err != nil {
-			return nil, e.internal("", "holder %s: %v", h, err)
-		}
-		out[h] = s
 	}
 	return out, nil
+}
+
+// readState queues the reads of a holder's six hashes.
+func readState(ctx context.Context, p redis.Pipeliner, h string) [6]*redis.MapStringStringCmd {
+	hk := cluster.Holder(h)
+	var cmds [6]*redis.MapStringStringCmd
+	for j, k := range []string{hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds} {
+		cmds[j] = p.HGetAll(ctx, k)
+	}
+	return cmds
+}
+
+// snapshotOf parses what readState read; nil when Redis lacks the holder.
+func snapshotOf(h string, cmds [6]*redis.MapStringStringCmd) (*Snapshot, error) {
+	meta := cmds[0].Val()
+	if meta["status"] == "" {
+		return nil, nil
+	}
+	s := &Snapshot{Holder: h, Status: meta["status"], Digest: meta["digest"],
+		Balances: map[string][2]int64{}, Coupons: cmds[4].Val(), Holds: cmds[5].Val()}
+	var errs []error
+	num := func(what, v string) int64 {
+		if v == "" {
+			return 0
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s %q", what, v))
+		}
+		return n
+	}
+	s.Seq, s.CreatedMs = num("seq", meta["seq"]), num("created_ms", meta["created_ms"])
+	avail, frozen := cmds[1].Val(), cmds[2].Val()
+	for a, v := range avail {
+		s.Balances[a] = [2]int64{num(a, v), num(a, frozen[a])}
+	}
+	for a, v := range frozen {
+		if _, ok := avail[a]; !ok {
+			s.Balances[a] = [2]int64{0, num(a, v)}
+		}
+	}
+	if p := cmds[3].Val(); len(p) > 0 {
+		s.Points = &[2]int64{num("points", p["available"]), num("points", p["frozen"])}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("holder %s: %w", h, err)
+	}
+	return s, nil
+}
+
+// Differences lists what differs between a holder's state in Redis (r) and
+// another account of it (o, named other in the text: the ledger's, as a
+// rule): digest, status, created_ms, balances, points, coupons and holds,
+// one line each. The seq is not compared: callers judge it first. An absent
+// balance or points hash counts as zero, as the holder's State shows it.
+func Differences(r, o *Snapshot, other string) []string {
+	var d []string
+	add := func(what string, rv, ov any) { d = append(d, fmt.Sprintf("%s: redis %v, %s %v", what, rv, other, ov)) }
+	if r.Digest != o.Digest {
+		add("digest", r.Digest, o.Digest)
+	}
+	if r.Status != o.Status {
+		add("status", r.Status, o.Status)
+	}
+	if r.CreatedMs != o.CreatedMs {
+		add("created_ms", r.CreatedMs, o.CreatedMs)
+	}
+	for _, a := range unionKeys(r.Balances, o.Balances) {
+		if r.Balances[a] != o.Balances[a] {
+			add("balance "+a+" [available frozen]", r.Balances[a], o.Balances[a])
+		}
+	}
+	pts := func(p *[2]int64) [2]int64 {
+		if p == nil {
+			return [2]int64{}
+		}
+		return *p
+	}
+	if pts(r.Points) != pts(o.Points) {
+		add("points [available frozen]", pts(r.Points), pts(o.Points))
+	}
+	for _, c := range unionKeys(r.Coupons, o.Coupons) {
+		if r.Coupons[c] != o.Coupons[c] {
+			add("coupon "+c, r.Coupons[c], o.Coupons[c])
+		}
+	}
+	for _, h := range unionKeys(r.Holds, o.Holds) {
+		if r.Holds[h] != o.Holds[h] {
+			add("hold "+h, r.Holds[h], o.Holds[h])
+		}
+	}
+	return d
+}
+
+func unionKeys[V any](a, b map[string]V) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // Holders calls fn with the ids of the holders Redis has, in batches of at
@@ -164,40 +240,63 @@ func (e *Engine) Holders(ctx context.Context, fn func(holders []string) error) e
 // changes.
 var ErrRedisAhead = errors.New("redis is ahead of the snapshot")
 
+// ErrStateDiffers is returned by Restore when Redis has the snapshot's seq
+// and digest but other figures: the same history, yet a balance, a hold or
+// another value was changed outside the script (what reconcile calls a
+// mismatch). Writing repairs it, but only force writes: the operator should
+// see what differs first.
+var ErrStateDiffers = errors.New("redis has the snapshot's seq and digest but other figures")
+
 // Restore writes a holder's whole state from s, replacing what Redis has of
 // it, and its entries in the expiry index, in one MULTI on the holder's
 // slot. In the same MULTI it writes the idempotency record of each of
 // s.Recent, with what is left of its TTL (the engine's IdempotencyTTL from
 // TsMs, on the clock of the holder's master): one already expired is
 // skipped, one Redis still has is left as it is. Other idempotency records
-// are neither read nor deleted. Unless force, it refuses with ErrRedisAhead
-// when Redis's seq is higher than s.Seq, or equal with another digest; it
-// does nothing when Redis already has s.Seq and s.Digest. It reports
-// whether it wrote.
+// are neither read nor deleted. It does nothing when Redis already has the
+// whole of s (seq, digest and every figure). Unless force, it refuses with
+// ErrRedisAhead when Redis's seq is higher than s.Seq, or equal with another
+// digest, and with ErrStateDiffers when Redis has s.Seq and s.Digest but
+// other figures. It reports whether it wrote.
 //
-// Errors: ErrRedisAhead, UNAVAILABLE.
+// Errors: ErrRedisAhead, ErrStateDiffers, UNAVAILABLE, INTERNAL (a stored
+// value that is not a number).
 func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, error) {
 	hk := cluster.Holder(s.Holder)
 	slot := cluster.HolderSlot(s.Holder)
 	exp := cluster.Expiry(slot)
 	wrote := false
 	err := e.rdb.Watch(ctx, func(tx *redis.Tx) error {
-		meta, err := tx.HMGet(ctx, hk.Meta, "seq", "digest").Result()
-		if err != nil {
+		var cmds [6]*redis.MapStringStringCmd
+		if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+			cmds = readState(ctx, p, s.Holder)
+			return nil
+		}); err != nil {
 			return err
 		}
-		seq, _ := strconv.ParseInt(str(meta[0]), 10, 64)
-		digest := str(meta[1])
+		cur, err := snapshotOf(s.Holder, cmds)
+		if err != nil {
+			return e.internal("", "%v", err)
+		}
+		var seq int64
+		if cur != nil {
+			seq = cur.Seq
+		}
 		switch {
-		case seq == s.Seq && digest == s.Digest:
-			return nil
-		case !force && (seq > s.Seq || seq == s.Seq):
+		case seq == s.Seq && cur != nil && cur.Digest == s.Digest:
+			// The same history: in sync only if every figure agrees too
+			// (a figure changed by hand leaves seq and digest as they were).
+			d := Differences(cur, s, "snapshot")
+			if len(d) == 0 {
+				return nil
+			}
+			if !force {
+				return fmt.Errorf("%w: holder %s at seq %d: %s", ErrStateDiffers, s.Holder, seq, strings.Join(d, "; "))
+			}
+		case !force && seq >= s.Seq:
 			return fmt.Errorf("%w: holder %s has seq %d in Redis, %d in the snapshot", ErrRedisAhead, s.Holder, seq, s.Seq)
 		}
-		holds, err := tx.HKeys(ctx, hk.Holds).Result()
-		if err != nil {
-			return err
-		}
+		holds := slices.Collect(maps.Keys(cmds[5].Val())) // their expiry index entries go too
 		now, err := tx.Time(ctx).Result()
 		if err != nil {
 			return err
@@ -247,8 +346,9 @@ func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, er
 		})
 		wrote = err == nil
 		return err
-	}, hk.Meta, hk.Holds)
-	if errors.Is(err, ErrRedisAhead) {
+	}, hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds)
+	var ee *Error
+	if errors.Is(err, ErrRedisAhead) || errors.Is(err, ErrStateDiffers) || errors.As(err, &ee) {
 		return false, err
 	}
 	if err != nil {
@@ -279,4 +379,56 @@ func holdExpiry(raw string) int64 {
 		}
 	}
 	return 0
+}
+
+// outboxPage is how many entries Undelivered reads from an outbox at once.
+const outboxPage = 1000
+
+// Undelivered reads the seqs of holders' events still in their slots'
+// outboxes: not read by a relay yet, or read and not yet acknowledged (the
+// relay deletes an event only once the ledger committed it). Those are on
+// their way to the ledger; an event the holder applied that is neither
+// there nor in the ledger is lost. It reads the whole of those outboxes, in
+// pages; a holder none of whose events is there is absent from the map.
+//
+// Errors: UNAVAILABLE.
+func (e *Engine) Undelivered(ctx context.Context, holders []string) (map[string]map[int64]bool, error) {
+	want := map[string]bool{}
+	from := map[string]string{} // outbox -> where its next page starts
+	for _, h := range holders {
+		want[h] = true
+		from[cluster.Outbox(cluster.HolderSlot(h))] = "-"
+	}
+	out := map[string]map[int64]bool{}
+	for len(from) > 0 {
+		pipe := e.rdb.Pipeline()
+		cmds := map[string]*redis.XMessageSliceCmd{}
+		for k, start := range from {
+			cmds[k] = pipe.XRangeN(ctx, k, start, "+", outboxPage)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, redisFailure("", err)
+		}
+		for k, c := range cmds {
+			msgs := c.Val()
+			for _, m := range msgs {
+				h, _ := m.Values["holder"].(string)
+				v, _ := m.Values["seq"].(string)
+				seq, err := strconv.ParseInt(v, 10, 64)
+				if !want[h] || err != nil {
+					continue
+				}
+				if out[h] == nil {
+					out[h] = map[int64]bool{}
+				}
+				out[h][seq] = true
+			}
+			if len(msgs) < outboxPage {
+				delete(from, k)
+			} else {
+				from[k] = "(" + msgs[len(msgs)-1].ID
+			}
+		}
+	}
+	return out, nil
 }

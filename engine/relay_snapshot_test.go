@@ -96,3 +96,44 @@ func TestRestore_WritesIdempotencyRecords(t *testing.T) {
 		assert.Equal(t, kept, rdb.Get(ctx, keep).Val())
 	})
 }
+
+// TestRestore_ComparesFigures changes a balance and a hold's expiry by hand,
+// seq and digest untouched: Restore does not call the holder in sync, refuses
+// without force (ErrStateDiffers, naming what differs, nothing written), and
+// with force writes the snapshot's state, after which it is in sync.
+func TestRestore_ComparesFigures(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+		return in.Credit("CNY", "100.00").Freeze("CNY", "10.00", "order-1", time.Hour)
+	})
+	before := state(t, h)
+	snaps, err := eng.Snapshots(ctx, []string{h})
+	require.NoError(t, err)
+	s := snaps[h]
+
+	wrote, err := eng.Restore(ctx, s, false)
+	require.NoError(t, err)
+	assert.False(t, wrote, "the same state: nothing to write")
+
+	hk := cluster.Holder(h)
+	require.NoError(t, rdb.HSet(ctx, hk.Balance, "CNY", "1").Err())
+	require.NoError(t, rdb.HSet(ctx, hk.Holds, "order-1", "1|CNY=1000|").Err())
+	tampered := state(t, h)
+	require.NotEqual(t, before, tampered)
+
+	wrote, err = eng.Restore(ctx, s, false)
+	require.ErrorIs(t, err, engine.ErrStateDiffers)
+	assert.False(t, wrote)
+	assert.Contains(t, err.Error(), "balance CNY [available frozen]: redis [1 1000], snapshot [9000 1000]")
+	assert.Contains(t, err.Error(), "hold order-1")
+	assert.Equal(t, tampered, state(t, h), "refused: nothing written")
+
+	wrote, err = eng.Restore(ctx, s, true)
+	require.NoError(t, err)
+	assert.True(t, wrote)
+	assert.Equal(t, before, state(t, h))
+	wrote, err = eng.Restore(ctx, s, false)
+	require.NoError(t, err)
+	assert.False(t, wrote, "in sync again")
+}

@@ -170,3 +170,47 @@ func readRecent(ctx context.Context, tx pgx.Tx, holders []string, since int64, o
 	}
 	return rows.Err()
 }
+
+// Arrived is what the ledger has received of a holder's events: those
+// applied, up to Head, and those parked behind a gap.
+type Arrived struct {
+	Head   int64
+	Parked map[int64]bool
+}
+
+// Has tells whether the ledger has received the event at seq.
+func (a Arrived) Has(seq int64) bool { return seq <= a.Head || a.Parked[seq] }
+
+// Arrivals reads what the ledger has received of holders' events, in one
+// statement (one view of the commits); a holder it knows nothing of is
+// absent from the map.
+func (l *Ledger) Arrivals(ctx context.Context, holders []string) (map[string]Arrived, error) {
+	out := map[string]Arrived{}
+	rows, err := l.pool.Query(ctx, `SELECT holder, seq, false FROM ledger.holders WHERE holder = ANY($1)
+		UNION ALL SELECT holder, seq, true FROM ledger.parked WHERE holder = ANY($1)`, holders)
+	if err != nil {
+		return nil, fmt.Errorf("ledger arrivals: %w", err)
+	}
+	for rows.Next() {
+		var h string
+		var seq int64
+		var parked bool
+		if err := rows.Scan(&h, &seq, &parked); err != nil {
+			return nil, fmt.Errorf("ledger arrivals: %w", err)
+		}
+		a := out[h]
+		if parked {
+			if a.Parked == nil {
+				a.Parked = map[int64]bool{}
+			}
+			a.Parked[seq] = true
+		} else {
+			a.Head = seq
+		}
+		out[h] = a
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ledger arrivals: %w", err)
+	}
+	return out, nil
+}

@@ -26,7 +26,11 @@ one gets its first answer again; a record Redis still has is kept.
 Rejections are not in the ledger: their records are not rebuilt, and a
 retried rejected instruction is judged afresh.
 It refuses a holder where Redis is ahead (or at the same seq with another
-digest): writing would lose changes the ledger has not received yet. It also
+digest): writing would lose changes the ledger has not received yet. A
+holder at the ledger's seq and digest is in sync only if every figure
+agrees too; one whose figures differ (a mismatch, in reconcile's words:
+changed outside the engine) is refused and what differs is listed, and
+--force writes the ledger's figures over it. It also
 refuses a holder whose events the ledger refused, when Redis and the ledger
 differ on it: their histories forked (a failover lost events the ledger had,
 then Redis applied others at their seq), and writing would discard
@@ -42,7 +46,8 @@ Flags:
   --all
         rebuild every holder of the ledger
   --force
-        also overwrite holders where Redis is ahead
+        also overwrite holders where Redis is ahead, diverged, or whose
+        figures differ from the ledger's at the same seq
 `)
 	printConfigUsage(w)
 }
@@ -52,7 +57,7 @@ func runRebuild(args []string, c cli) int {
 	f := newCommandFlags("rebuild", c, rebuildUsage)
 	holder := f.fs.String("holder", "", "rebuild holder H")
 	all := f.fs.Bool("all", false, "rebuild every holder of the ledger")
-	force := f.fs.Bool("force", false, "also overwrite holders where Redis is ahead")
+	force := f.fs.Bool("force", false, "also overwrite holders where Redis is ahead, diverged, or differs from the ledger")
 	cfg, status := f.parse(args)
 	if cfg == nil {
 		return status
@@ -128,7 +133,7 @@ func rebuild(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, holder
 			es := engine.Snapshot(*s)
 			wrote, err := eng.Restore(ctx, &es, force)
 			switch {
-			case errors.Is(err, engine.ErrRedisAhead):
+			case errors.Is(err, engine.ErrRedisAhead), errors.Is(err, engine.ErrStateDiffers):
 				res.Refused++
 				fmt.Fprintf(log, "engined rebuild: %v (--force overwrites)\n", err)
 			case err != nil:

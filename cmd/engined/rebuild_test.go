@@ -220,3 +220,53 @@ func TestRebuild_RefusesDivergedHolder(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "85.00", after.Balances["CNY"].Available, "the ledger's history: x and x2, not y")
 }
+
+// TestRebuild_RepairsTamperedFigures changes one balance field in Redis,
+// its seq and digest untouched: reconcile calls it a mismatch, rebuild
+// refuses it (never "in sync"), and rebuild --force writes the ledger's
+// figures, after which reconcile is clean.
+func TestRebuild_RepairsTamperedFigures(t *testing.T) {
+	needRedis(t)
+	r := newLedgerRig(t)
+	ctx := context.Background()
+	r.startRelay(t, nil)
+	h := "tamper-" + time.Now().Format("150405.000000")
+	_, err := r.eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "100.00").Freeze("CNY", "10.00", "order-1", time.Hour))
+	require.NoError(t, err)
+	require.False(t, r.waitInSync(t, 30*time.Second).Drift)
+	before, err := r.eng.State(ctx, h)
+	require.NoError(t, err)
+
+	require.NoError(t, r.rdb.HSet(ctx, cluster.Holder(h).Balance, "CNY", "999900").Err())
+	tampered, err := r.eng.State(ctx, h)
+	require.NoError(t, err)
+	require.Equal(t, "9999.00", tampered.Balances["CNY"].Available)
+
+	rep, err := reconcile(ctx, r.eng, r.led, nil)
+	require.NoError(t, err)
+	assert.True(t, rep.Drift)
+	require.Len(t, rep.Findings, 1)
+	assert.Equal(t, kindMismatch, rep.Findings[0].Kind)
+	assert.Equal(t, []string{"balance CNY [available frozen]: redis [999900 1000], ledger [9000 1000]"}, rep.Findings[0].Difference)
+
+	code, stdout, stderr := r.run("rebuild", "--holder", h)
+	assert.Equal(t, exitDrift, code, "stdout %s stderr %s", stdout, stderr)
+	assert.Contains(t, stdout, "rebuilt 0, in sync 0, refused 1")
+	assert.Contains(t, stderr, "balance CNY")
+	after, err := r.eng.State(ctx, h)
+	require.NoError(t, err)
+	assert.Equal(t, tampered, after, "without --force nothing is written")
+
+	code, stdout, stderr = r.run("rebuild", "--holder", h, "--force")
+	require.Equal(t, exitOK, code, "stdout %s stderr %s", stdout, stderr)
+	assert.Contains(t, stdout, "rebuilt 1,")
+	after, err = r.eng.State(ctx, h)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the ledger's figures")
+
+	code, stdout, _ = r.run("reconcile")
+	assert.Equal(t, exitOK, code, "clean again:\n%s", stdout)
+	code, stdout, _ = r.run("rebuild", "--holder", h)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "rebuilt 0, in sync 1")
+}

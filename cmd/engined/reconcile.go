@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"sort"
 	"syscall"
 	"time"
 
@@ -30,7 +29,9 @@ func reconcileUsage(w io.Writer) {
 
 Reconcile compares every holder in Redis with the PostgreSQL ledger (--pg):
 the same seq must come with the same digest, status, balances, points,
-coupons and holds; Redis ahead means events in flight (counted, not drift);
+coupons and holds; Redis ahead means events in flight (counted, not drift)
+while each of those events is still in the outbox or already in the ledger,
+else it was lost on its way (lost_in_relay, drift, with the seqs);
 PostgreSQL ahead means Redis lost acknowledged writes; a holder may be
 missing on either side; a holder the ledger refused events of, where the two
 differ, has a forked history (diverged). An event the ledger set aside (it
@@ -57,7 +58,8 @@ Flags:
 
 // Finding kinds, per holder.
 const (
-	kindInFlight       = "in_flight"        // Redis ahead: events not in PostgreSQL yet (not drift)
+	kindInFlight       = "in_flight"        // Redis ahead: events not in PostgreSQL yet, still in the outbox (not drift)
+	kindLostInRelay    = "lost_in_relay"    // Redis ahead, and some of those events are neither in the outbox nor in PostgreSQL
 	kindPGAhead        = "pg_ahead"         // Redis lost acknowledged writes
 	kindMissingInRedis = "missing_in_redis" // PostgreSQL has it, Redis does not
 	kindMismatch       = "mismatch"         // same seq, different figures
@@ -89,6 +91,8 @@ type Finding struct {
 	RedisSeq   int64    `json:"redis_seq"`
 	LedgerSeq  int64    `json:"ledger_seq"`
 	InFlight   int64    `json:"in_flight,omitempty"`
+	Lost       int64    `json:"lost,omitempty"`      // lost_in_relay: how many events
+	LostSeqs   []int64  `json:"lost_seqs,omitempty"` // lost_in_relay: their seqs, the first maxLostSeqs
 	Difference []string `json:"difference,omitempty"`
 }
 
@@ -156,6 +160,11 @@ func progressOut(w io.Writer) io.Writer {
 // reconcileBatch is how many holders are read from each side at once.
 const reconcileBatch = 1000
 
+// betweenReads, when set, runs between reading a batch of holders from the
+// ledger and from Redis: a test lets the relay commit there, to hold the
+// read order to what it must be.
+var betweenReads func()
+
 // reconcileWithin compares every holder of Redis and of the ledger, then the
 // transfers whose clearing account is not zero, given transferTimeout to
 // finish.
@@ -190,20 +199,33 @@ func reconcileWithin(ctx context.Context, eng *engine.Engine, led *ledger.Ledger
 	}
 	for lo := 0; lo < len(all); lo += reconcileBatch {
 		batch := all[lo:min(lo+reconcileBatch, len(all))]
-		fromRedis, err := eng.Snapshots(ctx, batch)
-		if err != nil {
-			return nil, fmt.Errorf("redis: %w", err)
-		}
+		// The ledger first: it only ever holds what Redis applied, so a
+		// relay commit between the two reads makes Redis look ahead (in
+		// flight, checked below), never the ledger (lost writes).
 		fromPG, err := led.Snapshots(ctx, batch, 0)
 		if err != nil {
 			return nil, err
 		}
+		if betweenReads != nil {
+			betweenReads()
+		}
+		fromRedis, err := eng.Snapshots(ctx, batch)
+		if err != nil {
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		var found []Finding
 		for _, h := range batch {
 			fd, ok := compareHolder(h, fromRedis[h], fromPG[h], rep.Refused[h] > 0)
 			if !ok {
 				rep.InSync++
 				continue
 			}
+			found = append(found, fd)
+		}
+		if err := checkInFlight(ctx, eng, led, found); err != nil {
+			return nil, err
+		}
+		for _, fd := range found {
 			rep.Counts[fd.Kind]++
 			rep.EventsInFlight += fd.InFlight
 			rep.Findings = append(rep.Findings, fd)
@@ -289,6 +311,54 @@ func reconcileTransfers(ctx context.Context, eng *engine.Engine, led *ledger.Led
 	return nil
 }
 
+// maxLostSeqs bounds the seqs a lost_in_relay finding lists.
+const maxLostSeqs = 100
+
+// checkInFlight turns an in_flight finding into lost_in_relay when some of
+// the events that make Redis ahead are on their way no more: neither in the
+// holder's outbox (where they wait, read or not, until the ledger committed
+// them) nor in the ledger. The outbox is read after the holder's state, and
+// the ledger again after the outbox: an event the relay delivered meanwhile
+// left the outbox only once the ledger had it, so it is found there.
+func checkInFlight(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, found []Finding) error {
+	var ahead []string
+	for _, fd := range found {
+		if fd.Kind == kindInFlight {
+			ahead = append(ahead, fd.Holder)
+		}
+	}
+	if len(ahead) == 0 {
+		return nil
+	}
+	queued, err := eng.Undelivered(ctx, ahead)
+	if err != nil {
+		return fmt.Errorf("redis outbox: %w", err)
+	}
+	arrived, err := led.Arrivals(ctx, ahead)
+	if err != nil {
+		return err
+	}
+	for i := range found {
+		fd := &found[i]
+		if fd.Kind != kindInFlight {
+			continue
+		}
+		for seq := fd.LedgerSeq + 1; seq <= fd.RedisSeq; seq++ {
+			if queued[fd.Holder][seq] || arrived[fd.Holder].Has(seq) {
+				continue
+			}
+			fd.Lost++
+			if len(fd.LostSeqs) < maxLostSeqs {
+				fd.LostSeqs = append(fd.LostSeqs, seq)
+			}
+		}
+		if fd.Lost > 0 {
+			fd.Kind, fd.InFlight = kindLostInRelay, 0
+		}
+	}
+	return nil
+}
+
 // compareHolder compares one holder; differ is false when both sides agree.
 // refused tells that the ledger refused events of the holder: if Redis has
 // the holder at another seq or digest, their histories forked (Redis
@@ -322,64 +392,13 @@ func compareState(h string, r *engine.Snapshot, p *ledger.Snapshot) (Finding, bo
 	case fd.LedgerSeq > fd.RedisSeq:
 		fd.Kind = kindPGAhead
 	default:
-		fd.Difference = differences(*r, engine.Snapshot(*p))
+		fd.Difference = engine.Differences(r, (*engine.Snapshot)(p), "ledger")
 		if len(fd.Difference) == 0 {
 			return fd, false
 		}
 		fd.Kind = kindMismatch
 	}
 	return fd, true
-}
-
-// differences lists what differs between Redis (r) and the ledger (p).
-func differences(r, p engine.Snapshot) []string {
-	var d []string
-	add := func(what string, rv, pv any) { d = append(d, fmt.Sprintf("%s: redis %v, ledger %v", what, rv, pv)) }
-	if r.Digest != p.Digest {
-		add("digest", r.Digest, p.Digest)
-	}
-	if r.Status != p.Status {
-		add("status", r.Status, p.Status)
-	}
-	if r.CreatedMs != p.CreatedMs {
-		add("created_ms", r.CreatedMs, p.CreatedMs)
-	}
-	for _, a := range unionKeys(r.Balances, p.Balances) {
-		if r.Balances[a] != p.Balances[a] {
-			add("balance "+a+" [available frozen]", r.Balances[a], p.Balances[a])
-		}
-	}
-	pts := func(p *[2]int64) [2]int64 {
-		if p == nil {
-			return [2]int64{}
-		}
-		return *p
-	}
-	if pts(r.Points) != pts(p.Points) {
-		add("points [available frozen]", pts(r.Points), pts(p.Points))
-	}
-	for _, c := range unionKeys(r.Coupons, p.Coupons) {
-		if r.Coupons[c] != p.Coupons[c] {
-			add("coupon "+c, r.Coupons[c], p.Coupons[c])
-		}
-	}
-	for _, h := range unionKeys(r.Holds, p.Holds) {
-		if r.Holds[h] != p.Holds[h] {
-			add("hold "+h, r.Holds[h], p.Holds[h])
-		}
-	}
-	return d
-}
-
-func unionKeys[V any](a, b map[string]V) []string {
-	keys := slices.Collect(maps.Keys(a))
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func printSummary(w io.Writer, rep *Report) {
@@ -389,6 +408,7 @@ func printSummary(w io.Writer, rep *Report) {
 	t.AppendRow(table.Row{"holders", rep.Holders, ""})
 	t.AppendRow(table.Row{"in sync", rep.InSync, ""})
 	t.AppendRow(table.Row{"redis ahead (events in flight)", fmt.Sprintf("%d (%d events)", rep.Counts[kindInFlight], rep.EventsInFlight), "no"})
+	t.AppendRow(table.Row{"redis ahead, events gone from the outbox (lost in relay)", rep.Counts[kindLostInRelay], yes(rep.Counts[kindLostInRelay])})
 	t.AppendRow(table.Row{"postgresql ahead (redis lost writes)", rep.Counts[kindPGAhead], yes(rep.Counts[kindPGAhead])})
 	t.AppendRow(table.Row{"missing in redis", rep.Counts[kindMissingInRedis], yes(rep.Counts[kindMissingInRedis])})
 	t.AppendRow(table.Row{"same seq, figures differ", rep.Counts[kindMismatch], yes(rep.Counts[kindMismatch])})

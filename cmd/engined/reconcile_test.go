@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -155,6 +156,150 @@ func TestReconcile_TransfersRelayedInSync(t *testing.T) {
 		FROM ledger.transfer_balances`).Scan(&n, &nonzero))
 	assert.Equal(t, 5, n)
 	assert.Zero(t, nonzero)
+}
+
+// TestReconcile_LostInRelay relays by hand (no relay runs): a holder's
+// event is deleted from its outbox without reaching the ledger, as a relay
+// that acknowledged an event PostgreSQL never committed would. Redis is
+// ahead of the ledger, but that event is on its way no more: lost_in_relay,
+// with its seq, and drift.
+func TestReconcile_LostInRelay(t *testing.T) {
+	needRedis(t)
+	r := newLedgerRig(t)
+	ctx := context.Background()
+	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
+	lost, queued := "lost-"+tag, "queued-"+tag
+	for _, h := range []string{lost, queued} {
+		_, err := r.eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "10.00"))
+		require.NoError(t, err)
+		for i := range 3 {
+			_, err := r.eng.Apply(ctx, instructions.New("c"+strconv.Itoa(i), h).Credit("CNY", "1.00"))
+			require.NoError(t, err)
+		}
+	}
+	outbox := cluster.Outbox(cluster.HolderSlot(lost))
+	msgs, err := r.rdb.XRange(ctx, outbox, "-", "+").Result()
+	require.NoError(t, err)
+	ids := map[string]string{} // seq -> entry id, of the holder that loses one
+	var events []map[string]string
+	for _, m := range msgs {
+		if m.Values["holder"] == lost {
+			ids[m.Values["seq"].(string)] = m.ID
+			f := map[string]string{}
+			for k, v := range m.Values {
+				f[k] = v.(string)
+			}
+			events = append(events, f)
+		}
+	}
+	require.Len(t, events, 4)
+	// Seq 1 reaches the ledger, and seq 4 too, parked behind the gap.
+	require.NoError(t, r.led.Write(ctx, []map[string]string{events[0], events[3]}))
+
+	t.Run("before any event is lost, Redis ahead is in flight", func(t *testing.T) {
+		rep, err := reconcile(ctx, r.eng, r.led, nil)
+		require.NoError(t, err)
+		assert.False(t, rep.Drift, "%+v", rep)
+		assert.Equal(t, 2, rep.Counts[kindInFlight])
+		assert.Equal(t, int64(3+4), rep.EventsInFlight)
+	})
+
+	// The relay deletes what the ledger committed, seqs 1 and 4, and seq 2
+	// that it never committed.
+	require.NoError(t, r.rdb.XDel(ctx, outbox, ids["1"], ids["2"], ids["4"]).Err())
+	out := filepath.Join(t.TempDir(), "report.json")
+	code, stdout, stderr := r.run("reconcile", "--out", out)
+	assert.Equal(t, exitDrift, code, "stderr: %s", stderr)
+	assert.Regexp(t, `lost in relay\)\s*\|\s*1\s*\|\s*yes`, stdout)
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var rep Report
+	require.NoError(t, json.Unmarshal(data, &rep))
+	assert.True(t, rep.Drift)
+	assert.Equal(t, 1, rep.Counts[kindLostInRelay])
+	assert.Equal(t, 1, rep.Counts[kindInFlight])
+	assert.Equal(t, int64(4), rep.EventsInFlight, "the other holder's, all still in the outbox")
+	require.Len(t, rep.Findings, 2)
+	for _, fd := range rep.Findings {
+		switch fd.Holder {
+		case lost:
+			assert.Equal(t, Finding{Holder: lost, Kind: kindLostInRelay, RedisSeq: 4, LedgerSeq: 1, Lost: 1, LostSeqs: []int64{2}}, fd)
+		case queued:
+			assert.Equal(t, Finding{Holder: queued, Kind: kindInFlight, RedisSeq: 4, InFlight: 4}, fd)
+		default:
+			t.Errorf("unexpected finding %+v", fd)
+		}
+	}
+}
+
+// TestReconcile_NoLossInventedUnderLoad runs reconcile again and again while
+// clients write and the relay carries their events: the ledger only ever
+// holds what Redis applied, so no round may report it ahead (lost writes),
+// nor an event lost on its way, nor any other drift. Between its two reads
+// of each round, reconcile waits for the relay to commit twice (the second
+// write read the outboxes after reconcile's first read): read in the wrong
+// order, the ledger would then be ahead in every round.
+func TestReconcile_NoLossInventedUnderLoad(t *testing.T) {
+	needRedis(t)
+	r := newLedgerRig(t)
+	ctx := context.Background()
+	relay := r.startRelay(t, nil)
+	betweenReads = func() {
+		// Give up after a while rather than fail: the wait only widens the
+		// window the relay has to commit in.
+		start, deadline := relay.Stats().Batches, time.Now().Add(10*time.Second)
+		for relay.Stats().Batches < start+2 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	t.Cleanup(func() { betweenReads = nil })
+	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
+	const writers, rounds = 4, 40
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		h := "load-" + tag + "-" + strconv.Itoa(w)
+		_, err := r.eng.Apply(ctx, instructions.New("open", h).Open())
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := r.eng.Apply(ctx, instructions.New("c"+strconv.Itoa(i), h).Credit("CNY", "0.01")); err != nil {
+					errs <- err
+					return
+				}
+				// A steady trickle, not a flood: the relay keeps up, and the
+				// ledger stays small enough for 40 rounds of reconcile.
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+	}
+	busy := 0 // rounds that saw events in flight: the relay had work while reconcile read
+	for i := range rounds {
+		rep, err := reconcile(ctx, r.eng, r.led, nil)
+		require.NoError(t, err)
+		assert.False(t, rep.Drift, "round %d: %+v", i, rep.Findings)
+		assert.Zero(t, rep.Counts[kindPGAhead], "round %d", i)
+		assert.Zero(t, rep.Counts[kindLostInRelay], "round %d", i)
+		if rep.EventsInFlight > 0 {
+			busy++
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	assert.Positive(t, busy, "no round saw an event in flight: the load did not overlap reconcile")
+	assert.False(t, r.waitInSync(t, 30*time.Second).Drift)
 }
 
 // reconcile is reconcileWithin with the default transfer timeout, as the

@@ -194,9 +194,10 @@ func TestRelay_EndToEndThroughPostgreSQLDowntime(t *testing.T) {
 	t.Run("reconcile reports each kind of drift", func(t *testing.T) {
 		ctx := context.Background()
 		h := w.Holders
-		// Drift made by hand: the ledger one behind (events in flight, not
-		// drift), the ledger one ahead, a figure changed in Redis, a holder gone
-		// from Redis, an entry without its other side.
+		// Drift made by hand: the ledger one behind while the outbox no
+		// longer has that event (the relay deleted it: lost on its way), the
+		// ledger one ahead, a figure changed in Redis, a holder gone from
+		// Redis, an entry without its other side.
 		_, err := r.led.Pool().Exec(ctx, "UPDATE ledger.holders SET seq = seq - 1 WHERE holder = $1", h[0])
 		require.NoError(t, err)
 		_, err = r.led.Pool().Exec(ctx, "UPDATE ledger.holders SET seq = seq + 1 WHERE holder = $1", h[1])
@@ -220,7 +221,7 @@ func TestRelay_EndToEndThroughPostgreSQLDowntime(t *testing.T) {
 		for _, f := range rep.Findings {
 			kinds[f.Holder] = f.Kind
 		}
-		assert.Equal(t, kindInFlight, kinds[h[0]])
+		assert.Equal(t, kindLostInRelay, kinds[h[0]])
 		assert.Equal(t, kindPGAhead, kinds[h[1]])
 		assert.Equal(t, kindMismatch, kinds[h[2]])
 		assert.Equal(t, kindMissingInRedis, kinds[h[3]])
