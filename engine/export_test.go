@@ -35,3 +35,8 @@ func (e *Engine) TransferStep(ctx context.Context, t instructions.Transfer, step
 	}
 	return fmt.Errorf("unknown step %q", step)
 }
+
+// SetScriptTTL makes e hand the script ttl as its idempotency TTL argument,
+// as it is, bypassing New: tests use it to see what the script does with a
+// TTL the engine never sends.
+func SetScriptTTL(e *Engine, ttl string) { e.idemTTL = ttl }

@@ -56,8 +56,10 @@ if rec then
   return {1, string.sub(rec, nl + 1)}
 end
 
+-- The TTL is checked here, before any write: SET ... PX 0 fails, and after the
+-- balance write and the XADD that would leave half an instruction applied.
 local nops = (#ARGV - 7) / 6
-if nops < 1 or nops > 64 or nops ~= math.floor(nops) or not find(idem_ttl, '^%d+$') then
+if nops < 1 or nops > 64 or nops ~= math.floor(nops) or not find(idem_ttl, '^[1-9]%d*$') or #idem_ttl > 15 then
   return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed script arguments'}
 end
 
