@@ -19,8 +19,9 @@
 //   - an event past the next seq is parked in ledger.parked until the missing
 //     ones arrive (a gap), counted and logged;
 //   - the next event applies only if its digest is sha1(previous digest,
-//     event) and chains on the holder's digest; otherwise it is refused
-//     (recorded in ledger.refused) and the holder stops there.
+//     event), by the event's digest version (Digest; the version is kept
+//     per instruction), and chains on the holder's digest; otherwise it is
+//     refused (recorded in ledger.refused) and the holder stops there.
 //
 // Each movement of an event becomes two entries, one leaving an account and
 // one arriving at another: the holder's available, frozen (points use the

@@ -457,8 +457,12 @@ end
 r[#r + 1] = '}'
 local result = concat(r)
 local ops_json = concat(ev)
-digest = redis.sha1hex(digest .. '\n' .. holder .. '\n' .. sseq .. '\n' .. id .. '\n' .. fp .. '\n' .. ts ..
-  '\n' .. cp .. '\n' .. ops_json .. '\n' .. result .. '\n' .. memo .. (xfer ~= '' and '\n' .. xfer or ''))
+-- Digest version 2 (the event's dv): each term as <byte length>:<bytes>, xfer
+-- always, so that no term can pass for another (a memo may hold a newline).
+digest = redis.sha1hex(fmt('%d', #digest) .. ':' .. digest .. fmt('%d', #holder) .. ':' .. holder ..
+  fmt('%d', #sseq) .. ':' .. sseq .. fmt('%d', #id) .. ':' .. id .. fmt('%d', #fp) .. ':' .. fp ..
+  fmt('%d', #ts) .. ':' .. ts .. fmt('%d', #cp) .. ':' .. cp .. fmt('%d', #ops_json) .. ':' .. ops_json ..
+  fmt('%d', #result) .. ':' .. result .. fmt('%d', #memo) .. ':' .. memo .. fmt('%d', #xfer) .. ':' .. xfer)
 
 -- The slot's outbox and expiry index are written without being read: a key of
 -- another type there must fail the script here, before its first write.
@@ -516,7 +520,7 @@ if #hset > 2 then redis.call(unpack(hset)) end
 if #zadd > 2 then redis.call(unpack(zadd)) end
 
 local xadd = {'XADD', K_OUT, '*', 'holder', holder, 'seq', sseq, 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
-  'ops', ops_json, 'state', result, 'digest', digest, 'memo', memo}
+  'ops', ops_json, 'state', result, 'digest', digest, 'dv', '2', 'memo', memo}
 if xfer ~= '' then xadd[#xadd + 1] = 'xfer'; xadd[#xadd + 1] = xfer end
 redis.call(unpack(xadd))
 local out = 'ok\n' .. result
