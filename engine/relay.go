@@ -832,12 +832,13 @@ func (r *Relay) allWatched() bool {
 // notices for nothing. Whenever it subscribes
 // again, notices may have been lost meanwhile: it asks for a resync.
 func (r *Relay) watch(ctx context.Context, node *redis.Client, w *relayWatch) {
-	// The node's settings (address, auth, TLS, dialer, timeouts), copied
-	// field by field with its pointers, one of which go-redis writes while
-	// the node runs: the maintenance notifications config, whose Mode a new
-	// connection may turn off. The copy gets a config of its own, off: a
-	// RESP2 connection cannot receive those notices anyway, and the node's
-	// must not be read (a data race) or written (by the new client) here.
+	// The node's settings (address, auth, TLS, dialer, timeouts), pointers
+	// included. go-redis writes through one of them while the node runs:
+	// the maintenance notifications config, whose Mode the node's first
+	// connection turns off on a server without them. The copy gets a config
+	// of its own, off (a RESP2 connection cannot receive those notices),
+	// so that the new client neither reads the node's (a data race) nor
+	// writes it.
 	o := *node.Options()
 	o.Protocol = 2
 	o.ClientSideCache, o.ClientSideCacheConfig = nil, nil
