@@ -3,7 +3,7 @@
 --
 -- KEYS: 1 meta, 2 balance, 3 frozen, 4 points, 5 coupons, 6 holds, 7 idempotency record,
 --       8 the slot's outbox stream, 9 the slot's expiry index.
--- ARGV: 1 holder, 2 instruction id, 3 request fingerprint, 4 idempotency ttl (ms),
+-- ARGV: 1 holder, 2 instruction id, 3 request fingerprint, 4 idempotency ttl (ms, at least 1),
 --       5 counterparty, 6 memo, 7 transfer id ("" outside a transfer), then six per op:
 --       op, asset or leg, units, hold, coupon (for take and give: the other hold), ms
 --       (ttl_ms of a new hold, a coupon's expires_ms, or the expiry a sweeper's release
