@@ -30,7 +30,10 @@ const MinRedisVersion = "7.0.12"
 type Options struct {
 	// Assets is the asset registry. Default: instructions.DefaultAssets.
 	Assets *instructions.Registry
-	// IdempotencyTTL is how long an instruction id is remembered. Default: 24h.
+	// IdempotencyTTL is how long an instruction id is remembered. Redis
+	// keeps records in whole milliseconds: a TTL under 1ms is taken as 1ms
+	// (New has no error to return, and 0 would make Redis refuse the
+	// record's write). Default: 24h.
 	IdempotencyTTL time.Duration
 	// MinReplicaAcks, when positive, makes every answer wait until that many
 	// replicas of the holder's master have the instruction's writes: the
@@ -88,6 +91,7 @@ func New(rdb redis.UniversalClient, opt *Options) *Engine {
 	if o.IdempotencyTTL <= 0 {
 		o.IdempotencyTTL = DefaultIdempotencyTTL
 	}
+	o.IdempotencyTTL = max(o.IdempotencyTTL, time.Millisecond)
 	if o.ReplicaAckTimeout <= 0 {
 		o.ReplicaAckTimeout = DefaultReplicaAckTimeout
 	}

@@ -50,3 +50,8 @@ func (e *Engine) TransferStepIDs(t instructions.Transfer, i int) (map[string]str
 	fence := strings.TrimPrefix(pc.prepare.keys[6], cluster.Tx(n.Parts[i].Holder, ""))
 	return map[string]string{"prepare": pc.prepare.n.ID, "commit": pc.commit.n.ID, "abort": pc.abort.n.ID, "fence": fence}, nil
 }
+
+// SetScriptTTL makes e hand the script ttl as its idempotency TTL argument,
+// as it is, bypassing New: tests use it to see what the script does with a
+// TTL the engine never sends.
+func SetScriptTTL(e *Engine, ttl string) { e.idemTTL = ttl }

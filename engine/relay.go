@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/atomledger/atomledger/cluster"
 )
@@ -861,9 +862,17 @@ func (r *Relay) allWatched() bool {
 // notices for nothing. Whenever it subscribes
 // again, notices may have been lost meanwhile: it asks for a resync.
 func (r *Relay) watch(ctx context.Context, node *redis.Client, w *relayWatch) {
+	// The node's settings (address, auth, TLS, dialer, timeouts), pointers
+	// included. go-redis writes through one of them while the node runs:
+	// the maintenance notifications config, whose Mode the node's first
+	// connection turns off on a server without them. The copy gets a config
+	// of its own, off (a RESP2 connection cannot receive those notices),
+	// so that the new client neither reads the node's (a data race) nor
+	// writes it.
 	o := *node.Options()
 	o.Protocol = 2
 	o.ClientSideCache, o.ClientSideCacheConfig = nil, nil
+	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	o.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
 		id, err := cn.ClientID(ctx).Result()
 		if err != nil {

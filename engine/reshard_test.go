@@ -30,6 +30,16 @@ import (
 // keys moved.
 func migrateSlot(ctx context.Context, t *testing.T, slot int, src, dst *clustertest.Node) int {
 	t.Helper()
+	moved := moveSlotKeys(ctx, t, slot, src, dst)
+	assignSlot(ctx, t, slot, src, dst)
+	return moved
+}
+
+// moveSlotKeys is the first half of migrateSlot: the slot IMPORTING on dst
+// and MIGRATING on src, every key of it moved. The slot stays src's, in
+// migration, until assignSlot.
+func moveSlotKeys(ctx context.Context, t *testing.T, slot int, src, dst *clustertest.Node) int {
+	t.Helper()
 	sc := redis.NewClient(&redis.Options{Addr: src.Addr, MaxRetries: -1})
 	defer sc.Close()
 	dc := redis.NewClient(&redis.Options{Addr: dst.Addr, MaxRetries: -1})
@@ -53,11 +63,21 @@ func migrateSlot(ctx context.Context, t *testing.T, slot int, src, dst *clustert
 		require.NoError(t, sc.Do(ctx, args...).Err(), "MIGRATE %d keys of slot %d", len(keys), slot)
 		moved += len(keys)
 	}
+	return moved
+}
+
+// assignSlot is the second half of migrateSlot: dst announced as the
+// slot's owner to both masters.
+func assignSlot(ctx context.Context, t *testing.T, slot int, src, dst *clustertest.Node) {
+	t.Helper()
+	sc := redis.NewClient(&redis.Options{Addr: src.Addr, MaxRetries: -1})
+	defer sc.Close()
+	dc := redis.NewClient(&redis.Options{Addr: dst.Addr, MaxRetries: -1})
+	defer dc.Close()
 	// The target first, so that the source's MOVED never points at a
 	// master that does not know it owns the slot yet.
 	require.NoError(t, dc.Do(ctx, "cluster", "setslot", slot, "node", dst.ID).Err())
 	require.NoError(t, sc.Do(ctx, "cluster", "setslot", slot, "node", dst.ID).Err())
-	return moved
 }
 
 // TestFaults_ReshardingBusyHolderAppliesWholeOrRetries moves the slot of a

@@ -118,10 +118,12 @@ type expired struct {
 }
 
 // Sweep releases the holds expired now and returns once they are released.
+// Indexes it could not read (a master down, a slot being moved) make it fail
+// after it has released what the others gave.
 func (s *Sweeper) Sweep(ctx context.Context) error {
 	entries, err := s.e.dueEntries(ctx, cluster.Expiry, s.o.Limit)
 	if err != nil {
-		return fmt.Errorf("sweep: %w", err)
+		err = fmt.Errorf("sweep: %w", err)
 	}
 	var due []expired
 	for _, en := range entries {
@@ -131,6 +133,9 @@ func (s *Sweeper) Sweep(ctx context.Context) error {
 	}
 	if len(due) > 0 {
 		s.release(ctx, due)
+	}
+	if err != nil {
+		return err
 	}
 	s.sweeps.Add(1)
 	return nil
@@ -149,36 +154,95 @@ type indexEntry struct {
 // slots, against its own clock (TIME): the scripts judge time by the clock
 // of the master they run on, and a worker whose clock ran ahead would act
 // too early.
+//
+// A slot being moved answers MOVED or ASK for its index: that slot alone is
+// read again where the answer points (with ASKING for an ASK), against that
+// master's clock. Whatever could not be read is in the error, and the
+// entries returned are all that could: a caller acts on them.
 func (e *Engine) dueEntries(ctx context.Context, key func(int) string, limit int) ([]indexEntry, error) {
 	c, ok := e.rdb.(*redis.ClusterClient)
 	if !ok {
-		return dueOn(ctx, e.rdb, [][2]int{{0, cluster.Slots - 1}}, key, limit)
+		due, _, err := dueOn(ctx, e.rdb, singles(0, cluster.Slots-1), key, limit, false)
+		return due, err
 	}
 	slots, err := c.ClusterSlots(ctx).Result() //nolint:staticcheck // CLUSTER SLOTS answers on every supported version
 	if err != nil {
 		return nil, fmt.Errorf("cluster slots: %w", err)
 	}
-	ranges := map[string][][2]int{}
+	owned := map[string][]int{}
 	for _, r := range slots {
 		if len(r.Nodes) > 0 {
-			ranges[r.Nodes[0].Addr] = append(ranges[r.Nodes[0].Addr], [2]int{r.Start, r.End})
+			owned[r.Nodes[0].Addr] = append(owned[r.Nodes[0].Addr], singles(r.Start, r.End)...)
 		}
 	}
 	var all []indexEntry
 	var errs []error
-	for addr, rs := range ranges {
+	var redirected []redirect
+	for addr, ss := range owned {
 		node, err := masterClient(ctx, c, addr)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		due, err := dueOn(ctx, node, rs, key, limit)
+		due, redirs, err := dueOn(ctx, node, ss, key, limit, false)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		all = append(all, due...)
+		redirected = append(redirected, redirs...)
+	}
+	// Each slot once, where it was sent; a second redirection is an error.
+	again := map[redirect][]int{}
+	for _, r := range redirected {
+		to := redirect{addr: r.addr, ask: r.ask}
+		again[to] = append(again[to], r.slot)
+	}
+	for to, ss := range again {
+		node, err := masterClient(ctx, c, to.addr)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("slots %v: %w", ss, err))
+			continue
+		}
+		due, redirs, err := dueOn(ctx, node, ss, key, limit, to.ask)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, r := range redirs {
+			errs = append(errs, fmt.Errorf("read index of slot %d: redirected twice", r.slot))
+		}
+		all = append(all, due...)
 	}
 	return all, errors.Join(errs...)
+}
+
+// singles lists the slots lo..hi.
+func singles(lo, hi int) []int {
+	ss := make([]int, 0, hi-lo+1)
+	for s := lo; s <= hi; s++ {
+		ss = append(ss, s)
+	}
+	return ss
+}
+
+// redirect is a slot whose index read answered MOVED (ask false) or ASK: the
+// slot is being moved, or has been, to the master at addr.
+type redirect struct {
+	slot int
+	addr string
+	ask  bool
+}
+
+// redirectOf reads a MOVED or ASK reply ("MOVED <slot> <addr>").
+func redirectOf(err error, slot int) (redirect, bool) {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return redirect{}, false
+	}
+	f := strings.Fields(rerr.Error())
+	if len(f) != 3 || (f[0] != "MOVED" && f[0] != "ASK") {
+		return redirect{}, false
+	}
+	return redirect{slot: slot, addr: f[2], ask: f[0] == "ASK"}, true
 }
 
 // masterClient finds the client go-redis keeps for the master at addr.
@@ -209,37 +273,48 @@ func sameAddr(a, b string) bool {
 	return pa == pb && (ha == hb || local(ha) && local(hb))
 }
 
-// dueOn reads, on one server, the due entries of the indexes of the slots
-// in ranges, against that server's clock.
-func dueOn(ctx context.Context, rdb redis.Cmdable, ranges [][2]int, key func(int) string, limit int) ([]indexEntry, error) {
+// dueOn reads, on one server, the due entries of the indexes of slots,
+// against that server's clock; asking sends ASKING before each read (the
+// slots are being imported there). Each slot's read stands alone: one that
+// answers MOVED or ASK is returned as a redirect, one that fails otherwise
+// goes into the error, and neither keeps the other slots' entries back.
+func dueOn(ctx context.Context, rdb redis.Cmdable, slots []int, key func(int) string, limit int, asking bool) ([]indexEntry, []redirect, error) {
 	t, err := rdb.Time(ctx).Result()
 	if err != nil {
-		return nil, fmt.Errorf("time: %w", err)
+		return nil, nil, fmt.Errorf("time: %w", err)
 	}
 	now := t.UnixMilli()
 	max := strconv.FormatInt(now, 10)
 	var out []indexEntry
-	for _, r := range ranges {
-		for lo := r[0]; lo <= r[1]; lo += discoverChunk {
-			hi := min(lo+discoverChunk-1, r[1])
-			pipe := rdb.Pipeline()
-			cmds := make([]*redis.ZSliceCmd, 0, hi-lo+1)
-			for slot := lo; slot <= hi; slot++ {
-				cmds = append(cmds, pipe.ZRangeByScoreWithScores(ctx, key(slot),
-					&redis.ZRangeBy{Min: "-inf", Max: max, Count: int64(limit)}))
+	var redirs []redirect
+	var errs []error
+	for lo := 0; lo < len(slots); lo += discoverChunk {
+		chunk := slots[lo:min(lo+discoverChunk, len(slots))]
+		pipe := rdb.Pipeline()
+		cmds := make([]*redis.ZSliceCmd, len(chunk))
+		for i, slot := range chunk {
+			if asking {
+				pipe.Do(ctx, "asking")
 			}
-			if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-				return out, fmt.Errorf("read indexes: %w", err)
-			}
-			for i, c := range cmds {
-				for _, z := range c.Val() {
-					m, _ := z.Member.(string)
-					out = append(out, indexEntry{slot: lo + i, member: m, score: int64(z.Score), now: now})
+			cmds[i] = pipe.ZRangeByScoreWithScores(ctx, key(slot), &redis.ZRangeBy{Min: "-inf", Max: max, Count: int64(limit)})
+		}
+		_, _ = pipe.Exec(ctx) // each command's own error is read below
+		for i, c := range cmds {
+			if err := c.Err(); err != nil && !errors.Is(err, redis.Nil) {
+				if r, ok := redirectOf(err, chunk[i]); ok {
+					redirs = append(redirs, r)
+				} else if len(errs) < 3 { // a master down fails every slot alike
+					errs = append(errs, fmt.Errorf("read index of slot %d: %w", chunk[i], err))
 				}
+				continue
+			}
+			for _, z := range c.Val() {
+				m, _ := z.Member.(string)
+				out = append(out, indexEntry{slot: chunk[i], member: m, score: int64(z.Score), now: now})
 			}
 		}
 	}
-	return out, nil
+	return out, redirs, errors.Join(errs...)
 }
 
 // release releases due holds in one batch. HOLD_NOT_FOUND means the hold

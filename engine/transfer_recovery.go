@@ -87,15 +87,17 @@ func (r *Recovery) Run(ctx context.Context) error {
 
 // Recover makes one pass over the transfers that are due now.
 func (r *Recovery) Recover(ctx context.Context) error {
+	// Indexes it could not read (a slot being moved, a master down) fail
+	// the pass once the transfers of the others are taken care of.
 	due, err := r.e.dueEntries(ctx, cluster.Transfers, r.o.Limit)
-	if err != nil {
-		return fmt.Errorf("transfer recovery: %w", err)
-	}
 	for _, en := range due {
 		if err := r.recover(ctx, en); err != nil {
 			r.errs.Add(1)
 			r.o.Logger.Warn("transfer recovery: transfer left for a later pass", "transfer", en.member, "err", err)
 		}
+	}
+	if err != nil {
+		return fmt.Errorf("transfer recovery: %w", err)
 	}
 	r.passes.Add(1)
 	return nil

@@ -19,9 +19,10 @@
 //   - an event past the next seq is parked in ledger.parked until the missing
 //     ones arrive (a gap), counted and logged;
 //   - the next event applies only if its digest is sha1(previous digest,
-//     event) and chains on the holder's digest; otherwise it is set aside
-//     (recorded in ledger.set_aside) and the holder stops there: its later
-//     events park behind it.
+//     event), by the event's digest version (Digest; the version is kept
+//     per instruction), and chains on the holder's digest; otherwise it is set
+//     aside (recorded in ledger.set_aside) and the holder stops there: its
+//     later events park behind it.
 //
 // An event PostgreSQL refuses (U+0000 in a text field, say) would fail the
 // whole batch's transaction, every time it is sent: the sink then finds it

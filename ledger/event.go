@@ -26,6 +26,9 @@ type Event struct {
 	// Xfer is the transfer a part's instruction belongs to (docs/events.md),
 	// "" for an ordinary instruction, whose event has no xfer field.
 	Xfer string
+	// DV is the digest version: DigestV2, or DigestV1 for an event without
+	// a dv field (0 counts as DigestV1).
+	DV int
 
 	ops   []EventOp
 	state eventState
@@ -62,8 +65,20 @@ const (
 // PointsAsset is the asset name of points in movements and accounts.
 const PointsAsset = "points"
 
-// eventFields are the fields of an outbox entry, all required; xfer is the
-// one optional field.
+// Digest versions (docs/events.md, Digest). Events already in a ledger keep
+// the version they were written with and still verify.
+const (
+	// DigestV1 joins the terms with "\n" and adds xfer only when set: a
+	// memo holding "\n<id>" could pass for a transfer's xfer. Events
+	// without a dv field.
+	DigestV1 = 1
+	// DigestV2 length-prefixes every term, xfer always: unambiguous. What
+	// apply.lua writes, with dv "2".
+	DigestV2 = 2
+)
+
+// eventFields are the fields of an outbox entry, all required; xfer and dv
+// are the optional ones.
 var eventFields = []string{"holder", "seq", "id", "fp", "ts", "cp", "ops", "state", "digest", "memo"}
 
 // ParseEvent reads an outbox entry's fields and checks that they are well
@@ -75,9 +90,18 @@ func ParseEvent(f map[string]string) (Event, error) {
 		}
 	}
 	e := Event{Holder: f["holder"], ID: f["id"], FP: f["fp"], CP: f["cp"], Ops: f["ops"], State: f["state"], Digest: f["digest"], Memo: f["memo"], Xfer: f["xfer"]}
-	if x, ok := f["xfer"]; ok && x == "" {
-		// apply.lua writes the field only for a transfer's part; an empty
-		// one would be digested as absent and come back absent from Fields.
+	switch dv, ok := f["dv"]; {
+	case !ok:
+		e.DV = DigestV1
+	case dv == "2":
+		e.DV = DigestV2
+	default:
+		return e, fmt.Errorf("event: digest version %q", dv)
+	}
+	if x, ok := f["xfer"]; ok && x == "" && e.DV == DigestV1 {
+		// apply.lua writes the field only for a transfer's part; under
+		// version 1 an empty one would be digested as absent and come back
+		// absent from Fields (under version 2, absent and empty are one).
 		return e, errors.New("event: empty xfer")
 	}
 	var err error
@@ -127,6 +151,9 @@ func (e Event) Fields() map[string]string {
 	if e.Xfer != "" {
 		f["xfer"] = e.Xfer
 	}
+	if e.DV == DigestV2 {
+		f["dv"] = "2"
+	}
 	return f
 }
 
@@ -134,16 +161,29 @@ func (e Event) Fields() map[string]string {
 func (e Event) ParsedOps() []EventOp { return e.ops }
 
 // Digest computes an event's digest on the holder's previous one ("" before
-// the first event): the SHA-1, in hex, of the previous digest and the event's
-// fields joined by newlines, in the order holder, seq, id, fp, ts, cp, ops,
-// state, memo, and then xfer for a transfer's part only: an ordinary event's
-// digest is the one it had before transfers existed. It is what apply.lua
-// computes.
+// the first event), by the event's version (e.DV): the SHA-1, in hex, of the
+// terms prev, holder, seq, id, fp, ts, cp, ops, state, memo, xfer, in that
+// order.
+//
+// DigestV2, what apply.lua computes: each term as <decimal byte
+// length>":"<bytes>, xfer always ("" outside a transfer).
+//
+// DigestV1, the events of older versions: the terms joined by newlines, xfer
+// only when set (an ordinary event's digest is the one it had before
+// transfers existed).
 func Digest(prev string, e Event) string {
 	h := sha1.New()
-	terms := []string{prev, e.Holder, strconv.FormatInt(e.Seq, 10), e.ID, e.FP, strconv.FormatInt(e.TS, 10), e.CP, e.Ops, e.State, e.Memo}
-	if e.Xfer != "" {
-		terms = append(terms, e.Xfer)
+	terms := []string{prev, e.Holder, strconv.FormatInt(e.Seq, 10), e.ID, e.FP, strconv.FormatInt(e.TS, 10), e.CP, e.Ops, e.State, e.Memo, e.Xfer}
+	if e.DV == DigestV2 {
+		for _, s := range terms {
+			h.Write(strconv.AppendInt(nil, int64(len(s)), 10))
+			h.Write([]byte{':'})
+			h.Write([]byte(s))
+		}
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	if e.Xfer == "" {
+		terms = terms[:len(terms)-1]
 	}
 	for i, s := range terms {
 		if i > 0 {

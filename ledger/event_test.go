@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,4 +55,62 @@ func TestParseEvent_Xfer(t *testing.T) {
 		_, err := ledger.ParseEvent(f)
 		assert.ErrorContains(t, err, "xfer")
 	})
+}
+
+// Under version 1 a memo ending in "\n<id>" digests as a transfer's xfer: the
+// pair below collides, so an entry's transfer could be cleared in the ledger
+// without breaking the chain. Version 2 length-prefixes every term. The
+// expected digests are computed apart from this package (sha1 of
+// "<len>:<bytes>" per term, xfer always).
+func TestDigest_V2TellsTheMemoFromTheTransfer(t *testing.T) {
+	part := ledger.Event{Holder: "u1", Seq: 2, ID: "x:t9:c", FP: "fp2", TS: 1700000000001, CP: "x:t9",
+		Ops: `[{"op":"check"}]`, State: `{"s":"2","st":"active"}`, Memo: "transfer t9: commit", Xfer: "t9"}
+	forged := part
+	forged.Memo, forged.Xfer = "transfer t9: commit\nt9", ""
+
+	t.Run("version 1 cannot tell them apart", func(t *testing.T) {
+		assert.Equal(t, "424d7ae587a97576f60417265dfa2329e7d4a0fb", ledger.Digest("d0", part))
+		assert.Equal(t, ledger.Digest("d0", part), ledger.Digest("d0", forged))
+	})
+	t.Run("version 2 tells them apart", func(t *testing.T) {
+		part.DV, forged.DV = ledger.DigestV2, ledger.DigestV2
+		assert.Equal(t, "d8629cefe839e1c7668ad9dcba93a8e0ae685bc9", ledger.Digest("d0", part))
+		assert.Equal(t, "fb588ea98af9e0d10b55861593eecc4f55fcc850", ledger.Digest("d0", forged))
+	})
+}
+
+func TestParseEvent_DigestVersion(t *testing.T) {
+	fields := func() map[string]string {
+		return map[string]string{"holder": "u1", "seq": "1", "id": "o", "fp": "f", "ts": "1", "cp": "external",
+			"ops": `[{"op":"open"}]`, "state": `{"s":"1"}`, "digest": "d", "memo": ""}
+	}
+	t.Run("an event without dv is version 1, and gets no dv back", func(t *testing.T) {
+		ev, err := ledger.ParseEvent(fields())
+		require.NoError(t, err)
+		assert.Equal(t, ledger.DigestV1, ev.DV)
+		assert.Equal(t, fields(), ev.Fields())
+	})
+	t.Run("dv 2 is version 2, and comes back", func(t *testing.T) {
+		f := fields()
+		f["dv"] = "2"
+		ev, err := ledger.ParseEvent(f)
+		require.NoError(t, err)
+		assert.Equal(t, ledger.DigestV2, ev.DV)
+		assert.Equal(t, f, ev.Fields())
+	})
+	t.Run("an empty xfer is no xfer under version 2", func(t *testing.T) {
+		f := fields()
+		f["dv"], f["xfer"] = "2", ""
+		ev, err := ledger.ParseEvent(f)
+		require.NoError(t, err)
+		assert.Empty(t, ev.Xfer)
+	})
+	for _, dv := range []string{"", "1", "3", "02", " 2"} {
+		t.Run("dv "+strconv.Quote(dv)+" is malformed", func(t *testing.T) {
+			f := fields()
+			f["dv"] = dv
+			_, err := ledger.ParseEvent(f)
+			assert.ErrorContains(t, err, "digest version")
+		})
+	}
 }

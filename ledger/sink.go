@@ -414,7 +414,9 @@ func (w *batchWrites) apply(hd *head, ev Event) {
 	if ev.Xfer != "" {
 		xfer = &ev.Xfer
 	}
-	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, ev.ID, ev.FP, ev.TS, ev.CP, ev.Memo, ev.Ops, ev.State, ev.Digest, xfer})
+	// dv: the digest version this event was verified by, so that its
+	// digest can be checked again from its row.
+	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, ev.ID, ev.FP, ev.TS, ev.CP, ev.Memo, ev.Ops, ev.State, ev.Digest, xfer, int16(max(ev.DV, DigestV1))})
 	n := 0
 	for i, op := range ev.ops {
 		switch op.Op {
@@ -504,7 +506,7 @@ func (l *Ledger) checkDuplicates(ctx context.Context, tx pgx.Tx, w *batchWrites,
 func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 	if len(w.instructions) > 0 {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ledger", "instructions"},
-			[]string{"holder", "seq", "id", "fp", "ts_ms", "counterparty", "memo", "ops", "state", "digest", "transfer"},
+			[]string{"holder", "seq", "id", "fp", "ts_ms", "counterparty", "memo", "ops", "state", "digest", "transfer", "dv"},
 			pgx.CopyFromRows(w.instructions)); err != nil {
 			return fmt.Errorf("copy instructions: %w", err)
 		}

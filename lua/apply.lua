@@ -3,7 +3,7 @@
 --
 -- KEYS: 1 meta, 2 balance, 3 frozen, 4 points, 5 coupons, 6 holds, 7 idempotency record,
 --       8 the slot's outbox stream, 9 the slot's expiry index.
--- ARGV: 1 holder, 2 instruction id, 3 request fingerprint, 4 idempotency ttl (ms),
+-- ARGV: 1 holder, 2 instruction id, 3 request fingerprint, 4 idempotency ttl (ms, at least 1),
 --       5 counterparty, 6 memo, 7 transfer id ("" outside a transfer), then six per op:
 --       op, asset or leg, units, hold, coupon (for take and give: the other hold), ms
 --       (ttl_ms of a new hold, a coupon's expires_ms, or the expiry a sweeper's release
@@ -59,8 +59,10 @@ if rec then
   return {1, string.sub(rec, nl + 1)}
 end
 
+-- The TTL is checked here, before any write: SET ... PX 0 fails, and after the
+-- balance write and the XADD that would leave half an instruction applied.
 local nops = (#ARGV - 7) / 6
-if nops < 1 or nops > 64 or nops ~= math.floor(nops) or not find(idem_ttl, '^%d+$') then
+if nops < 1 or nops > 64 or nops ~= math.floor(nops) or not find(idem_ttl, '^[1-9]%d*$') or #idem_ttl > 15 then
   return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed script arguments'}
 end
 
@@ -482,8 +484,12 @@ end
 r[#r + 1] = '}'
 local result = concat(r)
 local ops_json = concat(ev)
-digest = redis.sha1hex(digest .. '\n' .. holder .. '\n' .. sseq .. '\n' .. id .. '\n' .. fp .. '\n' .. ts ..
-  '\n' .. cp .. '\n' .. ops_json .. '\n' .. result .. '\n' .. memo .. (xfer ~= '' and '\n' .. xfer or ''))
+-- Digest version 2 (the event's dv): each term as <byte length>:<bytes>, xfer
+-- always, so that no term can pass for another (a memo may hold a newline).
+digest = redis.sha1hex(fmt('%d', #digest) .. ':' .. digest .. fmt('%d', #holder) .. ':' .. holder ..
+  fmt('%d', #sseq) .. ':' .. sseq .. fmt('%d', #id) .. ':' .. id .. fmt('%d', #fp) .. ':' .. fp ..
+  fmt('%d', #ts) .. ':' .. ts .. fmt('%d', #cp) .. ':' .. cp .. fmt('%d', #ops_json) .. ':' .. ops_json ..
+  fmt('%d', #result) .. ':' .. result .. fmt('%d', #memo) .. ':' .. memo .. fmt('%d', #xfer) .. ':' .. xfer)
 
 -- The slot's outbox and expiry index are written without being read: a key of
 -- another type there must fail the script here, before its first write.
@@ -541,7 +547,7 @@ if #hset > 2 then redis.call(unpack(hset)) end
 if #zadd > 2 then redis.call(unpack(zadd)) end
 
 local xadd = {'XADD', K_OUT, '*', 'holder', holder, 'seq', sseq, 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
-  'ops', ops_json, 'state', result, 'digest', digest, 'memo', memo}
+  'ops', ops_json, 'state', result, 'digest', digest, 'dv', '2', 'memo', memo}
 if xfer ~= '' then xadd[#xadd + 1] = 'xfer'; xadd[#xadd + 1] = xfer end
 redis.call(unpack(xadd))
 local out = 'ok\n' .. result

@@ -326,14 +326,14 @@ func outboxLen(t *testing.T, rdb *redis.ClusterClient, slots []int) int64 {
 // ledgerRows reads the ledger's instructions of holders, in seq order.
 func ledgerRows(t *testing.T, led *ledger.Ledger, holders []string) map[string][]ledger.Event {
 	t.Helper()
-	rows, err := led.Pool().Query(context.Background(), `SELECT holder, seq, id, fp, ts_ms, counterparty, ops, state, digest, memo
+	rows, err := led.Pool().Query(context.Background(), `SELECT holder, seq, id, fp, ts_ms, counterparty, ops, state, digest, memo, dv
 		FROM ledger.instructions WHERE holder = ANY($1) ORDER BY holder, seq`, holders)
 	require.NoError(t, err)
 	defer rows.Close()
 	out := map[string][]ledger.Event{}
 	for rows.Next() {
 		var e ledger.Event
-		require.NoError(t, rows.Scan(&e.Holder, &e.Seq, &e.ID, &e.FP, &e.TS, &e.CP, &e.Ops, &e.State, &e.Digest, &e.Memo))
+		require.NoError(t, rows.Scan(&e.Holder, &e.Seq, &e.ID, &e.FP, &e.TS, &e.CP, &e.Ops, &e.State, &e.Digest, &e.Memo, &e.DV))
 		out[e.Holder] = append(out[e.Holder], e)
 	}
 	require.NoError(t, rows.Err())
