@@ -104,7 +104,7 @@ func checkKeys(data []byte, keys []string) *Error {
 		// An optional field is left out, never null; an op's field is never
 		// empty (an empty leg would read as "the whole hold").
 		switch v := string(skip); {
-		case v == "null" && key != "amount" && key != "id" && key != "holder": // those three: INVALID_AMOUNT, INVALID_ID below
+		case v == "null" && key != "amount" && key != "id" && key != "holder" && key != "ops": // INVALID_AMOUNT, INVALID_ID, "needs at least one op" below
 			return Errorf(CodeInvalidInstruction, NoOp, "field %q is null: leave it out", clip(key))
 		case v == `""` && &keys[0] == &opKeys[0]:
 			return Errorf(CodeInvalidInstruction, NoOp, "field %q is empty: leave it out", clip(key))
