@@ -3,6 +3,7 @@ package instructions
 import (
 	"bytes"
 	stdjson "encoding/json"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -445,7 +446,8 @@ func (d openAPISchemas) keyword(t *testing.T, s map[string]any, k string, arg, v
 	case "minimum", "maximum":
 		if isNum {
 			x, _ := new(big.Rat).SetString(string(num))
-			bound := new(big.Rat).SetInt64(int64(arg.(int)))
+			bound, ok := new(big.Rat).SetString(fmt.Sprint(arg))
+			require.True(t, ok, "%s %v is not a number", k, arg)
 			if c := x.Cmp(bound); k == "minimum" && c < 0 || k == "maximum" && c > 0 {
 				return k + " broken"
 			}
