@@ -268,6 +268,7 @@ Paste these commands in order:
 	redis := strings.Join(cl.Addrs(), ",")
 	fmt.Fprintf(w, "Compare every holder in Redis with the ledger (exit 0: no drift):\n   %s reconcile --redis %s --redis-cluster --pg %s\n\n",
 		shellQuote(self), redis, shellQuote(pgDSN))
+	fmt.Fprintf(w, "Carol's statement from the ledger:\n   %s events --holder carol --pg %s\n\n", shellQuote(self), shellQuote(pgDSN))
 	fmt.Fprint(w, "Metrics: curl -sS "+base+"/metrics   Stop: Ctrl-C\n\n")
 }
 

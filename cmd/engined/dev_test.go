@@ -73,6 +73,20 @@ func TestDev_PrintedCommandsWork(t *testing.T) {
 			}
 			require.NotEmpty(t, reconcile, "a reconcile command is printed:\n%s", d.stdout.String())
 			assert.Contains(t, string(paste(t, reconcile)), "holders")
+
+			// The printed events command gives carol's statement, once the
+			// relay has brought her instructions to the ledger.
+			var events string
+			for _, line := range strings.Split(d.stdout.String(), "\n") {
+				if line = strings.TrimSpace(line); strings.Contains(line, " events --holder carol ") {
+					events = line
+				}
+			}
+			require.NotEmpty(t, events, "an events command is printed:\n%s", d.stdout.String())
+			require.Eventually(t, func() bool {
+				out, _ := exec.Command("sh", "-c", events).Output() // exit 1 until the relay brought carol
+				return strings.Contains(string(out), "carol-order-1-fill-1")
+			}, 30*time.Second, 200*time.Millisecond, "carol's statement names her partial fill")
 			assert.Equal(t, instructions.Balance{Available: "381.00", Frozen: "70.00"}, carol.Balances["CNY"])
 			assert.Equal(t, map[string]string{"CNY": "70.00"}, carol.Holds["order-1"].Legs)
 
