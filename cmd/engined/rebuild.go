@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
-	"github.com/atomledger/atomledger/engine"
-	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/reconcile"
 )
 
 func rebuildUsage(w io.Writer) {
@@ -78,100 +75,19 @@ func runRebuild(args []string, c cli) int {
 			return f.fail("%v", err)
 		}
 	}
-	res, err := rebuild(ctx, eng, led, holders, *force, c.stderr)
+	res, err := reconcile.Rebuild(ctx, eng, led, holders, *force)
+	for _, why := range res.Refused {
+		fmt.Fprintf(c.stderr, "engined rebuild: %s (--force overwrites)\n", why)
+	}
+	for _, h := range res.Missing {
+		fmt.Fprintf(c.stderr, "engined rebuild: %s: not in the ledger\n", h)
+	}
 	if err != nil {
 		return f.fail("%v", err)
 	}
-	fmt.Fprintf(c.stdout, "rebuilt %d, in sync %d, refused %d, not in the ledger %d\n", res.Rebuilt, res.InSync, res.Refused, res.Missing)
-	if res.Refused > 0 || res.Missing > 0 {
+	fmt.Fprintf(c.stdout, "rebuilt %d, in sync %d, refused %d, not in the ledger %d\n", res.Rebuilt, res.InSync, len(res.Refused), len(res.Missing))
+	if len(res.Refused) > 0 || len(res.Missing) > 0 {
 		return exitDrift
 	}
 	return exitOK
-}
-
-// rebuildResult counts what rebuild did.
-type rebuildResult struct{ Rebuilt, InSync, Refused, Missing int }
-
-// recentSlack widens the window of instructions read for their idempotency
-// records: it is measured on this host's clock, the records' TTL on Redis's,
-// and Restore drops those already expired on Redis's.
-const recentSlack = time.Minute
-
-// rebuild restores holders from the ledger, with the idempotency records of
-// their recent instructions, reporting each refusal on log.
-func rebuild(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, holders []string, force bool, log io.Writer) (rebuildResult, error) {
-	var res rebuildResult
-	since := time.Now().Add(-eng.IdempotencyTTL() - recentSlack).UnixMilli()
-	refused, err := led.RefusedCount(ctx)
-	if err != nil {
-		return res, err
-	}
-	for lo := 0; lo < len(holders); lo += reconcileBatch {
-		batch := holders[lo:min(lo+reconcileBatch, len(holders))]
-		snaps, err := led.Snapshots(ctx, batch, since)
-		if err != nil {
-			return res, err
-		}
-		diverged, err := divergedHolders(ctx, eng, batch, snaps, refused)
-		if err != nil {
-			return res, err
-		}
-		for _, h := range batch {
-			s := snaps[h]
-			if s == nil {
-				res.Missing++
-				fmt.Fprintf(log, "engined rebuild: %s: not in the ledger\n", h)
-				continue
-			}
-			if diverged[h] && !force {
-				res.Refused++
-				fmt.Fprintf(log, "engined rebuild: holder %s: the ledger refused %d of its events: Redis's history is not the ledger's "+
-					"(a failover lost events the ledger had, and Redis applied others at their seq?); rebuilding would discard "+
-					"instructions Redis acknowledged since (--force overwrites)\n", h, refused[h])
-				continue
-			}
-			es := engine.Snapshot(*s)
-			wrote, err := eng.Restore(ctx, &es, force)
-			switch {
-			case errors.Is(err, engine.ErrRedisAhead), errors.Is(err, engine.ErrStateDiffers):
-				res.Refused++
-				fmt.Fprintf(log, "engined rebuild: %v (--force overwrites)\n", err)
-			case err != nil:
-				return res, fmt.Errorf("%s: %w", h, err)
-			case wrote:
-				res.Rebuilt++
-			default:
-				res.InSync++
-			}
-		}
-	}
-	return res, nil
-}
-
-// divergedHolders finds, among holders, those the ledger refused events of
-// and whose Redis state is not the ledger's. Their histories forked: Redis
-// applied instructions the ledger refused (typically after a failover lost
-// events the relay had already delivered), and a rebuild would discard them
-// although their clients were answered, while their idempotency records,
-// kept by Redis, would go on replaying those answers.
-func divergedHolders(ctx context.Context, eng *engine.Engine, holders []string, snaps map[string]*ledger.Snapshot, refused map[string]int64) (map[string]bool, error) {
-	var suspect []string
-	for _, h := range holders {
-		if refused[h] > 0 && snaps[h] != nil {
-			suspect = append(suspect, h)
-		}
-	}
-	if len(suspect) == 0 {
-		return nil, nil
-	}
-	fromRedis, err := eng.Snapshots(ctx, suspect)
-	if err != nil {
-		return nil, fmt.Errorf("redis: %w", err)
-	}
-	out := map[string]bool{}
-	for _, h := range suspect {
-		r, p := fromRedis[h], snaps[h]
-		out[h] = r != nil && (r.Seq != p.Seq || r.Digest != p.Digest) // a holder Redis lost has nothing left to lose
-	}
-	return out, nil
 }

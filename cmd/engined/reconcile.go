@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 	"time"
 
@@ -17,8 +14,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/atomledger/atomledger/engine"
-	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/reconcile"
 )
 
 // exitDrift is reconcile's status when it found drift.
@@ -56,66 +52,6 @@ Flags:
 	printConfigUsage(w)
 }
 
-// Finding kinds, per holder.
-const (
-	kindInFlight       = "in_flight"        // Redis ahead: events not in PostgreSQL yet, still in the outbox (not drift)
-	kindLostInRelay    = "lost_in_relay"    // Redis ahead, and some of those events are neither in the outbox nor in PostgreSQL
-	kindPGAhead        = "pg_ahead"         // Redis lost acknowledged writes
-	kindMissingInRedis = "missing_in_redis" // PostgreSQL has it, Redis does not
-	kindMismatch       = "mismatch"         // same seq, different figures
-	kindDiverged       = "diverged"         // the ledger refused events of the holder, and the two differ
-)
-
-// Finding kinds, per transfer whose clearing account is not zero in the ledger.
-const (
-	kindTransferInFlight   = "transfer_in_flight"  // its parts' events are on their way (not drift)
-	kindTransferUnbalanced = "transfer_unbalanced" // past the timeout, and nothing on its way
-)
-
-// TransferFinding is a transfer whose clearing account the ledger does not
-// have at zero.
-type TransferFinding struct {
-	ledger.TransferBalance
-	Kind string `json:"kind"`
-	// What the Redis record says: Status "" when Redis no longer has it
-	// (finished longer ago than the idempotency TTL, or lost).
-	Status   string `json:"status"`
-	Complete bool   `json:"complete"`
-	AgeMs    int64  `json:"age_ms"` // since the record was created (else the first part in the ledger)
-}
-
-// Finding is one holder that is not in sync.
-type Finding struct {
-	Holder     string   `json:"holder"`
-	Kind       string   `json:"kind"`
-	RedisSeq   int64    `json:"redis_seq"`
-	LedgerSeq  int64    `json:"ledger_seq"`
-	InFlight   int64    `json:"in_flight,omitempty"`
-	Lost       int64    `json:"lost,omitempty"`      // lost_in_relay: how many events
-	LostSeqs   []int64  `json:"lost_seqs,omitempty"` // lost_in_relay: their seqs, the first maxLostSeqs
-	Difference []string `json:"difference,omitempty"`
-}
-
-// Report is reconcile's JSON report.
-type Report struct {
-	StartedAt      time.Time             `json:"started_at"`
-	DurationMs     int64                 `json:"duration_ms"`
-	Holders        int                   `json:"holders"`
-	InSync         int                   `json:"in_sync"`
-	EventsInFlight int64                 `json:"events_in_flight"`
-	Counts         map[string]int        `json:"counts"` // per finding kind, of holders and of transfers
-	Findings       []Finding             `json:"findings"`
-	Transfers      []TransferFinding     `json:"transfers"`
-	Unbalanced     []ledger.Imbalance    `json:"unbalanced"`
-	AccountDrift   []ledger.AccountDrift `json:"account_drift"`
-	Refused        map[string]int64      `json:"refused_events"`
-	Parked         int64                 `json:"parked_events"`
-	Drift          bool                  `json:"drift"`
-
-	// Events the ledger set aside, not resolved: each stalls its holder (drift).
-	SetAside []ledger.SetAsideEvent `json:"set_aside"`
-}
-
 // runReconcile is "engined reconcile".
 func runReconcile(args []string, c cli) int {
 	f := newCommandFlags("reconcile", c, reconcileUsage)
@@ -131,7 +67,7 @@ func runReconcile(args []string, c cli) int {
 		return f.fail("%v", err)
 	}
 	defer closeAll()
-	rep, err := reconcileWithin(ctx, eng, led, progressOut(c.stderr), cfg.TransferTimeout)
+	rep, err := reconcile.Run(ctx, eng, led, reconcileOptions(progressOut(c.stderr), cfg.TransferTimeout))
 	if err != nil {
 		return f.fail("%v", err)
 	}
@@ -157,264 +93,42 @@ func progressOut(w io.Writer) io.Writer {
 	return nil
 }
 
-// reconcileBatch is how many holders are read from each side at once.
-const reconcileBatch = 1000
-
-// betweenReads, when set, runs between reading a batch of holders from the
-// ledger and from Redis: a test lets the relay commit there, to hold the
-// read order to what it must be.
-var betweenReads func()
-
-// reconcileWithin compares every holder of Redis and of the ledger, then the
-// transfers whose clearing account is not zero, given transferTimeout to
-// finish.
-func reconcileWithin(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, progress io.Writer, transferTimeout time.Duration) (*Report, error) {
-	rep := &Report{StartedAt: time.Now().UTC(), Counts: map[string]int{}, Findings: []Finding{}, Transfers: []TransferFinding{}}
-	names := map[string]struct{}{}
-	pgHolders, err := led.Holders(ctx)
-	if err != nil {
-		return nil, err
+// reconcileOptions gives the options of reconcile.Run: a progress bar on
+// progress, if not nil.
+func reconcileOptions(progress io.Writer, transferTimeout time.Duration) *reconcile.Options {
+	opt := &reconcile.Options{TransferTimeout: transferTimeout}
+	if progress == nil {
+		return opt
 	}
-	for _, h := range pgHolders {
-		names[h] = struct{}{}
-	}
-	if err := eng.Holders(ctx, func(hs []string) error {
-		for _, h := range hs {
-			names[h] = struct{}{}
-		}
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("redis holders: %w", err)
-	}
-	// Read first: a holder the ledger refused events of is judged by it.
-	if rep.Refused, err = led.RefusedCount(ctx); err != nil {
-		return nil, err
-	}
-	all := slices.Sorted(maps.Keys(names))
-	rep.Holders = len(all)
 	var bar *progressbar.ProgressBar
-	if progress != nil {
-		bar = progressbar.NewOptions(len(all), progressbar.OptionSetWriter(progress),
-			progressbar.OptionSetDescription("reconcile"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-	}
-	for lo := 0; lo < len(all); lo += reconcileBatch {
-		batch := all[lo:min(lo+reconcileBatch, len(all))]
-		// The ledger first: it only ever holds what Redis applied, so a
-		// relay commit between the two reads makes Redis look ahead (in
-		// flight, checked below), never the ledger (lost writes).
-		fromPG, err := led.Snapshots(ctx, batch, 0)
-		if err != nil {
-			return nil, err
+	opt.Progress = func(done, total int) {
+		if bar == nil {
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(progress),
+				progressbar.OptionSetDescription("reconcile"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
 		}
-		if betweenReads != nil {
-			betweenReads()
-		}
-		fromRedis, err := eng.Snapshots(ctx, batch)
-		if err != nil {
-			return nil, fmt.Errorf("redis: %w", err)
-		}
-		var found []Finding
-		for _, h := range batch {
-			fd, ok := compareHolder(h, fromRedis[h], fromPG[h], rep.Refused[h] > 0)
-			if !ok {
-				rep.InSync++
-				continue
-			}
-			found = append(found, fd)
-		}
-		if err := checkInFlight(ctx, eng, led, found); err != nil {
-			return nil, err
-		}
-		for _, fd := range found {
-			rep.Counts[fd.Kind]++
-			rep.EventsInFlight += fd.InFlight
-			rep.Findings = append(rep.Findings, fd)
-			if fd.Kind != kindInFlight {
-				rep.Drift = true
-			}
-		}
-		if bar != nil {
-			_ = bar.Add(len(batch))
+		_ = bar.Set(done)
+		if done == total {
+			_ = bar.Finish()
 		}
 	}
-	if bar != nil {
-		_ = bar.Finish()
-	}
-	if err := reconcileTransfers(ctx, eng, led, rep, transferTimeout); err != nil {
-		return nil, err
-	}
-	if rep.Unbalanced, err = led.Unbalanced(ctx, 100); err != nil {
-		return nil, err
-	}
-	if rep.AccountDrift, err = led.AccountDrifts(ctx, 100); err != nil {
-		return nil, err
-	}
-	if rep.Parked, err = led.Gaps(ctx); err != nil {
-		return nil, err
-	}
-	if rep.SetAside, err = led.SetAside(ctx, 1000); err != nil {
-		return nil, err
-	}
-	if len(rep.Unbalanced) > 0 || len(rep.AccountDrift) > 0 || len(rep.Refused) > 0 || len(rep.SetAside) > 0 {
-		rep.Drift = true
-	}
-	rep.DurationMs = time.Since(rep.StartedAt).Milliseconds()
-	return rep, nil
+	return opt
 }
 
-// reconcileTransfers judges the transfers whose clearing account is not zero
-// in the ledger, after the holders (it needs to know which are in flight).
-//
-// A non-zero clearing account means that some parts' commits are in the
-// ledger and others are not. That is normal for a while: the record may not
-// be complete yet (the other parts are still being committed in Redis), or
-// the other parts' events may not have been relayed yet. So such a transfer
-// is in flight while it is younger than the timeout, whatever its record
-// says. Past the timeout it stays in flight only while one of its holders
-// (those the Redis record names, and those of the parts the ledger has
-// seen) has events on their way; else it is unbalanced: a part's commit is
-// lost, or the transfer is stuck unfinished.
-func reconcileTransfers(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, rep *Report, timeout time.Duration) error {
-	open, err := led.UnsettledTransfers(ctx, 1000)
-	if err != nil {
-		return err
-	}
-	ahead := map[string]bool{}
-	for _, fd := range rep.Findings {
-		if fd.Kind == kindInFlight {
-			ahead[fd.Holder] = true
-		}
-	}
-	// Ages are measured on this host's clock against the record's Redis
-	// server time: clocks apart by a good part of the timeout blur them.
-	now := time.Now().UnixMilli()
-	for _, t := range open {
-		fd := TransferFinding{TransferBalance: t, Kind: kindTransferUnbalanced}
-		created, holders := t.FirstMs, t.Holders
-		st, err := eng.GetTransfer(ctx, t.Transfer)
-		switch {
-		case err == nil:
-			fd.Status, fd.Complete, created = st.Status, st.Complete, st.CreatedMs
-			holders = append(slices.Clone(holders), st.Holders...)
-		case !errors.Is(err, engine.ErrTransferNotFound):
-			return fmt.Errorf("transfer %s: %w", t.Transfer, err)
-		}
-		fd.AgeMs = now - created
-		if fd.AgeMs < timeout.Milliseconds() || slices.ContainsFunc(holders, func(h string) bool { return ahead[h] }) {
-			fd.Kind = kindTransferInFlight
-		} else {
-			rep.Drift = true
-		}
-		rep.Counts[fd.Kind]++
-		rep.Transfers = append(rep.Transfers, fd)
-	}
-	return nil
-}
-
-// maxLostSeqs bounds the seqs a lost_in_relay finding lists.
-const maxLostSeqs = 100
-
-// checkInFlight turns an in_flight finding into lost_in_relay when some of
-// the events that make Redis ahead are on their way no more: neither in the
-// holder's outbox (where they wait, read or not, until the ledger committed
-// them) nor in the ledger. The outbox is read after the holder's state, and
-// the ledger again after the outbox: an event the relay delivered meanwhile
-// left the outbox only once the ledger had it, so it is found there.
-func checkInFlight(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, found []Finding) error {
-	var ahead []string
-	for _, fd := range found {
-		if fd.Kind == kindInFlight {
-			ahead = append(ahead, fd.Holder)
-		}
-	}
-	if len(ahead) == 0 {
-		return nil
-	}
-	queued, err := eng.Undelivered(ctx, ahead)
-	if err != nil {
-		return fmt.Errorf("redis outbox: %w", err)
-	}
-	arrived, err := led.Arrivals(ctx, ahead)
-	if err != nil {
-		return err
-	}
-	for i := range found {
-		fd := &found[i]
-		if fd.Kind != kindInFlight {
-			continue
-		}
-		for seq := fd.LedgerSeq + 1; seq <= fd.RedisSeq; seq++ {
-			if queued[fd.Holder][seq] || arrived[fd.Holder].Has(seq) {
-				continue
-			}
-			fd.Lost++
-			if len(fd.LostSeqs) < maxLostSeqs {
-				fd.LostSeqs = append(fd.LostSeqs, seq)
-			}
-		}
-		if fd.Lost > 0 {
-			fd.Kind, fd.InFlight = kindLostInRelay, 0
-		}
-	}
-	return nil
-}
-
-// compareHolder compares one holder; differ is false when both sides agree.
-// refused tells that the ledger refused events of the holder: if Redis has
-// the holder at another seq or digest, their histories forked (Redis
-// applied events that do not chain on the ledger's, typically after a
-// failover lost events the ledger had), whatever the seqs say: Redis being
-// ahead is then no longer events in flight, as the ledger will refuse them.
-func compareHolder(h string, r *engine.Snapshot, p *ledger.Snapshot, refused bool) (fd Finding, differ bool) {
-	fd, differ = compareState(h, r, p)
-	if differ && refused && r != nil && (p == nil || r.Seq != p.Seq || r.Digest != p.Digest) {
-		fd.Kind, fd.InFlight = kindDiverged, 0
-	}
-	return fd, differ
-}
-
-// compareState compares one holder's seq and state on both sides.
-func compareState(h string, r *engine.Snapshot, p *ledger.Snapshot) (Finding, bool) {
-	fd := Finding{Holder: h}
-	if r != nil {
-		fd.RedisSeq = r.Seq
-	}
-	if p != nil {
-		fd.LedgerSeq = p.Seq
-	}
-	switch {
-	case r == nil && p == nil:
-		return fd, false
-	case r == nil:
-		fd.Kind = kindMissingInRedis
-	case fd.RedisSeq > fd.LedgerSeq:
-		fd.Kind, fd.InFlight = kindInFlight, fd.RedisSeq-fd.LedgerSeq
-	case fd.LedgerSeq > fd.RedisSeq:
-		fd.Kind = kindPGAhead
-	default:
-		fd.Difference = engine.Differences(r, (*engine.Snapshot)(p), "ledger")
-		if len(fd.Difference) == 0 {
-			return fd, false
-		}
-		fd.Kind = kindMismatch
-	}
-	return fd, true
-}
-
-func printSummary(w io.Writer, rep *Report) {
+// printSummary prints the report as a table, then each event set aside.
+func printSummary(w io.Writer, rep *reconcile.Report) {
 	t := table.NewWriter()
 	t.SetOutputMirror(w)
 	t.AppendHeader(table.Row{"check", "count", "drift"})
 	t.AppendRow(table.Row{"holders", rep.Holders, ""})
 	t.AppendRow(table.Row{"in sync", rep.InSync, ""})
-	t.AppendRow(table.Row{"redis ahead (events in flight)", fmt.Sprintf("%d (%d events)", rep.Counts[kindInFlight], rep.EventsInFlight), "no"})
-	t.AppendRow(table.Row{"redis ahead, events gone from the outbox (lost in relay)", rep.Counts[kindLostInRelay], yes(rep.Counts[kindLostInRelay])})
-	t.AppendRow(table.Row{"postgresql ahead (redis lost writes)", rep.Counts[kindPGAhead], yes(rep.Counts[kindPGAhead])})
-	t.AppendRow(table.Row{"missing in redis", rep.Counts[kindMissingInRedis], yes(rep.Counts[kindMissingInRedis])})
-	t.AppendRow(table.Row{"same seq, figures differ", rep.Counts[kindMismatch], yes(rep.Counts[kindMismatch])})
-	t.AppendRow(table.Row{"histories forked (ledger refused events)", rep.Counts[kindDiverged], yes(rep.Counts[kindDiverged])})
-	t.AppendRow(table.Row{"transfers in flight (clearing account not zero yet)", rep.Counts[kindTransferInFlight], "no"})
-	t.AppendRow(table.Row{"transfers unbalanced past the timeout", rep.Counts[kindTransferUnbalanced], yes(rep.Counts[kindTransferUnbalanced])})
+	t.AppendRow(table.Row{"redis ahead (events in flight)", fmt.Sprintf("%d (%d events)", rep.Counts[reconcile.KindInFlight], rep.EventsInFlight), "no"})
+	t.AppendRow(table.Row{"redis ahead, events gone from the outbox (lost in relay)", rep.Counts[reconcile.KindLostInRelay], yes(rep.Counts[reconcile.KindLostInRelay])})
+	t.AppendRow(table.Row{"postgresql ahead (redis lost writes)", rep.Counts[reconcile.KindPGAhead], yes(rep.Counts[reconcile.KindPGAhead])})
+	t.AppendRow(table.Row{"missing in redis", rep.Counts[reconcile.KindMissingInRedis], yes(rep.Counts[reconcile.KindMissingInRedis])})
+	t.AppendRow(table.Row{"same seq, figures differ", rep.Counts[reconcile.KindMismatch], yes(rep.Counts[reconcile.KindMismatch])})
+	t.AppendRow(table.Row{"histories forked (ledger refused events)", rep.Counts[reconcile.KindDiverged], yes(rep.Counts[reconcile.KindDiverged])})
+	t.AppendRow(table.Row{"transfers in flight (clearing account not zero yet)", rep.Counts[reconcile.KindTransferInFlight], "no"})
+	t.AppendRow(table.Row{"transfers unbalanced past the timeout", rep.Counts[reconcile.KindTransferUnbalanced], yes(rep.Counts[reconcile.KindTransferUnbalanced])})
 	t.AppendRow(table.Row{"instructions not summing to zero", len(rep.Unbalanced), yes(len(rep.Unbalanced))})
 	t.AppendRow(table.Row{"accounts not the sum of their entries", len(rep.AccountDrift), yes(len(rep.AccountDrift))})
 	refused := 0
