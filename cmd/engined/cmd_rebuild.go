@@ -55,7 +55,7 @@ func runRebuild(args []string, c cli) int {
 	holder := f.fs.String("holder", "", "rebuild holder H")
 	all := f.fs.Bool("all", false, "rebuild every holder of the ledger")
 	force := f.fs.Bool("force", false, "also overwrite holders where Redis is ahead, diverged, or differs from the ledger")
-	cfg, status := f.parse(args)
+	cfg, status := f.parseLedger(args)
 	if cfg == nil {
 		return status
 	}

@@ -56,7 +56,7 @@ Flags:
 func runReconcile(args []string, c cli) int {
 	f := newCommandFlags("reconcile", c, reconcileUsage)
 	out := f.fs.String("out", "", "write the JSON report to FILE")
-	cfg, status := f.parse(args)
+	cfg, status := f.parseLedger(args)
 	if cfg == nil {
 		return status
 	}
