@@ -8,31 +8,75 @@ import (
 	"strings"
 )
 
-// newFlagSet makes the flag set of a command: errors and -h print usage on
-// the command's stderr.
-func newFlagSet(name string, c cli, usage func(io.Writer)) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() { usage(fs.Output()) }
-	return fs
+// commandFlags is a command's flag set, the shared configuration's flags
+// among them: -h and a bad flag print the command's usage on its stderr, and
+// every refusal is a message there with exitUsage.
+type commandFlags struct {
+	name string // "engined apply"
+	fs   *flag.FlagSet
+	cf   *configFlags
+	c    cli
+	// argHint is added to the refusal of a stray argument.
+	argHint string
 }
 
-// parseFlags parses args. When ok is false the command is over and exits
-// with status: -h was asked for, or the flag package printed the error.
-func parseFlags(fs *flag.FlagSet, args []string) (status int, ok bool) {
-	if err := fs.Parse(args); err != nil {
+// newCommandFlags makes the flag set of "engined name"; the command adds its
+// own flags to fs before parse.
+func newCommandFlags(name string, c cli, usage func(io.Writer)) *commandFlags {
+	f := &commandFlags{name: "engined " + name, c: c}
+	f.fs = flag.NewFlagSet(f.name, flag.ContinueOnError)
+	f.fs.SetOutput(c.stderr)
+	f.fs.Usage = func() { usage(f.fs.Output()) }
+	return f
+}
+
+// parse adds the shared configuration's flags, parses args and refuses a
+// stray argument. When ok is false the command is over and exits with
+// status: -h was asked for, or the refusal was printed.
+func (f *commandFlags) parse(args []string) (status int, ok bool) {
+	f.cf = addConfigFlags(f.fs)
+	if err := f.fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK, false
 		}
 		return exitUsage, false
 	}
+	if f.fs.NArg() > 0 {
+		return f.fail("unexpected argument %q%s", f.fs.Arg(0), f.argHint), false
+	}
 	return exitOK, true
 }
 
-// failUsage prints a bad invocation's message, each line prefixed with the
-// command's name (errors.Join puts one error a line), and gives exitUsage.
-func failUsage(c cli, name, format string, args ...any) int {
-	msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", "\n"+name+": ")
-	fmt.Fprintf(c.stderr, "%s: %s\n", name, msg)
+// config resolves the shared configuration: flags first, then the
+// environment, then the defaults.
+func (f *commandFlags) config() (*Config, error) { return f.cf.config(f.c.getenv) }
+
+// parseLedger is parse then config for a command that works on the ledger:
+// --pg is required. A nil *Config comes with the exit status to return.
+func (f *commandFlags) parseLedger(args []string) (*Config, int) {
+	if status, ok := f.parse(args); !ok {
+		return nil, status
+	}
+	cfg, err := f.config()
+	if err != nil {
+		return nil, f.fail("%v", err)
+	}
+	if cfg.PGDSN == "" {
+		return nil, f.fail("--pg (ENGINED_PG_DSN) is required")
+	}
+	return cfg, exitOK
+}
+
+// fail prints a refusal, each line prefixed with the command's name
+// (errors.Join puts one error a line), and gives exitUsage. A MOVED answer
+// means one cluster node was named as a plain server: it says how to name a
+// cluster.
+func (f *commandFlags) fail(format string, args ...any) int {
+	msg := fmt.Sprintf(format, args...)
+	if strings.Contains(msg, "MOVED ") {
+		msg += "\nthe address is a node of a Redis Cluster: say so with --redis-cluster (ENGINED_REDIS_CLUSTER=1), or give every node's address"
+	}
+	msg = strings.ReplaceAll(msg, "\n", "\n"+f.name+": ")
+	fmt.Fprintf(f.c.stderr, "%s: %s\n", f.name, msg)
 	return exitUsage
 }

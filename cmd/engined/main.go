@@ -7,6 +7,13 @@
 // Every command reads the same configuration (see config.go): a flag, or else
 // its ENGINED_* environment variable, or else the default of the contract.
 //
+// The files say what they hold: server.go and server_*.go are the HTTP
+// server (routes, handlers, the error table in server_status.go, auth,
+// metrics, the access log); cmd_*.go are the commands, each parsing its
+// flags with flags.go and calling the libraries; workers.go runs the
+// background work that serve and relay share. The rules of reconciliation
+// live in the reconcile package, not here.
+//
 // Exit status: 0 on success; 1 when an instruction was rejected (the error
 // object is on stdout) or a command failed at run time (serve or dev could
 // not listen or serve); 2 for a bad invocation (unknown command, bad flag or

@@ -20,6 +20,7 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/reconcile"
 )
 
 // TestRelay_PoisonEventStallsOnlyItsHolder writes an event PostgreSQL
@@ -82,10 +83,10 @@ func TestRelay_PoisonEventStallsOnlyItsHolder(t *testing.T) {
 	}
 
 	// The others reach the ledger, A's event is set aside, its later ones park.
-	var rep *Report
+	var rep *reconcile.Report
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		rep, err = reconcile(ctx, r.eng, r.led, nil)
+		rep, err = reconcile.Run(ctx, r.eng, r.led, nil)
 		require.NoError(t, err)
 		if (rep.InSync == len(others) && len(rep.SetAside) == 1 && rep.Parked == 3) || time.Now().After(deadline) {
 			break
@@ -136,7 +137,7 @@ func TestRelay_PoisonEventStallsOnlyItsHolder(t *testing.T) {
 		assert.Contains(t, stdout, "0x00")
 		data, err := os.ReadFile(out)
 		require.NoError(t, err)
-		var got Report
+		var got reconcile.Report
 		require.NoError(t, json.Unmarshal(data, &got))
 		require.Len(t, got.SetAside, 1)
 		assert.Equal(t, sa.Reason, got.SetAside[0].Reason)
@@ -181,7 +182,7 @@ func TestRelay_PoisonEventStallsOnlyItsHolder(t *testing.T) {
 		code, stdout, stderr := r.run("repair", "--set-aside", id, "--fields", file, "--note", "memo: U+0000 replaced by U+FFFD")
 		require.Equal(t, exitOK, code, "stderr: %s", stderr)
 		assert.Contains(t, stdout, "applied 4 (the event and 3 parked behind it)")
-		rep, err := reconcile(ctx, r.eng, r.led, nil)
+		rep, err := reconcile.Run(ctx, r.eng, r.led, nil)
 		require.NoError(t, err)
 		assert.False(t, rep.Drift, "%+v", rep)
 		assert.Equal(t, len(all), rep.InSync, "A too: the ledger has A's whole history, its digest Redis's")

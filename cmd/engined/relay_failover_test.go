@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"slices"
 	"strconv"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/ledger/ledgertest"
+	"github.com/atomledger/atomledger/reconcile"
 )
 
 // ack is an instruction a worker got a result for.
@@ -242,7 +242,7 @@ func TestRelay_FailoverUnderLoad(t *testing.T) {
 	assert.Positive(t, afterOnVictim, "the promoted replica took instructions for the killed master's holders")
 
 	// Reconcile: whatever drift there is sits on the killed master's slots.
-	rep, err := reconcile(ctx, r.eng, r.led, nil)
+	rep, err := reconcile.Run(ctx, r.eng, r.led, nil)
 	require.NoError(t, err)
 	assert.Empty(t, rep.Unbalanced)
 	assert.Empty(t, rep.AccountDrift)
@@ -263,7 +263,7 @@ func TestRelay_FailoverUnderLoad(t *testing.T) {
 		if forked[f.Holder] {
 			nforked++
 		} else {
-			assert.Contains(t, []string{kindPGAhead, kindMissingInRedis}, f.Kind, "finding %+v", f)
+			assert.Contains(t, []string{reconcile.KindPGAhead, reconcile.KindMissingInRedis}, f.Kind, "finding %+v", f)
 		}
 		repair = append(repair, f.Holder)
 	}
@@ -271,10 +271,12 @@ func TestRelay_FailoverUnderLoad(t *testing.T) {
 
 	// Rebuild repairs what Redis lost, and refuses to discard a forked
 	// holder's acknowledged instructions.
-	res, err := rebuild(ctx, r.eng, r.led, repair, false, io.Discard)
+	res, err := reconcile.Rebuild(ctx, r.eng, r.led, repair, false)
 	require.NoError(t, err)
-	assert.Equal(t, rebuildResult{Rebuilt: len(repair) - nforked, Refused: nforked}, res)
-	rep, err = reconcile(ctx, r.eng, r.led, nil)
+	assert.Equal(t, len(repair)-nforked, res.Rebuilt)
+	assert.Len(t, res.Refused, nforked)
+	assert.Empty(t, res.Missing)
+	rep, err = reconcile.Run(ctx, r.eng, r.led, nil)
 	require.NoError(t, err)
 	for _, f := range rep.Findings {
 		assert.True(t, forked[f.Holder], "after rebuild, finding %+v", f)

@@ -56,7 +56,7 @@ func runRepair(args []string, c cli) int {
 	file := f.fs.String("fields", "", "the event's fields, corrected")
 	note := f.fs.String("note", "", "why and how the event was changed")
 	all := f.fs.Bool("all", false, "every event set aside, as read")
-	cfg, status := f.parse(args)
+	cfg, status := f.parseLedger(args)
 	if cfg == nil {
 		return status
 	}

@@ -44,7 +44,7 @@ func runEvents(args []string, c cli) int {
 	holder := f.fs.String("holder", "", "")
 	after := f.fs.Int64("after-seq", 0, "")
 	limit := f.fs.Int("limit", ledger.DefaultStatementLimit, "")
-	cfg, status := f.parse(args)
+	cfg, status := f.parseLedger(args)
 	if cfg == nil {
 		return status
 	}

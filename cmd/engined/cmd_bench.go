@@ -75,8 +75,8 @@ Flags:
 
 // runBench is "engined bench".
 func runBench(args []string, c cli) int {
-	const name = "engined bench"
-	fs := newFlagSet(name, c, benchUsage)
+	f := newCommandFlags("bench", c, benchUsage)
+	fs := f.fs
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	parts := fs.String("parts", "", "parts to run, comma-separated")
 	quick := fs.Bool("quick", false, "small sizes for a smoke run")
@@ -99,16 +99,12 @@ func runBench(args []string, c cli) int {
 	fs.DurationVar(&s.TransferDur, "transfer-duration", 0, "each transfer and single phase")
 	fs.DurationVar(&s.RelayDur, "relay-duration", 0, "the sustained relay run")
 	fs.DurationVar(&s.RelayProbe, "relay-probe", 0, "each probe of the relay's rate search")
-	cf := addConfigFlags(fs)
-	if status, ok := parseFlags(fs, args); !ok {
+	if status, ok := f.parse(args); !ok {
 		return status
 	}
-	if fs.NArg() > 0 {
-		return failUsage(c, name, "unexpected argument %q", fs.Arg(0))
-	}
-	cfg, err := cf.config(c.getenv)
+	cfg, err := f.config()
 	if err != nil {
-		return failUsage(c, name, "%v", err)
+		return f.fail("%v", err)
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -141,7 +137,7 @@ func runBench(args []string, c cli) int {
 	rep, err := bench.Run(ctx, opt)
 	progress.finish()
 	if err != nil {
-		fmt.Fprintf(c.stderr, "%s: %v\n", name, err)
+		fmt.Fprintf(c.stderr, "%s: %v\n", f.name, err)
 		return exitFailed
 	}
 	if *asJSON {
@@ -149,7 +145,7 @@ func runBench(args []string, c cli) int {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintf(c.stderr, "%s: %v\n", name, err)
+			fmt.Fprintf(c.stderr, "%s: %v\n", f.name, err)
 			return exitFailed
 		}
 		return exitOK

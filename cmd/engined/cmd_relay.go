@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -37,55 +34,6 @@ relay claims them once they have been pending for --claim-idle (default 30s).
 	printConfigUsage(w)
 }
 
-// commandFlags parses a command's flags with the shared configuration, and
-// fails like every command: a message on stderr and exitUsage.
-type commandFlags struct {
-	name string
-	fs   *flag.FlagSet
-	cf   *configFlags
-	c    cli
-}
-
-func newCommandFlags(name string, c cli, usage func(io.Writer)) *commandFlags {
-	fs := flag.NewFlagSet("engined "+name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() { usage(fs.Output()) }
-	return &commandFlags{name: name, fs: fs, c: c}
-}
-
-// parse parses args and resolves the configuration; a nil *Config comes with
-// the exit status to return.
-func (f *commandFlags) parse(args []string) (*Config, int) {
-	f.cf = addConfigFlags(f.fs)
-	if err := f.fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, exitOK
-		}
-		return nil, exitUsage
-	}
-	if f.fs.NArg() > 0 {
-		return nil, f.fail("unexpected argument %q", f.fs.Arg(0))
-	}
-	cfg, err := f.cf.config(f.c.getenv)
-	if err != nil {
-		return nil, f.fail("%v", err)
-	}
-	if cfg.PGDSN == "" {
-		return nil, f.fail("--pg (ENGINED_PG_DSN) is required")
-	}
-	return cfg, exitOK
-}
-
-func (f *commandFlags) fail(format string, args ...any) int {
-	msg := fmt.Sprintf(format, args...)
-	if strings.Contains(msg, "MOVED ") {
-		msg += "\nthe address is a node of a Redis Cluster: say so with --redis-cluster (ENGINED_REDIS_CLUSTER=1), or give every node's address"
-	}
-	msg = strings.ReplaceAll(msg, "\n", "\nengined "+f.name+": ")
-	fmt.Fprintf(f.c.stderr, "engined %s: %s\n", f.name, msg)
-	return exitUsage
-}
-
 // connectLedger builds the engine on the configured Redis and opens the
 // ledger; closeAll releases both.
 func connectLedger(ctx context.Context, cfg *Config) (*engine.Engine, *ledger.Ledger, func(), error) {
@@ -102,7 +50,7 @@ func connectLedger(ctx context.Context, cfg *Config) (*engine.Engine, *ledger.Le
 func runRelay(args []string, c cli) int {
 	f := newCommandFlags("relay", c, relayUsage)
 	claimIdle := f.fs.Duration("claim-idle", 30*time.Second, "")
-	cfg, status := f.parse(args)
+	cfg, status := f.parseLedger(args)
 	if cfg == nil {
 		return status
 	}
@@ -112,9 +60,6 @@ func runRelay(args []string, c cli) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(c.stderr, nil))
-	if cfg.PGDSN == "" {
-		return f.fail("--pg (or ENGINED_PG_DSN) is required: the relay writes to the ledger")
-	}
 	rdb := cfg.RedisClient()
 	defer rdb.Close()
 	eo := cfg.EngineOptions()

@@ -15,11 +15,6 @@ import (
 // readyTimeout bounds one readiness check: a probe must not hang.
 const readyTimeout = 3 * time.Second
 
-// status is the body of a successful health or readiness answer.
-type status struct {
-	Status string `json:"status"`
-}
-
 // healthz is GET /healthz: 200 while the process serves at all.
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, status{Status: "ok"})

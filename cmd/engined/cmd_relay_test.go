@@ -21,6 +21,7 @@ import (
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/ledger/ledgertest"
 	"github.com/atomledger/atomledger/ledger/pgtest"
+	"github.com/atomledger/atomledger/reconcile"
 )
 
 // ledgerRig is a cluster of its own (the relay takes every outbox, so it
@@ -102,11 +103,11 @@ func (r *ledgerRig) applyAll(t *testing.T, ins []instructions.Instruction) int {
 }
 
 // waitInSync waits until reconcile sees no event in flight, and returns its report.
-func (r *ledgerRig) waitInSync(t *testing.T, within time.Duration) *Report {
+func (r *ledgerRig) waitInSync(t *testing.T, within time.Duration) *reconcile.Report {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		rep, err := reconcile(context.Background(), r.eng, r.led, nil)
+		rep, err := reconcile.Run(context.Background(), r.eng, r.led, nil)
 		require.NoError(t, err)
 		if rep.EventsInFlight == 0 || time.Now().After(deadline) {
 			return rep
@@ -215,16 +216,16 @@ func TestRelay_EndToEndThroughPostgreSQLDowntime(t *testing.T) {
 		t.Log("\n" + stdout)
 		data, err := os.ReadFile(out)
 		require.NoError(t, err)
-		var rep Report
+		var rep reconcile.Report
 		require.NoError(t, json.Unmarshal(data, &rep))
 		kinds := map[string]string{}
 		for _, f := range rep.Findings {
 			kinds[f.Holder] = f.Kind
 		}
-		assert.Equal(t, kindLostInRelay, kinds[h[0]])
-		assert.Equal(t, kindPGAhead, kinds[h[1]])
-		assert.Equal(t, kindMismatch, kinds[h[2]])
-		assert.Equal(t, kindMissingInRedis, kinds[h[3]])
+		assert.Equal(t, reconcile.KindLostInRelay, kinds[h[0]])
+		assert.Equal(t, reconcile.KindPGAhead, kinds[h[1]])
+		assert.Equal(t, reconcile.KindMismatch, kinds[h[2]])
+		assert.Equal(t, reconcile.KindMissingInRedis, kinds[h[3]])
 		assert.Len(t, rep.Unbalanced, 1)
 		assert.NotEmpty(t, rep.AccountDrift)
 		assert.True(t, rep.Drift)
@@ -289,7 +290,7 @@ func TestReconcile_100kHolders(t *testing.T) {
 	t.Logf("engined reconcile over %d holders: %v\n%s", holders, took.Round(time.Millisecond), stdout.String())
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)
-	var rep Report
+	var rep reconcile.Report
 	require.NoError(t, json.Unmarshal(data, &rep))
 	assert.False(t, rep.Drift)
 	assert.Equal(t, holders, rep.InSync)

@@ -51,36 +51,32 @@ Flags:
 
 // runServe is "engined serve".
 func runServe(args []string, c cli) int {
-	const name = "engined serve"
-	fs := newFlagSet(name, c, serveUsage)
+	f := newCommandFlags("serve", c, serveUsage)
+	fs := f.fs
 	dev := fs.Bool("dev", false, "allow serving /v1/ without tokens")
 	tlsCert := fs.String("tls-cert", "", "certificate chain (PEM) for HTTPS")
 	tlsKey := fs.String("tls-key", "", "private key (PEM) for HTTPS")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	cf := addConfigFlags(fs)
-	if status, ok := parseFlags(fs, args); !ok {
+	if status, ok := f.parse(args); !ok {
 		return status
 	}
-	if fs.NArg() > 0 {
-		return failUsage(c, name, "unexpected argument %q", fs.Arg(0))
-	}
-	cfg, level, tokens, err := daemonConfig(cf, c.getenv, *logLevel)
+	cfg, level, tokens, err := daemonConfig(f, *logLevel)
 	if err != nil {
-		return failUsage(c, name, "%v", err)
+		return f.fail("%v", err)
 	}
 	if len(tokens) == 0 && !*dev {
-		return failUsage(c, name, "no bearer tokens: give --tokens or --tokens-file (or ENGINED_TOKENS, ENGINED_TOKENS_FILE), or --dev to serve /v1/ without authentication")
+		return f.fail("no bearer tokens: give --tokens or --tokens-file (or ENGINED_TOKENS, ENGINED_TOKENS_FILE), or --dev to serve /v1/ without authentication")
 	}
 	tlsConfig, err := loadTLS(*tlsCert, *tlsKey)
 	if err != nil {
-		return failUsage(c, name, "%v", err)
+		return f.fail("%v", err)
 	}
 
 	ctx, stop := notifyContext()
 	defer stop()
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "%s: %v\n", name, err)
+		fmt.Fprintf(c.stderr, "%s: %v\n", f.name, err)
 		return exitFailed
 	}
 	log := newLogger(c.stderr, level)
@@ -93,8 +89,8 @@ func runServe(args []string, c cli) int {
 
 // daemonConfig resolves what serve and dev share: the configuration, the
 // log level and the bearer tokens.
-func daemonConfig(cf *configFlags, getenv func(string) string, logLevel string) (*Config, slog.Level, []string, error) {
-	cfg, err := cf.config(getenv)
+func daemonConfig(f *commandFlags, logLevel string) (*Config, slog.Level, []string, error) {
+	cfg, err := f.config()
 	if err != nil {
 		return nil, 0, nil, err
 	}

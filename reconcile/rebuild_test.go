@@ -1,4 +1,4 @@
-package main
+package reconcile
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func TestRebuild_RestoresDeletedHolder(t *testing.T) {
 	r := newLedgerRig(t)
 	ctx := context.Background()
 	w := ledgertest.New(7, "rb", 20)
-	r.startRelay(t, nil)
+	r.startRelay(t)
 	r.applyAll(t, w.Opens())
 	var ins []instructions.Instruction
 	for range 500 {
@@ -46,12 +46,11 @@ func TestRebuild_RestoresDeletedHolder(t *testing.T) {
 	require.NoError(t, rdb.Del(ctx, hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds).Err())
 	require.NoError(t, rdb.ZRem(ctx, cluster.Expiry(slot), h+" rb-h").Err())
 
-	code, _, _ := r.run("reconcile")
-	assert.Equal(t, exitDrift, code, "reconcile flags the missing holder")
+	assert.Equal(t, []string{KindMissingInRedis}, kinds(r.run(t)), "Run flags the missing holder")
 
-	code, stdout, stderr := r.run("rebuild", "--holder", h)
-	require.Equal(t, exitOK, code, "stdout %s stderr %s", stdout, stderr)
-	assert.Contains(t, stdout, "rebuilt 1")
+	res, err := Rebuild(ctx, r.eng, r.led, []string{h}, false)
+	require.NoError(t, err)
+	assert.Equal(t, RebuildResult{Rebuilt: 1}, res)
 	after, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "State is restored exactly")
@@ -59,18 +58,22 @@ func TestRebuild_RestoresDeletedHolder(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, score, got, "the expiry index entry is back")
 
-	code, stdout, _ = r.run("reconcile")
-	assert.Equal(t, exitOK, code, "clean again:\n%s", stdout)
+	rep = r.run(t)
+	assert.False(t, rep.Drift, "clean again: %+v", rep)
 
 	t.Run("a holder where Redis is ahead is refused, unless forced", func(t *testing.T) {
 		// Move Redis ahead of the ledger by hand (the relay would catch up otherwise).
 		require.NoError(t, rdb.HIncrBy(ctx, hk.Meta, "seq", 1).Err())
-		code, _, stderr := r.run("rebuild", "--holder", h)
-		assert.Equal(t, exitDrift, code)
-		assert.Contains(t, stderr, "ahead")
-		code, stdout, _ := r.run("rebuild", "--all", "--force")
-		assert.Equal(t, exitOK, code)
-		assert.Contains(t, stdout, "rebuilt 1,")
+		res, err := Rebuild(ctx, r.eng, r.led, []string{h}, false)
+		require.NoError(t, err)
+		require.Len(t, res.Refused, 1)
+		assert.Contains(t, res.Refused[0], "ahead")
+		all, err := r.led.Holders(ctx)
+		require.NoError(t, err)
+		res, err = Rebuild(ctx, r.eng, r.led, all, true)
+		require.NoError(t, err)
+		assert.Equal(t, 1, res.Rebuilt)
+		assert.Empty(t, res.Refused)
 		after, err := r.eng.State(ctx, h)
 		require.NoError(t, err)
 		assert.Equal(t, before, after)
@@ -99,7 +102,7 @@ func TestRebuild_RestoresIdempotencyRecords(t *testing.T) {
 	needRedis(t)
 	r := newLedgerRig(t)
 	ctx := context.Background()
-	r.startRelay(t, nil)
+	r.startRelay(t)
 	h := "idem-" + time.Now().Format("150405.000000")
 	pay := instructions.New("pay-1", h).Debit("CNY", "30.00").SpendPoints("100")
 	ins := []instructions.Instruction{
@@ -132,9 +135,9 @@ func TestRebuild_RestoresIdempotencyRecords(t *testing.T) {
 	require.NoError(t, rdb.ZRem(ctx, cluster.Expiry(cluster.HolderSlot(h)), h+" order-1").Err())
 	require.Empty(t, holderKeys(t, rdb, h))
 
-	code, stdout, stderr := r.run("rebuild", "--holder", h)
-	require.Equal(t, exitOK, code, "stdout %s stderr %s", stdout, stderr)
-	assert.Contains(t, stdout, "rebuilt 1")
+	res, err := Rebuild(ctx, r.eng, r.led, []string{h}, false)
+	require.NoError(t, err)
+	assert.Equal(t, RebuildResult{Rebuilt: 1}, res)
 	for _, in := range ins {
 		ttl, err := rdb.PTTL(ctx, cluster.Tx(h, in.ID)).Result()
 		require.NoError(t, err)
@@ -162,15 +165,15 @@ func TestRebuild_RestoresIdempotencyRecords(t *testing.T) {
 		require.ErrorAs(t, err, &e)
 		assert.False(t, e.Replayed)
 	})
-	code, stdout, _ = r.run("reconcile")
-	assert.Equal(t, exitOK, code, "clean again:\n%s", stdout)
+	rep = r.run(t)
+	assert.False(t, rep.Drift, "clean again: %+v", rep)
 }
 
 func TestRebuild_RefusesDivergedHolder(t *testing.T) {
 	needRedis(t)
 	r := newLedgerRig(t)
 	ctx := context.Background()
-	r.startRelay(t, nil)
+	r.startRelay(t)
 	h := "fork-" + time.Now().Format("150405.000000")
 	_, err := r.eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "100.00"))
 	require.NoError(t, err)
@@ -199,23 +202,24 @@ func TestRebuild_RefusesDivergedHolder(t *testing.T) {
 	withY, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 
-	rep, err := reconcile(ctx, r.eng, r.led, nil)
-	require.NoError(t, err)
+	rep := r.run(t)
 	require.Len(t, rep.Findings, 1)
-	assert.Equal(t, kindDiverged, rep.Findings[0].Kind, "%+v", rep.Findings[0])
+	assert.Equal(t, KindDiverged, rep.Findings[0].Kind, "%+v", rep.Findings[0])
 	assert.Zero(t, rep.EventsInFlight, "y will never reach the ledger")
 	assert.True(t, rep.Drift)
 
-	code, _, stderr := r.run("rebuild", "--holder", h)
-	assert.Equal(t, exitDrift, code)
-	assert.Contains(t, stderr, "refused")
+	res, err := Rebuild(ctx, r.eng, r.led, []string{h}, false)
+	require.NoError(t, err)
+	require.Len(t, res.Refused, 1)
+	assert.Contains(t, res.Refused[0], "refused")
+	assert.Zero(t, res.Rebuilt)
 	after, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 	assert.Equal(t, withY, after, "y, acknowledged, is still there")
 
-	code, stdout, stderr := r.run("rebuild", "--holder", h, "--force")
-	require.Equal(t, exitOK, code, "stdout %s stderr %s", stdout, stderr)
-	assert.Contains(t, stdout, "rebuilt 1")
+	res, err = Rebuild(ctx, r.eng, r.led, []string{h}, true)
+	require.NoError(t, err)
+	assert.Equal(t, RebuildResult{Rebuilt: 1}, res)
 	after, err = r.eng.State(ctx, h)
 	require.NoError(t, err)
 	assert.Equal(t, "85.00", after.Balances["CNY"].Available, "the ledger's history: x and x2, not y")
@@ -229,7 +233,7 @@ func TestRebuild_RepairsTamperedFigures(t *testing.T) {
 	needRedis(t)
 	r := newLedgerRig(t)
 	ctx := context.Background()
-	r.startRelay(t, nil)
+	r.startRelay(t)
 	h := "tamper-" + time.Now().Format("150405.000000")
 	_, err := r.eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "100.00").Freeze("CNY", "10.00", "order-1", time.Hour))
 	require.NoError(t, err)
@@ -242,31 +246,41 @@ func TestRebuild_RepairsTamperedFigures(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "9999.00", tampered.Balances["CNY"].Available)
 
-	rep, err := reconcile(ctx, r.eng, r.led, nil)
-	require.NoError(t, err)
+	rep := r.run(t)
 	assert.True(t, rep.Drift)
 	require.Len(t, rep.Findings, 1)
-	assert.Equal(t, kindMismatch, rep.Findings[0].Kind)
+	assert.Equal(t, KindMismatch, rep.Findings[0].Kind)
 	assert.Equal(t, []string{"balance CNY [available frozen]: redis [999900 1000], ledger [9000 1000]"}, rep.Findings[0].Difference)
 
-	code, stdout, stderr := r.run("rebuild", "--holder", h)
-	assert.Equal(t, exitDrift, code, "stdout %s stderr %s", stdout, stderr)
-	assert.Contains(t, stdout, "rebuilt 0, in sync 0, refused 1")
-	assert.Contains(t, stderr, "balance CNY")
+	res, err := Rebuild(ctx, r.eng, r.led, []string{h}, false)
+	require.NoError(t, err)
+	assert.Zero(t, res.Rebuilt, "never in sync")
+	assert.Zero(t, res.InSync, "never in sync")
+	require.Len(t, res.Refused, 1)
+	assert.Contains(t, res.Refused[0], "balance CNY")
 	after, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 	assert.Equal(t, tampered, after, "without --force nothing is written")
 
-	code, stdout, stderr = r.run("rebuild", "--holder", h, "--force")
-	require.Equal(t, exitOK, code, "stdout %s stderr %s", stdout, stderr)
-	assert.Contains(t, stdout, "rebuilt 1,")
+	res, err = Rebuild(ctx, r.eng, r.led, []string{h}, true)
+	require.NoError(t, err)
+	assert.Equal(t, RebuildResult{Rebuilt: 1}, res)
 	after, err = r.eng.State(ctx, h)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "the ledger's figures")
 
-	code, stdout, _ = r.run("reconcile")
-	assert.Equal(t, exitOK, code, "clean again:\n%s", stdout)
-	code, stdout, _ = r.run("rebuild", "--holder", h)
-	assert.Equal(t, exitOK, code)
-	assert.Contains(t, stdout, "rebuilt 0, in sync 1")
+	rep = r.run(t)
+	assert.False(t, rep.Drift, "clean again: %+v", rep)
+	res, err = Rebuild(ctx, r.eng, r.led, []string{h}, false)
+	require.NoError(t, err)
+	assert.Equal(t, RebuildResult{InSync: 1}, res)
+}
+
+// kinds lists the kinds of a report's findings.
+func kinds(rep *Report) []string {
+	var out []string
+	for _, fd := range rep.Findings {
+		out = append(out, fd.Kind)
+	}
+	return out
 }

@@ -71,6 +71,11 @@ func httpStatus(code instructions.Code, read bool) int {
 	return http.StatusInternalServerError
 }
 
+// status is the body of a successful health or readiness answer.
+type status struct {
+	Status string `json:"status"`
+}
+
 // errorObject is the error answer of the contract: {"error": {...}}.
 type errorObject struct {
 	Error *instructions.Error `json:"error"`

@@ -53,35 +53,32 @@ Flags:
 
 // runApply is "engined apply".
 func runApply(args []string, c cli) int {
-	const name = "engined apply"
-	fs := newFlagSet(name, c, applyUsage)
+	f := newCommandFlags("apply", c, applyUsage)
+	f.argHint = " (the instruction is given with -f FILE)"
+	fs := f.fs
 	file := fs.String("f", "", "the instruction or transfer to apply; - reads stdin")
 	server := fs.String("server", "", "base URL of a running daemon")
 	token := fs.String("token", "", "bearer token for --server (ENGINED_TOKEN)")
-	cf := addConfigFlags(fs)
-	if status, ok := parseFlags(fs, args); !ok {
+	if status, ok := f.parse(args); !ok {
 		return status
 	}
-	if fs.NArg() > 0 {
-		return failUsage(c, name, "unexpected argument %q (the instruction is given with -f FILE)", fs.Arg(0))
-	}
 	if *file == "" {
-		return failUsage(c, name, "-f FILE is required (- reads stdin)")
+		return f.fail("-f FILE is required (- reads stdin)")
 	}
-	cfg, err := cf.config(c.getenv)
+	cfg, err := f.config()
 	if err != nil {
-		return failUsage(c, name, "%v", err)
+		return f.fail("%v", err)
 	}
 	base, err := serverURL(*server)
 	if err != nil {
-		return failUsage(c, name, "%v", err)
+		return f.fail("%v", err)
 	}
 	if *token == "" {
 		*token = c.getenv("ENGINED_TOKEN")
 	}
 	data, err := readInstruction(*file, c.stdin)
 	if err != nil {
-		return failUsage(c, name, "%v", err)
+		return f.fail("%v", err)
 	}
 
 	// An interrupt cancels the apply like the timeout does: the outcome is

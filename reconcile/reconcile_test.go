@@ -1,11 +1,7 @@
-package main
+package reconcile
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -17,26 +13,7 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
-	"github.com/atomledger/atomledger/ledger"
 )
-
-// eventsOf reads holder's events from its slot's outbox, in seq order.
-func (r *ledgerRig) eventsOf(t *testing.T, holder string) []map[string]string {
-	t.Helper()
-	msgs, err := r.rdb.XRange(context.Background(), cluster.Outbox(cluster.HolderSlot(holder)), "-", "+").Result()
-	require.NoError(t, err)
-	var out []map[string]string
-	for _, m := range msgs {
-		f := map[string]string{}
-		for k, v := range m.Values {
-			f[k] = v.(string)
-		}
-		if f["holder"] == holder {
-			out = append(out, f)
-		}
-	}
-	return out
-}
 
 // TestReconcile_TransferInFlightThenUnbalanced relays events by hand (no
 // relay runs): the buyer's part of a trade reaches the ledger whole, the
@@ -64,15 +41,14 @@ func TestReconcile_TransferInFlightThenUnbalanced(t *testing.T) {
 	require.NoError(t, r.led.Write(ctx, append(r.eventsOf(t, buyer), sellerEvents[0])))
 
 	t.Run("one part's events relayed, the other's on their way: in flight, not drift", func(t *testing.T) {
-		rep, err := reconcile(ctx, r.eng, r.led, nil)
-		require.NoError(t, err)
+		rep := r.run(t)
 		assert.False(t, rep.Drift)
-		assert.Equal(t, 1, rep.Counts[kindTransferInFlight])
-		assert.Equal(t, 1, rep.Counts[kindInFlight], "the seller")
+		assert.Equal(t, 1, rep.Counts[KindTransferInFlight])
+		assert.Equal(t, 1, rep.Counts[KindInFlight], "the seller")
 		assert.Equal(t, int64(2), rep.EventsInFlight)
 		require.Len(t, rep.Transfers, 1)
 		tf := rep.Transfers[0]
-		assert.Equal(t, kindTransferInFlight, tf.Kind)
+		assert.Equal(t, KindTransferInFlight, tf.Kind)
 		assert.Equal(t, id, tf.Transfer)
 		assert.Equal(t, engine.TransferCommitted, tf.Status)
 		assert.True(t, tf.Complete)
@@ -84,10 +60,10 @@ func TestReconcile_TransferInFlightThenUnbalanced(t *testing.T) {
 
 	require.NoError(t, r.led.Write(ctx, sellerEvents[1:2]))
 	t.Run("past the timeout, still in flight while the seller's commit is on its way", func(t *testing.T) {
-		rep, err := reconcileWithin(ctx, r.eng, r.led, nil, time.Millisecond)
+		rep, err := Run(ctx, r.eng, r.led, &Options{TransferTimeout: time.Millisecond})
 		require.NoError(t, err)
 		assert.False(t, rep.Drift)
-		assert.Equal(t, 1, rep.Counts[kindTransferInFlight])
+		assert.Equal(t, 1, rep.Counts[KindTransferInFlight])
 	})
 
 	// What a failover without a replica does to the seller: Redis is back
@@ -100,28 +76,20 @@ func TestReconcile_TransferInFlightThenUnbalanced(t *testing.T) {
 	require.NoError(t, err)
 
 	t.Run("younger than the timeout, nothing on its way: in flight still", func(t *testing.T) {
-		rep, err := reconcile(ctx, r.eng, r.led, nil)
-		require.NoError(t, err)
+		rep := r.run(t)
 		assert.False(t, rep.Drift)
-		assert.Zero(t, rep.Counts[kindInFlight])
-		assert.Equal(t, 1, rep.Counts[kindTransferInFlight])
+		assert.Zero(t, rep.Counts[KindInFlight])
+		assert.Equal(t, 1, rep.Counts[KindTransferInFlight])
 	})
 	t.Run("past the timeout, nothing on its way: unbalanced, drift", func(t *testing.T) {
 		created := time.Now().Add(-engine.DefaultTransferTimeout - time.Second).UnixMilli()
 		require.NoError(t, r.rdb.HSet(ctx, cluster.Transfer(id), "created_ms", created).Err())
-		out := filepath.Join(t.TempDir(), "report.json")
-		code, stdout, stderr := r.run("reconcile", "--out", out)
-		assert.Equal(t, exitDrift, code, "stderr: %s", stderr)
-		assert.Regexp(t, `transfers unbalanced past the timeout\s*\|\s*1\s*\|\s*yes`, stdout)
-		data, err := os.ReadFile(out)
-		require.NoError(t, err)
-		var rep Report
-		require.NoError(t, json.Unmarshal(data, &rep))
+		rep := r.run(t)
 		assert.True(t, rep.Drift)
 		assert.Empty(t, rep.Findings, "every holder agrees with the ledger")
-		assert.Equal(t, 1, rep.Counts[kindTransferUnbalanced])
+		assert.Equal(t, 1, rep.Counts[KindTransferUnbalanced])
 		require.Len(t, rep.Transfers, 1)
-		assert.Equal(t, kindTransferUnbalanced, rep.Transfers[0].Kind)
+		assert.Equal(t, KindTransferUnbalanced, rep.Transfers[0].Kind)
 		assert.GreaterOrEqual(t, rep.Transfers[0].AgeMs, engine.DefaultTransferTimeout.Milliseconds())
 	})
 }
@@ -133,7 +101,7 @@ func TestReconcile_TransfersRelayedInSync(t *testing.T) {
 	needRedis(t)
 	r := newLedgerRig(t)
 	ctx := context.Background()
-	r.startRelay(t, nil)
+	r.startRelay(t)
 	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
 	a, b := "a-"+tag, "b-"+tag
 	for _, h := range []string{a, b} {
@@ -197,35 +165,27 @@ func TestReconcile_LostInRelay(t *testing.T) {
 	require.NoError(t, r.led.Write(ctx, []map[string]string{events[0], events[3]}))
 
 	t.Run("before any event is lost, Redis ahead is in flight", func(t *testing.T) {
-		rep, err := reconcile(ctx, r.eng, r.led, nil)
-		require.NoError(t, err)
+		rep := r.run(t)
 		assert.False(t, rep.Drift, "%+v", rep)
-		assert.Equal(t, 2, rep.Counts[kindInFlight])
+		assert.Equal(t, 2, rep.Counts[KindInFlight])
 		assert.Equal(t, int64(3+4), rep.EventsInFlight)
 	})
 
 	// The relay deletes what the ledger committed, seqs 1 and 4, and seq 2
 	// that it never committed.
 	require.NoError(t, r.rdb.XDel(ctx, outbox, ids["1"], ids["2"], ids["4"]).Err())
-	out := filepath.Join(t.TempDir(), "report.json")
-	code, stdout, stderr := r.run("reconcile", "--out", out)
-	assert.Equal(t, exitDrift, code, "stderr: %s", stderr)
-	assert.Regexp(t, `lost in relay\)\s*\|\s*1\s*\|\s*yes`, stdout)
-	data, err := os.ReadFile(out)
-	require.NoError(t, err)
-	var rep Report
-	require.NoError(t, json.Unmarshal(data, &rep))
+	rep := r.run(t)
 	assert.True(t, rep.Drift)
-	assert.Equal(t, 1, rep.Counts[kindLostInRelay])
-	assert.Equal(t, 1, rep.Counts[kindInFlight])
+	assert.Equal(t, 1, rep.Counts[KindLostInRelay])
+	assert.Equal(t, 1, rep.Counts[KindInFlight])
 	assert.Equal(t, int64(4), rep.EventsInFlight, "the other holder's, all still in the outbox")
 	require.Len(t, rep.Findings, 2)
 	for _, fd := range rep.Findings {
 		switch fd.Holder {
 		case lost:
-			assert.Equal(t, Finding{Holder: lost, Kind: kindLostInRelay, RedisSeq: 4, LedgerSeq: 1, Lost: 1, LostSeqs: []int64{2}}, fd)
+			assert.Equal(t, Finding{Holder: lost, Kind: KindLostInRelay, RedisSeq: 4, LedgerSeq: 1, Lost: 1, LostSeqs: []int64{2}}, fd)
 		case queued:
-			assert.Equal(t, Finding{Holder: queued, Kind: kindInFlight, RedisSeq: 4, InFlight: 4}, fd)
+			assert.Equal(t, Finding{Holder: queued, Kind: KindInFlight, RedisSeq: 4, InFlight: 4}, fd)
 		default:
 			t.Errorf("unexpected finding %+v", fd)
 		}
@@ -243,7 +203,7 @@ func TestReconcile_NoLossInventedUnderLoad(t *testing.T) {
 	needRedis(t)
 	r := newLedgerRig(t)
 	ctx := context.Background()
-	relay := r.startRelay(t, nil)
+	relay := r.startRelay(t)
 	betweenReads = func() {
 		// Give up after a while rather than fail: the wait only widens the
 		// window the relay has to commit in.
@@ -283,11 +243,10 @@ func TestReconcile_NoLossInventedUnderLoad(t *testing.T) {
 	}
 	busy := 0 // rounds that saw events in flight: the relay had work while reconcile read
 	for i := range rounds {
-		rep, err := reconcile(ctx, r.eng, r.led, nil)
-		require.NoError(t, err)
+		rep := r.run(t)
 		assert.False(t, rep.Drift, "round %d: %+v", i, rep.Findings)
-		assert.Zero(t, rep.Counts[kindPGAhead], "round %d", i)
-		assert.Zero(t, rep.Counts[kindLostInRelay], "round %d", i)
+		assert.Zero(t, rep.Counts[KindPGAhead], "round %d", i)
+		assert.Zero(t, rep.Counts[KindLostInRelay], "round %d", i)
 		if rep.EventsInFlight > 0 {
 			busy++
 		}
@@ -300,10 +259,4 @@ func TestReconcile_NoLossInventedUnderLoad(t *testing.T) {
 	}
 	assert.Positive(t, busy, "no round saw an event in flight: the load did not overlap reconcile")
 	assert.False(t, r.waitInSync(t, 30*time.Second).Drift)
-}
-
-// reconcile is reconcileWithin with the default transfer timeout, as the
-// tests that are not about transfers run it.
-func reconcile(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, progress io.Writer) (*Report, error) {
-	return reconcileWithin(ctx, eng, led, progress, engine.DefaultTransferTimeout)
 }

@@ -1,75 +1,31 @@
-package main
+package reconcile
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"os"
-	"os/signal"
 	"slices"
-	"syscall"
 	"time"
-
-	"github.com/jedib0t/go-pretty/v6/table"
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/ledger"
 )
 
-// exitDrift is reconcile's status when it found drift.
-const exitDrift = 1
-
-func reconcileUsage(w io.Writer) {
-	fmt.Fprint(w, `Usage: engined reconcile [--out FILE] [flags]
-
-Reconcile compares every holder in Redis with the PostgreSQL ledger (--pg):
-the same seq must come with the same digest, status, balances, points,
-coupons and holds; Redis ahead means events in flight (counted, not drift)
-while each of those events is still in the outbox or already in the ledger,
-else it was lost on its way (lost_in_relay, drift, with the seqs);
-PostgreSQL ahead means Redis lost acknowledged writes; a holder may be
-missing on either side; a holder the ledger refused events of, where the two
-differ, has a forked history (diverged). An event the ledger set aside (it
-could not apply it: docs/ledger.md says how to repair one) is drift, listed
-with its reason. It also checks that every instruction's entries sum
-to zero per asset and that every account is the sum of its entries.
-
-A cross-holder transfer whose clearing account is not zero in the ledger
-(some parts' commits are in, others not) is in flight while it is younger
-than --transfer-timeout or events of one of its holders are still on their
-way; past it, with nothing on its way, it is unbalanced (drift).
-
-It prints a summary table on stdout, a progress bar on a terminal, and with
---out writes the whole report as JSON. Exit status: 0 without drift, 1 with
-drift, 2 when it could not run.
-
-Flags:
-
-  --out FILE
-        write the JSON report to FILE
-`)
-	printConfigUsage(w)
-}
-
 // Finding kinds, per holder.
 const (
-	kindInFlight       = "in_flight"        // Redis ahead: events not in PostgreSQL yet, still in the outbox (not drift)
-	kindLostInRelay    = "lost_in_relay"    // Redis ahead, and some of those events are neither in the outbox nor in PostgreSQL
-	kindPGAhead        = "pg_ahead"         // Redis lost acknowledged writes
-	kindMissingInRedis = "missing_in_redis" // PostgreSQL has it, Redis does not
-	kindMismatch       = "mismatch"         // same seq, different figures
-	kindDiverged       = "diverged"         // the ledger refused events of the holder, and the two differ
+	KindInFlight       = "in_flight"        // Redis ahead: events not in PostgreSQL yet, still in the outbox (not drift)
+	KindLostInRelay    = "lost_in_relay"    // Redis ahead, and some of those events are neither in the outbox nor in PostgreSQL
+	KindPGAhead        = "pg_ahead"         // Redis lost acknowledged writes
+	KindMissingInRedis = "missing_in_redis" // PostgreSQL has it, Redis does not
+	KindMismatch       = "mismatch"         // same seq, different figures
+	KindDiverged       = "diverged"         // the ledger refused events of the holder, and the two differ
 )
 
 // Finding kinds, per transfer whose clearing account is not zero in the ledger.
 const (
-	kindTransferInFlight   = "transfer_in_flight"  // its parts' events are on their way (not drift)
-	kindTransferUnbalanced = "transfer_unbalanced" // past the timeout, and nothing on its way
+	KindTransferInFlight   = "transfer_in_flight"  // its parts' events are on their way (not drift)
+	KindTransferUnbalanced = "transfer_unbalanced" // past the timeout, and nothing on its way
 )
 
 // TransferFinding is a transfer whose clearing account the ledger does not
@@ -96,7 +52,7 @@ type Finding struct {
 	Difference []string `json:"difference,omitempty"`
 }
 
-// Report is reconcile's JSON report.
+// Report is what Run found; engined reconcile writes it as JSON.
 type Report struct {
 	StartedAt      time.Time             `json:"started_at"`
 	DurationMs     int64                 `json:"duration_ms"`
@@ -116,59 +72,37 @@ type Report struct {
 	SetAside []ledger.SetAsideEvent `json:"set_aside"`
 }
 
-// runReconcile is "engined reconcile".
-func runReconcile(args []string, c cli) int {
-	f := newCommandFlags("reconcile", c, reconcileUsage)
-	out := f.fs.String("out", "", "write the JSON report to FILE")
-	cfg, status := f.parse(args)
-	if cfg == nil {
-		return status
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	eng, led, closeAll, err := connectLedger(ctx, cfg)
-	if err != nil {
-		return f.fail("%v", err)
-	}
-	defer closeAll()
-	rep, err := reconcileWithin(ctx, eng, led, progressOut(c.stderr), cfg.TransferTimeout)
-	if err != nil {
-		return f.fail("%v", err)
-	}
-	printSummary(c.stdout, rep)
-	if *out != "" {
-		data, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(*out, append(data, '\n'), 0o644); err != nil {
-			return f.fail("%v", err)
-		}
-	}
-	if rep.Drift {
-		return exitDrift
-	}
-	return exitOK
+// Options tune Run. A nil *Options means the defaults.
+type Options struct {
+	// TransferTimeout is how long a transfer may take to balance in the
+	// ledger before it counts as drift. Default engine.DefaultTransferTimeout.
+	TransferTimeout time.Duration
+	// Progress, when set, is called after each batch of holders with how
+	// many were compared out of how many. Default none.
+	Progress func(done, total int)
 }
 
-// progressOut gives where the progress bar goes: stderr when it is a
-// terminal, else nowhere.
-func progressOut(w io.Writer) io.Writer {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		return w
-	}
-	return nil
-}
-
-// reconcileBatch is how many holders are read from each side at once.
-const reconcileBatch = 1000
+// batchSize is how many holders are read from each side at once.
+const batchSize = 1000
 
 // betweenReads, when set, runs between reading a batch of holders from the
 // ledger and from Redis: a test lets the relay commit there, to hold the
 // read order to what it must be.
 var betweenReads func()
 
-// reconcileWithin compares every holder of Redis and of the ledger, then the
-// transfers whose clearing account is not zero, given transferTimeout to
-// finish.
-func reconcileWithin(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, progress io.Writer, transferTimeout time.Duration) (*Report, error) {
+// Run compares every holder of Redis and of the ledger, then the transfers
+// whose clearing account is not zero, then the ledger's own books.
+//
+// Errors: Redis's (engine.ErrUnavailable) and PostgreSQL's; a report is
+// returned only whole.
+func Run(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, opt *Options) (*Report, error) {
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	if o.TransferTimeout <= 0 {
+		o.TransferTimeout = engine.DefaultTransferTimeout
+	}
 	rep := &Report{StartedAt: time.Now().UTC(), Counts: map[string]int{}, Findings: []Finding{}, Transfers: []TransferFinding{}}
 	names := map[string]struct{}{}
 	pgHolders, err := led.Holders(ctx)
@@ -192,13 +126,8 @@ func reconcileWithin(ctx context.Context, eng *engine.Engine, led *ledger.Ledger
 	}
 	all := slices.Sorted(maps.Keys(names))
 	rep.Holders = len(all)
-	var bar *progressbar.ProgressBar
-	if progress != nil {
-		bar = progressbar.NewOptions(len(all), progressbar.OptionSetWriter(progress),
-			progressbar.OptionSetDescription("reconcile"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-	}
-	for lo := 0; lo < len(all); lo += reconcileBatch {
-		batch := all[lo:min(lo+reconcileBatch, len(all))]
+	for lo := 0; lo < len(all); lo += batchSize {
+		batch := all[lo:min(lo+batchSize, len(all))]
 		// The ledger first: it only ever holds what Redis applied, so a
 		// relay commit between the two reads makes Redis look ahead (in
 		// flight, checked below), never the ledger (lost writes).
@@ -229,18 +158,15 @@ func reconcileWithin(ctx context.Context, eng *engine.Engine, led *ledger.Ledger
 			rep.Counts[fd.Kind]++
 			rep.EventsInFlight += fd.InFlight
 			rep.Findings = append(rep.Findings, fd)
-			if fd.Kind != kindInFlight {
+			if fd.Kind != KindInFlight {
 				rep.Drift = true
 			}
 		}
-		if bar != nil {
-			_ = bar.Add(len(batch))
+		if o.Progress != nil {
+			o.Progress(lo+len(batch), len(all))
 		}
 	}
-	if bar != nil {
-		_ = bar.Finish()
-	}
-	if err := reconcileTransfers(ctx, eng, led, rep, transferTimeout); err != nil {
+	if err := reconcileTransfers(ctx, eng, led, rep, o.TransferTimeout); err != nil {
 		return nil, err
 	}
 	if rep.Unbalanced, err = led.Unbalanced(ctx, 100); err != nil {
@@ -281,7 +207,7 @@ func reconcileTransfers(ctx context.Context, eng *engine.Engine, led *ledger.Led
 	}
 	ahead := map[string]bool{}
 	for _, fd := range rep.Findings {
-		if fd.Kind == kindInFlight {
+		if fd.Kind == KindInFlight {
 			ahead[fd.Holder] = true
 		}
 	}
@@ -289,7 +215,7 @@ func reconcileTransfers(ctx context.Context, eng *engine.Engine, led *ledger.Led
 	// server time: clocks apart by a good part of the timeout blur them.
 	now := time.Now().UnixMilli()
 	for _, t := range open {
-		fd := TransferFinding{TransferBalance: t, Kind: kindTransferUnbalanced}
+		fd := TransferFinding{TransferBalance: t, Kind: KindTransferUnbalanced}
 		created, holders := t.FirstMs, t.Holders
 		st, err := eng.GetTransfer(ctx, t.Transfer)
 		switch {
@@ -301,7 +227,7 @@ func reconcileTransfers(ctx context.Context, eng *engine.Engine, led *ledger.Led
 		}
 		fd.AgeMs = now - created
 		if fd.AgeMs < timeout.Milliseconds() || slices.ContainsFunc(holders, func(h string) bool { return ahead[h] }) {
-			fd.Kind = kindTransferInFlight
+			fd.Kind = KindTransferInFlight
 		} else {
 			rep.Drift = true
 		}
@@ -323,7 +249,7 @@ const maxLostSeqs = 100
 func checkInFlight(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, found []Finding) error {
 	var ahead []string
 	for _, fd := range found {
-		if fd.Kind == kindInFlight {
+		if fd.Kind == KindInFlight {
 			ahead = append(ahead, fd.Holder)
 		}
 	}
@@ -340,7 +266,7 @@ func checkInFlight(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, 
 	}
 	for i := range found {
 		fd := &found[i]
-		if fd.Kind != kindInFlight {
+		if fd.Kind != KindInFlight {
 			continue
 		}
 		for seq := fd.LedgerSeq + 1; seq <= fd.RedisSeq; seq++ {
@@ -353,7 +279,7 @@ func checkInFlight(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, 
 			}
 		}
 		if fd.Lost > 0 {
-			fd.Kind, fd.InFlight = kindLostInRelay, 0
+			fd.Kind, fd.InFlight = KindLostInRelay, 0
 		}
 	}
 	return nil
@@ -368,7 +294,7 @@ func checkInFlight(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, 
 func compareHolder(h string, r *engine.Snapshot, p *ledger.Snapshot, refused bool) (fd Finding, differ bool) {
 	fd, differ = compareState(h, r, p)
 	if differ && refused && r != nil && (p == nil || r.Seq != p.Seq || r.Digest != p.Digest) {
-		fd.Kind, fd.InFlight = kindDiverged, 0
+		fd.Kind, fd.InFlight = KindDiverged, 0
 	}
 	return fd, differ
 }
@@ -386,58 +312,19 @@ func compareState(h string, r *engine.Snapshot, p *ledger.Snapshot) (Finding, bo
 	case r == nil && p == nil:
 		return fd, false
 	case r == nil:
-		fd.Kind = kindMissingInRedis
+		fd.Kind = KindMissingInRedis
 	case fd.RedisSeq > fd.LedgerSeq:
-		fd.Kind, fd.InFlight = kindInFlight, fd.RedisSeq-fd.LedgerSeq
+		fd.Kind, fd.InFlight = KindInFlight, fd.RedisSeq-fd.LedgerSeq
 	case fd.LedgerSeq > fd.RedisSeq:
-		fd.Kind = kindPGAhead
+		fd.Kind = KindPGAhead
 	default:
+		// engine.Differences, not a copy here: Restore refuses by the same
+		// comparison, so rebuild and reconcile agree on what a mismatch is.
 		fd.Difference = engine.Differences(r, (*engine.Snapshot)(p), "ledger")
 		if len(fd.Difference) == 0 {
 			return fd, false
 		}
-		fd.Kind = kindMismatch
+		fd.Kind = KindMismatch
 	}
 	return fd, true
-}
-
-func printSummary(w io.Writer, rep *Report) {
-	t := table.NewWriter()
-	t.SetOutputMirror(w)
-	t.AppendHeader(table.Row{"check", "count", "drift"})
-	t.AppendRow(table.Row{"holders", rep.Holders, ""})
-	t.AppendRow(table.Row{"in sync", rep.InSync, ""})
-	t.AppendRow(table.Row{"redis ahead (events in flight)", fmt.Sprintf("%d (%d events)", rep.Counts[kindInFlight], rep.EventsInFlight), "no"})
-	t.AppendRow(table.Row{"redis ahead, events gone from the outbox (lost in relay)", rep.Counts[kindLostInRelay], yes(rep.Counts[kindLostInRelay])})
-	t.AppendRow(table.Row{"postgresql ahead (redis lost writes)", rep.Counts[kindPGAhead], yes(rep.Counts[kindPGAhead])})
-	t.AppendRow(table.Row{"missing in redis", rep.Counts[kindMissingInRedis], yes(rep.Counts[kindMissingInRedis])})
-	t.AppendRow(table.Row{"same seq, figures differ", rep.Counts[kindMismatch], yes(rep.Counts[kindMismatch])})
-	t.AppendRow(table.Row{"histories forked (ledger refused events)", rep.Counts[kindDiverged], yes(rep.Counts[kindDiverged])})
-	t.AppendRow(table.Row{"transfers in flight (clearing account not zero yet)", rep.Counts[kindTransferInFlight], "no"})
-	t.AppendRow(table.Row{"transfers unbalanced past the timeout", rep.Counts[kindTransferUnbalanced], yes(rep.Counts[kindTransferUnbalanced])})
-	t.AppendRow(table.Row{"instructions not summing to zero", len(rep.Unbalanced), yes(len(rep.Unbalanced))})
-	t.AppendRow(table.Row{"accounts not the sum of their entries", len(rep.AccountDrift), yes(len(rep.AccountDrift))})
-	refused := 0
-	for _, n := range rep.Refused {
-		refused += int(n)
-	}
-	t.AppendRow(table.Row{"events refused by the ledger (conflicts, set aside)", refused, yes(refused)})
-	t.AppendRow(table.Row{"events parked behind a gap", rep.Parked, "no"})
-	t.AppendRow(table.Row{"events set aside (their holders wait)", len(rep.SetAside), yes(len(rep.SetAside))})
-	verdict := "no drift"
-	if rep.Drift {
-		verdict = "DRIFT"
-	}
-	t.AppendFooter(table.Row{"result", verdict, fmt.Sprintf("%d ms", rep.DurationMs)})
-	t.Render()
-	for _, e := range rep.SetAside {
-		fmt.Fprintf(w, "set aside: holder %s seq %d (entry %s, row %d, %s): %s\n", e.Holder, e.Seq, e.Entry, e.ID, e.SetAside.UTC().Format(time.RFC3339), e.Reason)
-	}
-}
-
-func yes(n int) string {
-	if n > 0 {
-		return "yes"
-	}
-	return "no"
 }

@@ -53,15 +53,11 @@ Flags:
 
 // runDev is "engined dev".
 func runDev(args []string, c cli) int {
-	const name = "engined dev"
-	fs := newFlagSet(name, c, devUsage)
+	f := newCommandFlags("dev", c, devUsage)
+	fs := f.fs
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	cf := addConfigFlags(fs)
-	if status, ok := parseFlags(fs, args); !ok {
+	if status, ok := f.parse(args); !ok {
 		return status
-	}
-	if fs.NArg() > 0 {
-		return failUsage(c, name, "unexpected argument %q", fs.Arg(0))
 	}
 	var redisFlags []string
 	fs.Visit(func(f *flag.Flag) {
@@ -70,11 +66,11 @@ func runDev(args []string, c cli) int {
 		}
 	})
 	if len(redisFlags) > 0 {
-		return failUsage(c, name, "%s: dev starts its own Redis Cluster (use engined serve for another Redis)", strings.Join(redisFlags, ", "))
+		return f.fail("%s: dev starts its own Redis Cluster (use engined serve for another Redis)", strings.Join(redisFlags, ", "))
 	}
-	cfg, level, tokens, err := daemonConfig(cf, c.getenv, *logLevel)
+	cfg, level, tokens, err := daemonConfig(f, *logLevel)
 	if err != nil {
-		return failUsage(c, name, "%v", err)
+		return f.fail("%v", err)
 	}
 	devToken := newDevToken()
 	tokens = append([]string{devToken}, tokens...)
@@ -83,7 +79,7 @@ func runDev(args []string, c cli) int {
 	// fails here, without touching the cluster of the first.
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "%s: %v (is another engined dev running? choose another address with --listen)\n", name, err)
+		fmt.Fprintf(c.stderr, "%s: %v (is another engined dev running? choose another address with --listen)\n", f.name, err)
 		return exitFailed
 	}
 	defer ln.Close()
