@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -264,153 +263,24 @@ func (r *Relay) Round(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	now := time.Now()
-	var due []*relayStream
-	for _, s := range r.streams {
-		if !now.Before(s.nextRead) {
-			due = append(due, s)
-		}
-	}
-	claim := now.Sub(r.lastClaim) >= r.o.ClaimIdle/2
+	due, claim := r.dueStreams(now)
 	if len(due) == 0 && !claim {
 		return 0, nil
 	}
 	count := int64(max(16, min(256, r.o.MaxBatch/max(1, len(due)))))
-
-	var firstErr error
-	groups := map[relayNode]*relayGroup{}
-	var order []*relayGroup
-	group := func(key string) *relayGroup {
-		var node relayNode = r.rdb
-		if c, ok := r.rdb.(*redis.ClusterClient); ok {
-			n, err := c.MasterForKey(ctx, key)
-			if err != nil {
-				if r.handleStreamErr(ctx, key, err) && firstErr == nil {
-					firstErr = fmt.Errorf("relay: master of %s: %w", key, err)
-				}
-				return nil
-			}
-			node = n
-		}
-		g := groups[node]
-		if g == nil {
-			g = &relayGroup{node: node, replicas: -1}
-			if c, ok := node.(*redis.Client); ok {
-				g.addr = c.Options().Addr
-			}
-			if n, ok := r.replicas[g.addr]; ok {
-				g.replicas = n
-			}
-			groups[node] = g
-			order = append(order, g)
-		}
-		return g
-	}
-	for _, s := range due {
-		if g := group(s.key); g != nil {
-			g.due = append(g.due, s)
-		}
-	}
-	if claim {
-		r.lastClaim = now
-		for k, s := range r.streams {
-			if s.empty {
-				continue // no entry, so none pending with a dead consumer
-			}
-			if g := group(k); g != nil {
-				g.claimKeys = append(g.claimKeys, k)
-			}
-		}
-	}
-
-	var wg sync.WaitGroup
-	for _, g := range order {
-		wg.Go(func() { r.readGroup(ctx, g, count) })
-	}
-	wg.Wait()
-
+	groups, firstErr := r.groupByMaster(ctx, due, claim, now)
+	r.readGroups(ctx, groups, count)
 	var batch []relayEntry
-	for _, g := range order {
-		if g.err != nil {
-			for _, s := range g.due {
-				s.fromPEL = true
-			}
+	for _, g := range groups {
+		got, err := r.collect(ctx, g, count, now)
+		if firstErr == nil {
+			firstErr = err
+		}
+		if err := r.holdBackUnreplicated(g, got); err != nil {
 			if firstErr == nil {
-				firstErr = fmt.Errorf("relay: replicas of %s: %w", g.addr, g.err)
+				firstErr = err
 			}
 			continue
-		}
-		r.replicas[g.addr] = g.replicas
-		ceiling, watched := r.o.MaxIdle, false
-		if w := r.watches[g.addr]; w != nil && w.live.Load() {
-			ceiling, watched = r.o.WatchedIdle, true
-		}
-		var got []relayEntry
-		for i, s := range g.due {
-			res, err := g.reads[i].Result()
-			if err != nil && !errors.Is(err, redis.Nil) {
-				if r.handleStreamErr(ctx, s.key, err) && firstErr == nil {
-					firstErr = fmt.Errorf("relay read %s: %w", s.key, err)
-				}
-				continue
-			}
-			n := 0
-			for _, st := range res {
-				for _, m := range st.Messages {
-					got = append(got, entryOf(s.key, m))
-					n++
-				}
-			}
-			if n > 0 {
-				s.empty = false
-			}
-			switch {
-			case watched && !s.fromPEL && int64(n) < count:
-				// Read to the end: the next write comes with a notice.
-				s.idle, s.nextRead = ceiling, now.Add(ceiling)
-			case n > 0:
-				s.idle, s.nextRead = 0, time.Time{}
-			case s.fromPEL:
-				s.fromPEL = false // own backlog done: new entries next
-				r.again = true
-			default:
-				s.idle = min(max(2*s.idle, r.o.PollInterval), ceiling)
-				s.nextRead = now.Add(s.idle)
-			}
-		}
-		for i, c := range g.claims {
-			msgs, _, err := c.Result()
-			if err != nil && !errors.Is(err, redis.Nil) {
-				if r.handleStreamErr(ctx, g.claimKeys[i], err) && firstErr == nil {
-					firstErr = fmt.Errorf("relay claim %s: %w", g.claimKeys[i], err)
-				}
-				continue
-			}
-			for _, m := range msgs {
-				got = append(got, entryOf(g.claimKeys[i], m))
-			}
-			r.claimed.Add(int64(len(msgs)))
-		}
-		if g.wait != nil {
-			if n, err := g.wait.Result(); (err != nil || n < 1) && len(got) > 0 {
-				// Not on a replica yet: they stay pending, and this
-				// consumer's pending entries are read again.
-				for _, e := range got {
-					if s := r.streams[e.stream]; s != nil {
-						s.fromPEL, s.nextRead = true, time.Time{}
-					}
-				}
-				for _, s := range g.due {
-					s.fromPEL, s.nextRead = true, time.Time{}
-				}
-				delete(r.replicas, g.addr)
-				if err == nil {
-					err = fmt.Errorf("no replica confirmed within %v", r.o.ReplicaTimeout)
-				}
-				if firstErr == nil {
-					firstErr = fmt.Errorf("relay: WAIT on %s (%d entries held back): %w", g.addr, len(got), err)
-				}
-				continue
-			}
 		}
 		batch = append(batch, got...)
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Sink receives outbox events, each as the fields of its stream entry
@@ -155,4 +156,32 @@ func (r *Relay) writeSink(ctx context.Context, events []OutboxEntry) error {
 		fields[i] = e.Fields
 	}
 	return r.sink.Write(ctx, fields)
+}
+
+// holdBackUnreplicated tells, with an error, that no replica of g's master
+// confirmed in ReplicaTimeout that it has the entries got (WAIT): they are
+// not delivered, but stay pending and are read again from the PEL.
+func (r *Relay) holdBackUnreplicated(g *relayGroup, got []relayEntry) error {
+	if g.wait == nil {
+		return nil
+	}
+	n, err := g.wait.Result()
+	if (err == nil && n >= 1) || len(got) == 0 {
+		return nil
+	}
+	// Not on a replica yet: they stay pending, and this
+	// consumer's pending entries are read again.
+	for _, e := range got {
+		if s := r.streams[e.stream]; s != nil {
+			s.fromPEL, s.nextRead = true, time.Time{}
+		}
+	}
+	for _, s := range g.due {
+		s.fromPEL, s.nextRead = true, time.Time{}
+	}
+	delete(r.replicas, g.addr)
+	if err == nil {
+		err = fmt.Errorf("no replica confirmed within %v", r.o.ReplicaTimeout)
+	}
+	return fmt.Errorf("relay: WAIT on %s (%d entries held back): %w", g.addr, len(got), err)
 }

@@ -6,8 +6,12 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -115,4 +119,142 @@ func (r *Relay) handleStreamErr(ctx context.Context, key string, err error) bool
 		s.fromPEL = true
 	}
 	return false
+}
+
+// dueStreams lists the streams whose turn has come, and tells whether it
+// is time to claim entries stuck with dead consumers.
+func (r *Relay) dueStreams(now time.Time) (due []*relayStream, claim bool) {
+	for _, s := range r.streams {
+		if !now.Before(s.nextRead) {
+			due = append(due, s)
+		}
+	}
+	return due, now.Sub(r.lastClaim) >= r.o.ClaimIdle/2
+}
+
+// groupByMaster sorts the due streams, and with claim every stream not known
+// empty, by the master that holds them: one group per master, one pipeline
+// each. It returns the first error met (a stream whose master is not known
+// is left out of the round).
+func (r *Relay) groupByMaster(ctx context.Context, due []*relayStream, claim bool, now time.Time) ([]*relayGroup, error) {
+	var firstErr error
+	groups := map[relayNode]*relayGroup{}
+	var order []*relayGroup
+	group := func(key string) *relayGroup {
+		var node relayNode = r.rdb
+		if c, ok := r.rdb.(*redis.ClusterClient); ok {
+			n, err := c.MasterForKey(ctx, key)
+			if err != nil {
+				if r.handleStreamErr(ctx, key, err) && firstErr == nil {
+					firstErr = fmt.Errorf("relay: master of %s: %w", key, err)
+				}
+				return nil
+			}
+			node = n
+		}
+		g := groups[node]
+		if g == nil {
+			g = &relayGroup{node: node, replicas: -1}
+			if c, ok := node.(*redis.Client); ok {
+				g.addr = c.Options().Addr
+			}
+			if n, ok := r.replicas[g.addr]; ok {
+				g.replicas = n
+			}
+			groups[node] = g
+			order = append(order, g)
+		}
+		return g
+	}
+	for _, s := range due {
+		if g := group(s.key); g != nil {
+			g.due = append(g.due, s)
+		}
+	}
+	if claim {
+		r.lastClaim = now
+		for k, s := range r.streams {
+			if s.empty {
+				continue // no entry, so none pending with a dead consumer
+			}
+			if g := group(k); g != nil {
+				g.claimKeys = append(g.claimKeys, k)
+			}
+		}
+	}
+	return order, firstErr
+}
+
+// readGroups sends every master's pipeline, the masters at once.
+func (r *Relay) readGroups(ctx context.Context, groups []*relayGroup, count int64) {
+	var wg sync.WaitGroup
+	for _, g := range groups {
+		wg.Go(func() { r.readGroup(ctx, g, count) })
+	}
+	wg.Wait()
+}
+
+// collect takes the entries a master's pipeline read and claimed, and sets
+// when each of its streams is read next. It returns the first error met; a
+// stream whose read failed gives no entries.
+func (r *Relay) collect(ctx context.Context, g *relayGroup, count int64, now time.Time) ([]relayEntry, error) {
+	var firstErr error
+	if g.err != nil {
+		for _, s := range g.due {
+			s.fromPEL = true
+		}
+		return nil, fmt.Errorf("relay: replicas of %s: %w", g.addr, g.err)
+	}
+	r.replicas[g.addr] = g.replicas
+	ceiling, watched := r.o.MaxIdle, false
+	if w := r.watches[g.addr]; w != nil && w.live.Load() {
+		ceiling, watched = r.o.WatchedIdle, true
+	}
+	var got []relayEntry
+	for i, s := range g.due {
+		res, err := g.reads[i].Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			if r.handleStreamErr(ctx, s.key, err) && firstErr == nil {
+				firstErr = fmt.Errorf("relay read %s: %w", s.key, err)
+			}
+			continue
+		}
+		n := 0
+		for _, st := range res {
+			for _, m := range st.Messages {
+				got = append(got, entryOf(s.key, m))
+				n++
+			}
+		}
+		if n > 0 {
+			s.empty = false
+		}
+		switch {
+		case watched && !s.fromPEL && int64(n) < count:
+			// Read to the end: the next write comes with a notice.
+			s.idle, s.nextRead = ceiling, now.Add(ceiling)
+		case n > 0:
+			s.idle, s.nextRead = 0, time.Time{}
+		case s.fromPEL:
+			s.fromPEL = false // own backlog done: new entries next
+			r.again = true
+		default:
+			s.idle = min(max(2*s.idle, r.o.PollInterval), ceiling)
+			s.nextRead = now.Add(s.idle)
+		}
+	}
+	for i, c := range g.claims {
+		msgs, _, err := c.Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			if r.handleStreamErr(ctx, g.claimKeys[i], err) && firstErr == nil {
+				firstErr = fmt.Errorf("relay claim %s: %w", g.claimKeys[i], err)
+			}
+			continue
+		}
+		for _, m := range msgs {
+			got = append(got, entryOf(g.claimKeys[i], m))
+		}
+		r.claimed.Add(int64(len(msgs)))
+	}
+	return got, firstErr
 }
