@@ -1,0 +1,140 @@
+// The relay's discovery of outbox streams: finding the slots' outboxes it does
+// not follow yet, joining their consumer group, and measuring backlog and lag.
+
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/cluster"
+)
+
+// discoverChunk is how many EXISTS go in one pipeline.
+const discoverChunk = 2048
+
+// discover finds outbox streams not followed yet and joins their group, and
+// measures backlog and lag. It probes every slot's outbox key with EXISTS in
+// pipelines (16384 O(1) commands, whatever the size of the data set) rather
+// than SCAN, which would walk every key of every holder. While every master
+// sends notices it only measures, and only the streams not known empty: a
+// notice names a new stream, and a write to an empty one. full (after
+// notices may have been lost) probes and measures everything, and makes
+// every stream due.
+func (r *Relay) discover(ctx context.Context, full bool) error {
+	watched := r.allWatched()
+	if full || !watched {
+		if err := r.probeSlots(ctx); err != nil {
+			return err
+		}
+	}
+	if full {
+		for _, s := range r.streams {
+			s.empty, s.nextRead = false, time.Time{}
+		}
+	}
+	r.nstreams.Store(int64(len(r.streams)))
+	clear(r.replicas) // masters gain and lose replicas: ask again
+	return r.measure(ctx, full || !watched)
+}
+
+// probeSlots follows every outbox stream that exists and is not followed yet.
+func (r *Relay) probeSlots(ctx context.Context) error {
+	for lo := 0; lo < cluster.Slots; lo += discoverChunk {
+		pipe := r.rdb.Pipeline()
+		cmds := make([]*redis.IntCmd, 0, discoverChunk)
+		keys := make([]string, 0, discoverChunk)
+		for slot := lo; slot < min(lo+discoverChunk, cluster.Slots); slot++ {
+			k := cluster.Outbox(slot)
+			if _, ok := r.streams[k]; ok {
+				continue
+			}
+			keys = append(keys, k)
+			cmds = append(cmds, pipe.Exists(ctx, k))
+		}
+		if len(cmds) == 0 {
+			continue
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return fmt.Errorf("relay discover: %w", err)
+		}
+		for i, c := range cmds {
+			if c.Val() == 1 {
+				if err := r.join(ctx, keys[i]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// join creates the group of a stream (from its first entry) and follows it.
+func (r *Relay) join(ctx context.Context, key string) error {
+	err := r.rdb.XGroupCreate(ctx, key, r.o.Group, "0").Err()
+	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
+		return fmt.Errorf("relay: create group on %s: %w", key, err)
+	}
+	r.streams[key] = &relayStream{key: key, fromPEL: true}
+	return nil
+}
+
+// measure reads backlog (entries left in the streams: delivered ones are
+// deleted) and lag (age of the oldest entry left), from the streams not
+// known empty, or from all. Without notices, all: a stream that was empty
+// may hold entries of a dead consumer now, which reads do not see.
+func (r *Relay) measure(ctx context.Context, all bool) error {
+	var ss []*relayStream
+	for _, s := range r.streams {
+		if all || !s.empty {
+			ss = append(ss, s)
+		}
+	}
+	if len(ss) == 0 {
+		r.backlog.Store(0)
+		r.lag.Store(0)
+		return nil
+	}
+	pipe := r.rdb.Pipeline()
+	lens := make([]*redis.IntCmd, 0, len(ss))
+	firsts := make([]*redis.XMessageSliceCmd, 0, len(ss))
+	for _, s := range ss {
+		lens = append(lens, pipe.XLen(ctx, s.key))
+		firsts = append(firsts, pipe.XRangeN(ctx, s.key, "-", "+", 1))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("relay measure: %w", err)
+	}
+	var backlog int64
+	oldest := int64(0)
+	for i := range lens {
+		backlog += lens[i].Val()
+		// No entry: none pending with any consumer either. A write to it
+		// comes with a notice, or a poll finds it (no notices).
+		ss[i].empty = lens[i].Err() == nil && lens[i].Val() == 0
+		if msgs := firsts[i].Val(); len(msgs) > 0 {
+			if ms := idMs(msgs[0].ID); oldest == 0 || ms < oldest {
+				oldest = ms
+			}
+		}
+	}
+	r.backlog.Store(backlog)
+	if oldest == 0 {
+		r.lag.Store(0)
+	} else {
+		r.lag.Store(max(0, time.Now().UnixMilli()-oldest))
+	}
+	return nil
+}
+
+// idMs reads the time part of a stream entry id.
+func idMs(id string) int64 {
+	ms, _ := strconv.ParseInt(strings.SplitN(id, "-", 2)[0], 10, 64)
+	return ms
+}

@@ -1,0 +1,198 @@
+// The relay's watch of change notices: each master tells the relay, on a
+// connection of its own, which outbox streams were written, so that a stream
+// is read when written rather than polled.
+
+package engine
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/atomledger/atomledger/cluster"
+)
+
+// relayWatch receives the change notices of one master.
+type relayWatch struct {
+	stop context.CancelFunc
+	live atomic.Bool // subscribed: every write of the master since is noticed
+}
+
+// watchPing is how long a watch waits for a notice before it pings its
+// master, and then for the answer before it gives up on the connection.
+const watchPing = 10 * time.Second
+
+// syncWatches watches every master and stops watching what is no longer one.
+func (r *Relay) syncWatches(ctx context.Context) {
+	masters := map[string]*redis.Client{}
+	switch c := r.rdb.(type) {
+	case *redis.ClusterClient:
+		var mu sync.Mutex
+		_ = c.ForEachMaster(ctx, func(_ context.Context, n *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			masters[n.Options().Addr] = n
+			return nil
+		})
+	case *redis.Client:
+		masters[c.Options().Addr] = c
+	}
+	for addr, w := range r.watches {
+		if masters[addr] == nil {
+			w.stop()
+			delete(r.watches, addr)
+		}
+	}
+	for addr, n := range masters {
+		if r.watches[addr] == nil {
+			wctx, stop := context.WithCancel(ctx)
+			w := &relayWatch{stop: stop}
+			r.watches[addr] = w
+			r.watchWG.Go(func() { r.watch(wctx, n, w) })
+		}
+	}
+}
+
+// allWatched tells whether every master the relay knows sends notices.
+func (r *Relay) allWatched() bool {
+	for _, w := range r.watches {
+		if !w.live.Load() {
+			return false
+		}
+	}
+	return len(r.watches) > 0
+}
+
+// watch receives the change notices of one master until ctx is done, on a
+// connection of its own that redirects the tracking notices to itself (in
+// RESP2, where they arrive as messages of __redis__:invalidate). The
+// prefixes cover the per-slot keys only (cluster.SlotKeyPrefixes): the
+// holders' own keys, written by every instruction, would multiply the
+// notices for nothing. Whenever it subscribes
+// again, notices may have been lost meanwhile: it asks for a resync.
+func (r *Relay) watch(ctx context.Context, node *redis.Client, w *relayWatch) {
+	// The node's settings (address, auth, TLS, dialer, timeouts), pointers
+	// included. go-redis writes through one of them while the node runs:
+	// the maintenance notifications config, whose Mode the node's first
+	// connection turns off on a server without them. The copy gets a config
+	// of its own, off (a RESP2 connection cannot receive those notices),
+	// so that the new client neither reads the node's (a data race) nor
+	// writes it.
+	o := *node.Options()
+	o.Protocol = 2
+	o.ClientSideCache, o.ClientSideCacheConfig = nil, nil
+	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	o.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+		id, err := cn.ClientID(ctx).Result()
+		if err != nil {
+			return err
+		}
+		args := []any{"client", "tracking", "on", "redirect", id, "bcast"}
+		for _, p := range cluster.SlotKeyPrefixes() {
+			args = append(args, "prefix", p)
+		}
+		return cn.Do(ctx, args...).Err()
+	}
+	c := redis.NewClient(&o)
+	defer c.Close()
+	for ctx.Err() == nil {
+		ps := c.Subscribe(ctx, "__redis__:invalidate")
+		// A receive blocked on the socket does not see ctx end: closing the
+		// subscription wakes it, so that the relay stops at once.
+		unblock := context.AfterFunc(ctx, func() { _ = ps.Close() })
+		r.receive(ctx, ps, w)
+		unblock()
+		if w.live.Swap(false) {
+			r.notice(nil, true) // back to polling every stream until subscribed again
+		}
+		_ = ps.Close()
+		sleep(ctx, r.o.MaxIdle)
+	}
+}
+
+// receive hands one subscription's notices to the relay until it fails.
+func (r *Relay) receive(ctx context.Context, ps *redis.PubSub, w *relayWatch) {
+	pinged := false
+	for {
+		msg, err := ps.ReceiveTimeout(ctx, watchPing)
+		var nerr interface{ Timeout() bool }
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			w.live.Store(true)
+			r.notice(nil, true)
+		case *redis.Message:
+			r.notice(m.PayloadSlice, m.Payload == "" && m.PayloadSlice == nil) // no keys: a flush
+		case nil:
+			if ctx.Err() != nil || !errors.As(err, &nerr) || !nerr.Timeout() || pinged {
+				if ctx.Err() == nil {
+					r.o.Logger.Warn("relay: change notices lost, polling meanwhile", "err", err)
+				}
+				return
+			}
+			if ps.Ping(ctx) != nil {
+				return
+			}
+			pinged = true
+			continue
+		}
+		pinged = false
+	}
+}
+
+// notice records the outbox keys a notice names (or, with all, that every
+// stream may have changed) and wakes Run.
+func (r *Relay) notice(keys []string, all bool) {
+	r.mu.Lock()
+	if all {
+		r.resync = true
+	}
+	for _, k := range keys {
+		if strings.HasSuffix(k, "}:outbox") {
+			r.noticed[k] = true
+		}
+	}
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// takeNotices makes the streams notices named due, and follows those it
+// did not follow yet. It runs before the reads: a write after a read comes
+// with a notice after the read, so no write is left unread.
+func (r *Relay) takeNotices(ctx context.Context) error {
+	r.mu.Lock()
+	keys := r.noticed
+	if len(keys) == 0 {
+		r.mu.Unlock()
+		return nil
+	}
+	r.noticed = map[string]bool{}
+	r.mu.Unlock()
+	for k := range keys {
+		s := r.streams[k]
+		if s == nil {
+			if k != cluster.Outbox(cluster.Slot(k)) {
+				continue // not an outbox, only named like one
+			}
+			if err := r.join(ctx, k); err != nil {
+				r.mu.Lock()
+				maps.Copy(r.noticed, keys) // again next round
+				r.mu.Unlock()
+				return err
+			}
+			r.nstreams.Store(int64(len(r.streams)))
+			continue
+		}
+		s.empty, s.idle, s.nextRead = false, 0, time.Time{}
+	}
+	return nil
+}
