@@ -395,10 +395,12 @@ func TestFaults_FailoverAppliesOnceAndReplicaAcksLoseNothing(t *testing.T) {
 	})
 }
 
-// TestFaults_ScriptCacheLossUnderLoad flushes the script cache of every node
-// several times and kills and restarts a replica while goroutines apply
-// instructions and batches: nobody sees NOSCRIPT or any other failure.
-func TestFaults_ScriptCacheLossUnderLoad(t *testing.T) {
+// TestFaults_FunctionFlushUnderLoad flushes the library (FUNCTION FLUSH) of
+// every master several times and kills and restarts a replica while
+// goroutines apply instructions and batches: nobody sees "Function not
+// found" or any other failure, and every acknowledged instruction is there
+// once.
+func TestFaults_FunctionFlushUnderLoad(t *testing.T) {
 	needFaults(t)
 	for _, tc := range []struct {
 		name           string
@@ -407,7 +409,7 @@ func TestFaults_ScriptCacheLossUnderLoad(t *testing.T) {
 	}{
 		{"with asynchronous replication and a replica restart", nil, true},
 		// A master whose only replica is down cannot acknowledge anything
-		// under MinReplicaAcks 1: that case flushes scripts only.
+		// under MinReplicaAcks 1: that case flushes functions only.
 		{"with MinReplicaAcks 1", &engine.Options{MinReplicaAcks: 1}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -451,8 +453,9 @@ func TestFaults_ScriptCacheLossUnderLoad(t *testing.T) {
 			flush := func() {
 				for _, n := range r.c.Nodes {
 					c := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1})
-					// A node being restarted refuses it: nothing to flush there.
-					_ = c.ScriptFlush(ctx).Err()
+					// A replica, or a node being restarted, refuses it: a
+					// master's flush reaches its replicas.
+					_ = c.FunctionFlush(ctx).Err()
 					_ = c.Close()
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,7 +34,7 @@ type Snapshot struct {
 }
 
 // RecentInstruction is an applied instruction whose idempotency record
-// Restore writes: the record is "<FP>\nok\n<State>", as apply.lua writes it,
+// Restore writes: the record is the start of FP, then State, as the library writes it,
 // and lives until TsMs plus the idempotency TTL. It is an alias of an unnamed
 // struct, like ledger.RecentInstruction, so that the ledger's snapshots
 // convert to this package's.
@@ -57,24 +58,21 @@ func (e *Engine) IdempotencyTTL() time.Duration {
 // Errors: UNAVAILABLE, INTERNAL (a stored value that is not a number).
 func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*Snapshot, error) {
 	pipe := e.rdb.Pipeline()
-	cmds := make([][6]*redis.MapStringStringCmd, len(holders))
+	cmds := make([]*redis.MapStringStringCmd, len(holders))
 	for i, h := range holders {
-		hk := cluster.Holder(h)
-		for j, k := range []string{hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds} {
-			cmds[i][j] = pipe.HGetAll(ctx, k)
-		}
+		cmds[i] = pipe.HGetAll(ctx, cluster.Holder(h))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, redisFailure("", err)
 	}
 	out := make(map[string]*Snapshot, len(holders))
 	for i, h := range holders {
-		meta := cmds[i][0].Val()
-		if meta["status"] == "" {
+		m := cmds[i].Val()
+		if m[cluster.FieldStatus] == "" {
 			continue
 		}
-		s := &Snapshot{Holder: h, Status: meta["status"], Digest: meta["digest"],
-			Balances: map[string][2]int64{}, Coupons: cmds[i][4].Val(), Holds: cmds[i][5].Val()}
+		s := &Snapshot{Holder: h, Status: m[cluster.FieldStatus], Digest: m[cluster.FieldDigest],
+			Balances: map[string][2]int64{}, Coupons: map[string]string{}, Holds: map[string]string{}}
 		var errs []error
 		num := func(what, v string) int64 {
 			if v == "" {
@@ -86,18 +84,19 @@ func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*S
 			}
 			return n
 		}
-		s.Seq, s.CreatedMs = num("seq", meta["seq"]), num("created_ms", meta["created_ms"])
-		avail, frozen := cmds[i][1].Val(), cmds[i][2].Val()
-		for a, v := range avail {
-			s.Balances[a] = [2]int64{num(a, v), num(a, frozen[a])}
-		}
-		for a, v := range frozen {
-			if _, ok := avail[a]; !ok {
-				s.Balances[a] = [2]int64{0, num(a, v)}
+		s.Seq, s.CreatedMs = num("seq", m[cluster.FieldSeq]), num("created_ms", m[cluster.FieldCreatedMs])
+		for f, v := range m {
+			switch {
+			case strings.HasPrefix(f, cluster.PrefixBalance), strings.HasPrefix(f, cluster.PrefixFrozen):
+				a := f[2:]
+				s.Balances[a] = [2]int64{num(a, m[cluster.PrefixBalance+a]), num(a, m[cluster.PrefixFrozen+a])}
+			case f == cluster.FieldPointsAvailable, f == cluster.FieldPointsFrozen:
+				s.Points = &[2]int64{num("points", m[cluster.FieldPointsAvailable]), num("points", m[cluster.FieldPointsFrozen])}
+			case strings.HasPrefix(f, cluster.PrefixCoupon):
+				s.Coupons[f[2:]] = v
+			case strings.HasPrefix(f, cluster.PrefixHold):
+				s.Holds[f[2:]] = v
 			}
-		}
-		if p := cmds[i][3].Val(); len(p) > 0 {
-			s.Points = &[2]int64{num("points", p["available"]), num("points", p["frozen"])}
 		}
 		if err := errors.Join(errs...); err != nil {
 			return nil, e.internal("", "holder %s: %v", h, err)
@@ -108,16 +107,19 @@ func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*S
 }
 
 // Holders calls fn with the ids of the holders Redis has, in batches of at
-// most 1000, scanning every master (SCAN for "{h:*}:meta").
+// most 1000, scanning every master (SCAN for the holder hashes).
 //
 // Errors: UNAVAILABLE, or fn's error.
 func (e *Engine) Holders(ctx context.Context, fn func(holders []string) error) error {
 	scan := func(ctx context.Context, c *redis.Client) error {
-		it := c.ScanType(ctx, 0, "{h:*}:meta", 1000, "hash").Iterator()
+		it := c.ScanType(ctx, 0, cluster.HolderPattern, 1000, "hash").Iterator()
 		batch := make([]string, 0, 1000)
 		for it.Next(ctx) {
-			k := it.Val()
-			batch = append(batch, k[3:len(k)-len("}:meta")])
+			h, ok := cluster.HolderOfKey(it.Val())
+			if !ok {
+				continue
+			}
+			batch = append(batch, h)
 			if len(batch) == cap(batch) {
 				if err := fn(batch); err != nil {
 					return err
@@ -177,26 +179,26 @@ var ErrRedisAhead = errors.New("redis is ahead of the snapshot")
 //
 // Errors: ErrRedisAhead, UNAVAILABLE.
 func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, error) {
-	hk := cluster.Holder(s.Holder)
+	key := cluster.Holder(s.Holder)
 	slot := cluster.HolderSlot(s.Holder)
 	exp := cluster.Expiry(slot)
 	wrote := false
 	err := e.rdb.Watch(ctx, func(tx *redis.Tx) error {
-		meta, err := tx.HMGet(ctx, hk.Meta, "seq", "digest").Result()
+		fields, err := tx.HKeys(ctx, key).Result()
 		if err != nil {
 			return err
 		}
-		seq, _ := strconv.ParseInt(str(meta[0]), 10, 64)
-		digest := str(meta[1])
+		have, err := tx.HMGet(ctx, key, cluster.FieldSeq, cluster.FieldDigest).Result()
+		if err != nil {
+			return err
+		}
+		seq, _ := strconv.ParseInt(str(have[0]), 10, 64)
+		digest := str(have[1])
 		switch {
 		case seq == s.Seq && digest == s.Digest:
 			return nil
 		case !force && (seq > s.Seq || seq == s.Seq):
 			return fmt.Errorf("%w: holder %s has seq %d in Redis, %d in the snapshot", ErrRedisAhead, s.Holder, seq, s.Seq)
-		}
-		holds, err := tx.HKeys(ctx, hk.Holds).Result()
-		if err != nil {
-			return err
 		}
 		now, err := tx.Time(ctx).Result()
 		if err != nil {
@@ -204,34 +206,13 @@ func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, er
 		}
 		ttl := e.IdempotencyTTL().Milliseconds()
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Del(ctx, hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds)
-			for _, h := range holds {
-				p.ZRem(ctx, exp, s.Holder+" "+h)
-			}
-			p.HSet(ctx, hk.Meta, "status", s.Status, "seq", strconv.FormatInt(s.Seq, 10),
-				"digest", s.Digest, "created_ms", strconv.FormatInt(s.CreatedMs, 10))
-			var bal, frz []any
-			for a, b := range s.Balances {
-				bal = append(bal, a, strconv.FormatInt(b[0], 10))
-				if b[1] > 0 {
-					frz = append(frz, a, strconv.FormatInt(b[1], 10))
+			p.Del(ctx, key)
+			for _, f := range fields {
+				if h, ok := strings.CutPrefix(f, cluster.PrefixHold); ok {
+					p.ZRem(ctx, exp, s.Holder+" "+h)
 				}
 			}
-			if len(bal) > 0 {
-				p.HSet(ctx, hk.Balance, bal...)
-			}
-			if len(frz) > 0 {
-				p.HSet(ctx, hk.Frozen, frz...)
-			}
-			if s.Points != nil {
-				p.HSet(ctx, hk.Points, "available", strconv.FormatInt(s.Points[0], 10), "frozen", strconv.FormatInt(s.Points[1], 10))
-			}
-			if len(s.Coupons) > 0 {
-				p.HSet(ctx, hk.Coupons, flatten(s.Coupons)...)
-			}
-			if len(s.Holds) > 0 {
-				p.HSet(ctx, hk.Holds, flatten(s.Holds)...)
-			}
+			p.HSet(ctx, key, snapshotFields(s)...)
 			for h, raw := range s.Holds {
 				if ms := holdExpiry(raw); ms > 0 {
 					p.ZAdd(ctx, exp, redis.Z{Score: float64(ms), Member: s.Holder + " " + h})
@@ -240,14 +221,14 @@ func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, er
 			// NX: a record Redis has is the one its clients were answered from.
 			for _, r := range s.Recent {
 				if left := r.TsMs + ttl - now.UnixMilli(); left > 0 {
-					p.SetNX(ctx, cluster.Tx(s.Holder, r.ID), r.FP+"\nok\n"+r.State, time.Duration(left)*time.Millisecond)
+					p.SetNX(ctx, cluster.Tx(s.Holder, r.ID), record(r.FP, r.State), time.Duration(left)*time.Millisecond)
 				}
 			}
 			return nil
 		})
 		wrote = err == nil
 		return err
-	}, hk.Meta, hk.Holds)
+	}, key)
 	if errors.Is(err, ErrRedisAhead) {
 		return false, err
 	}
@@ -262,12 +243,30 @@ func str(v any) string {
 	return s
 }
 
-func flatten(m map[string]string) []any {
-	out := make([]any, 0, 2*len(m))
-	for k, v := range m {
-		out = append(out, k, v)
+// snapshotFields are the fields of the holder hash that hold s, as apply
+// writes them: no frozen field at zero.
+func snapshotFields(s *Snapshot) []any {
+	f := []any{cluster.FieldStatus, s.Status, cluster.FieldSeq, strconv.FormatInt(s.Seq, 10),
+		cluster.FieldDigest, s.Digest, cluster.FieldCreatedMs, strconv.FormatInt(s.CreatedMs, 10)}
+	for a, b := range s.Balances {
+		f = append(f, cluster.PrefixBalance+a, strconv.FormatInt(b[0], 10))
+		if b[1] > 0 {
+			f = append(f, cluster.PrefixFrozen+a, strconv.FormatInt(b[1], 10))
+		}
 	}
-	return out
+	if s.Points != nil {
+		f = append(f, cluster.FieldPointsAvailable, strconv.FormatInt(s.Points[0], 10))
+		if s.Points[1] > 0 {
+			f = append(f, cluster.FieldPointsFrozen, strconv.FormatInt(s.Points[1], 10))
+		}
+	}
+	for c, v := range s.Coupons {
+		f = append(f, cluster.PrefixCoupon+c, v)
+	}
+	for h, v := range s.Holds {
+		f = append(f, cluster.PrefixHold+h, v)
+	}
+	return f
 }
 
 // holdExpiry reads the expiry of a stored hold.

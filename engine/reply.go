@@ -316,8 +316,18 @@ func (e *Engine) describe(n instructions.Normalized, idx int, code instructions.
 	return what + ": " + detail
 }
 
-// hashOf reads the flat field-value array of HGETALL.
+// hashOf reads the reply of HGETALL: a map (RESP3) or a flat field-value
+// array (RESP2).
 func hashOf(v any) map[string]string {
+	if m, ok := v.(map[any]any); ok {
+		out := make(map[string]string, len(m))
+		for k, val := range m {
+			ks, _ := k.(string)
+			vs, _ := val.(string)
+			out[ks] = vs
+		}
+		return out
+	}
 	flat, _ := v.([]any)
 	m := make(map[string]string, len(flat)/2)
 	for i := 0; i+1 < len(flat); i += 2 {

@@ -26,6 +26,9 @@ type Event struct {
 	// Xfer is the transfer a part's instruction belongs to (docs/events.md),
 	// "" for an ordinary instruction, whose event has no xfer field.
 	Xfer string
+	// DV is the digest's version: "2" (the event's dv field), or "" for an
+	// event written before versions existed.
+	DV string
 
 	ops   []EventOp
 	state eventState
@@ -74,11 +77,14 @@ func ParseEvent(f map[string]string) (Event, error) {
 			return Event{}, fmt.Errorf("event: no field %q", k)
 		}
 	}
-	e := Event{Holder: f["holder"], ID: f["id"], FP: f["fp"], CP: f["cp"], Ops: f["ops"], State: f["state"], Digest: f["digest"], Memo: f["memo"], Xfer: f["xfer"]}
+	e := Event{Holder: f["holder"], ID: f["id"], FP: f["fp"], CP: f["cp"], Ops: f["ops"], State: f["state"], Digest: f["digest"], Memo: f["memo"], Xfer: f["xfer"], DV: f["dv"]}
 	if x, ok := f["xfer"]; ok && x == "" {
 		// apply.lua writes the field only for a transfer's part; an empty
 		// one would be digested as absent and come back absent from Fields.
 		return e, errors.New("event: empty xfer")
+	}
+	if dv, ok := f["dv"]; ok && dv != "2" {
+		return e, fmt.Errorf("event: digest version %q", dv)
 	}
 	var err error
 	if e.Seq, err = strconv.ParseInt(f["seq"], 10, 64); err != nil || e.Seq < 1 {
@@ -121,6 +127,9 @@ func (e Event) Fields() map[string]string {
 	if e.Xfer != "" {
 		f["xfer"] = e.Xfer
 	}
+	if e.DV != "" {
+		f["dv"] = e.DV
+	}
 	return f
 }
 
@@ -131,10 +140,19 @@ func (e Event) ParsedOps() []EventOp { return e.ops }
 // the first event): the SHA-1, in hex, of the previous digest and the event's
 // fields joined by newlines, in the order holder, seq, id, fp, ts, cp, ops,
 // state, memo, and then xfer for a transfer's part only: an ordinary event's
-// digest is the one it had before transfers existed. It is what apply.lua
-// computes.
+// digest is the one it had before transfers existed. That is version 1, an
+// event without dv. Version 2 (dv "2", what the library writes) is the SHA-1,
+// in hex, of "<decimal byte length>:<bytes>" of each of the previous digest,
+// holder, seq, id, fp, ts, cp, ops, state, memo and xfer (always, "" outside
+// a transfer): no term can pass for another.
 func Digest(prev string, e Event) string {
 	h := sha1.New()
+	if e.DV == "2" {
+		for _, s := range []string{prev, e.Holder, strconv.FormatInt(e.Seq, 10), e.ID, e.FP, strconv.FormatInt(e.TS, 10), e.CP, e.Ops, e.State, e.Memo, e.Xfer} {
+			h.Write([]byte(strconv.Itoa(len(s)) + ":" + s))
+		}
+		return hex.EncodeToString(h.Sum(nil))
+	}
 	terms := []string{prev, e.Holder, strconv.FormatInt(e.Seq, 10), e.ID, e.FP, strconv.FormatInt(e.TS, 10), e.CP, e.Ops, e.State, e.Memo}
 	if e.Xfer != "" {
 		terms = append(terms, e.Xfer)

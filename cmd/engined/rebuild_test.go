@@ -43,7 +43,7 @@ func TestRebuild_RestoresDeletedHolder(t *testing.T) {
 	slot := cluster.HolderSlot(h)
 	score, err := rdb.ZScore(ctx, cluster.Expiry(slot), h+" rb-h").Result()
 	require.NoError(t, err)
-	require.NoError(t, rdb.Del(ctx, hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds).Err())
+	require.NoError(t, rdb.Del(ctx, hk).Err())
 	require.NoError(t, rdb.ZRem(ctx, cluster.Expiry(slot), h+" rb-h").Err())
 
 	code, _, _ := r.run("reconcile")
@@ -64,7 +64,7 @@ func TestRebuild_RestoresDeletedHolder(t *testing.T) {
 
 	t.Run("a holder where Redis is ahead is refused, unless forced", func(t *testing.T) {
 		// Move Redis ahead of the ledger by hand (the relay would catch up otherwise).
-		require.NoError(t, rdb.HIncrBy(ctx, hk.Meta, "seq", 1).Err())
+		require.NoError(t, rdb.HIncrBy(ctx, hk, cluster.FieldSeq, 1).Err())
 		code, _, stderr := r.run("rebuild", "--holder", h)
 		assert.Equal(t, exitDrift, code)
 		assert.Contains(t, stderr, "ahead")

@@ -1,0 +1,619 @@
+#!lua name=atomledger_v2
+-- atomledger, key format 2: the Redis Functions library. Its name carries the format version,
+-- so that two versions can live side by side during an upgrade.
+--
+-- FCALL apply 4 <holder hash> <idempotency record> <slot's outbox> <slot's expiry index>
+--   holder, instruction id, request fingerprint, idempotency ttl (ms, at least 1), counterparty,
+--   memo, transfer id ("" outside a transfer), then six per op: op, asset or leg, units, hold,
+--   coupon (for take and give: the other hold), ms (ttl_ms of a new hold, a coupon's expires_ms,
+--   or the expiry a sweeper's release requires of its hold). Units and ms are decimal digits,
+--   "0" when absent.
+--   Besides the contract's ops, four serve transfers (the engine sends them, clients cannot):
+--   check (nothing; the holder must exist), take (units of a leg from a hold, checked like a
+--   settle, into another hold this instruction creates; the first hold stays open even if
+--   emptied, so that give can restore it), give (units of a leg from a hold back into another
+--   hold if that one is open, else to available) and close (a hold left empty by take; nothing
+--   if it is not open and empty).
+--   Reply: {replayed (0 or 1), outcome}, outcome being "ok\n<result json>" or
+--   "err\n<code>\n<op index>\n<detail>"; the detail is the figure that failed the check, in
+--   minor units ("<asset>:<units>" for OVERFLOW, the coupon's state for COUPON_UNAVAILABLE).
+--
+-- FCALL transfer 2 <transfer record> <slot's index of unfinished transfers>
+--   action, transfer id, then per action:
+--   begin  fp, body, prepare timeout (ms), the parts' holders (comma-separated): creates the
+--          record "preparing", due for recovery at the deadline; or finds it (another fp: conflict).
+--   decide status ("committed" or "aborted"), error, retry (ms): the commit point. Only a
+--          "preparing" record changes; one that has been decided keeps its decision.
+--   done   ttl (ms): every part is finished; the record leaves the index and expires.
+--   read   nothing: the record as it is.
+--   Reply: {outcome, status, error, done, created ms, deadline ms, holders}, outcome being
+--   "new", "found", "conflict" or "missing". Record fields: status, fp, body, holders,
+--   created_ms, deadline_ms, err, decided_ms, done ("1"), done_ms.
+--
+-- The holder hash: status, seq, digest, created_ms; b:<asset> and f:<asset> available and frozen
+-- minor units; p:a and p:f points; c:<coupon> "<state>" or "<state>|<expires ms>"; h:<hold>
+-- "<expires ms or 0>|<leg>=<units>,...|<coupon>,...". A frozen field at zero and a closed hold
+-- are deleted; status and seq never are, so the hash never vanishes under a call.
+-- The idempotency record: the first 20 characters of the fingerprint, then the result json
+-- (an applied instruction) or "err\n<code>\n<op index>\n<detail>" (a rejection).
+--
+-- Why it is shaped like this (each rule is a trap):
+-- * Redis does not roll back a failed call: every read and check comes before the first write,
+--   and after it nothing can fail. The first write is the XADD (a stream of another type fails
+--   there); the expiry index, written only when a hold with a ttl opens or closes, has its type
+--   checked first.
+-- * A key emptied by a delete vanishes, and touching it again fails during a slot migration:
+--   one HSET of the holder hash, then at most one HDEL, deletes last.
+-- * Lua numbers are doubles: amounts arrive as digit strings, are matched strictly, stay within
+--   2^53-1, and become text again only through string.format('%d').
+-- * Per call only the call's own work: helpers and the handler table are built once, when the
+--   library loads; the holder hash is read with one HMGET of every field the ops name (a
+--   whole-hold settle or release reads the legs and coupons it meets on its own); each figure
+--   is formatted once, for the result and the writes alike.
+-- * Redis 7.0 lets a library's load-time code reach only `redis` (and that without call): the
+--   standard libraries and redis.call are bound on the first call.
+
+local MAX = 9007199254740991
+
+local fmt, find, match, gmatch, sub, byte, concat, sort, floor, q, call, sha1hex, unpk
+local function bind()
+  fmt, find, match, gmatch, sub, byte = string.format, string.find, string.match, string.gmatch, string.sub, string.byte
+  concat, sort, floor, q = table.concat, table.sort, math.floor, cjson.encode
+  call, sha1hex, unpk = redis.call, redis.sha1hex, unpack
+end
+
+-- The state of the call under way. A function runs to its end before the next one starts, so
+-- these are set at its start and read by the helpers below.
+local K, now, status
+local names, idx, raw, nn            -- the holder hash's fields read: name list, name -> place, values
+local bal, bal0, frz, frz0, assets   -- per asset touched: available and frozen, now and as read
+local pa, pf, pa0, pf0               -- points, nil until touched
+local cpn, cpn_dirty, cpn_order      -- coupon -> {st, exp} or false
+local hld, hld_order                 -- hold -> {legs, cpns, exp, was_exp, open, new}
+local ev, nmv                        -- the event's ops as JSON text, movements in the op under way
+
+-- Strict digits, 1 .. 2^53-1; nil for anything else.
+local function units(s)
+  if #s > 16 or not find(s, '^%d+$') then return nil end
+  local v = tonumber(s)
+  if v < 1 or v > MAX then return nil end
+  return v
+end
+
+-- A field of the holder hash: from the call's one HMGET, or alone when the ops did not name it.
+local function get(f)
+  local j = idx[f]
+  if j then return raw[j] end
+  local v = call('HGET', K, f)
+  nn = nn + 1
+  names[nn], idx[f], raw[nn] = f, nn, v
+  return v
+end
+
+-- want adds a field to the HMGET.
+local function want(f)
+  if not idx[f] then
+    nn = nn + 1
+    names[nn], idx[f] = f, nn
+  end
+end
+local function want_leg(a)
+  if a == 'points' then want('p:a'); want('p:f')
+  elseif a ~= '' then want('b:' .. a); want('f:' .. a) end
+end
+
+-- The fields each op names, by op (a, h, c: asset or leg, hold, coupon or other hold).
+local NAMES = {
+  credit = function(a) want_leg(a) end,
+  debit = function(a) want_leg(a) end,
+  freeze = function(a, h) want_leg(a); want('h:' .. h) end,
+  freeze_points = function(_, h) want_leg('points'); want('h:' .. h) end,
+  lock_coupon = function(_, h, c) want('h:' .. h); want('c:' .. c) end,
+  settle = function(a, h) want('h:' .. h); want_leg(a) end,
+  release = function(a, h) want('h:' .. h); want_leg(a) end,
+  earn_points = function() want_leg('points') end,
+  spend_points = function() want_leg('points') end,
+  grant_coupon = function(_, _, c) want('c:' .. c) end,
+  redeem_coupon = function(_, _, c) want('c:' .. c) end,
+  take = function(_, h, c) want('h:' .. h); want('h:' .. c) end,
+  give = function(a, h, c) want('h:' .. h); want('h:' .. c); want_leg(a) end,
+  close = function(_, h) want('h:' .. h) end,
+}
+
+-- The ops that take value out: a suspended holder is refused them.
+local TAKES_OUT = {debit = true, freeze = true, freeze_points = true, lock_coupon = true,
+  spend_points = true, redeem_coupon = true}
+
+local function asset(a)
+  if bal[a] == nil then
+    bal[a], frz[a] = tonumber(get('b:' .. a) or '0'), tonumber(get('f:' .. a) or '0')
+    bal0[a], frz0[a] = bal[a], frz[a]
+    assets[#assets + 1] = a
+  end
+end
+
+local function points()
+  if pa == nil then
+    pa, pf = tonumber(get('p:a') or '0'), tonumber(get('p:f') or '0')
+    pa0, pf0 = pa, pf
+  end
+end
+
+local function coupon(c)
+  if cpn[c] == nil then
+    local v = get('c:' .. c)
+    if v then
+      local st, exp = match(v, '^([^|]+)|?(%d*)$')
+      cpn[c] = {st = st, exp = tonumber(exp) or 0}
+    else
+      cpn[c] = false
+    end
+    cpn_order[#cpn_order + 1] = c
+  end
+  return cpn[c]
+end
+local function set_coupon(c, st, exp)
+  local v = cpn[c]
+  if v then v.st = st else cpn[c] = {st = st, exp = exp} end
+  cpn_dirty[c] = true
+end
+
+-- was_exp is false if Redis had no such hold; new, if this instruction created it.
+local function hold(h)
+  local v = hld[h]
+  if v == nil then
+    v = {legs = {}, cpns = {}, exp = 0, was_exp = false, open = false, new = false}
+    local s = get('h:' .. h)
+    if s then
+      local exp, legs, cs = match(s, '^(%d+)|([^|]*)|(.*)$')
+      v.exp, v.was_exp, v.open = tonumber(exp), tonumber(exp), true
+      for a, n in gmatch(legs, '([^,=]+)=(%d+)') do v.legs[a] = tonumber(n) end
+      for c in gmatch(cs, '[^,]+') do v.cpns[#v.cpns + 1] = c end
+    end
+    hld[h] = v
+    hld_order[#hld_order + 1] = h
+  end
+  return v
+end
+local function encode_hold(v)
+  local names_, legs = {}, {}
+  for a in pairs(v.legs) do names_[#names_ + 1] = a end
+  sort(names_)
+  for j, a in ipairs(names_) do legs[j] = a .. '=' .. fmt('%d', v.legs[a]) end
+  return fmt('%d', v.exp) .. '|' .. concat(legs, ',') .. '|' .. concat(v.cpns, ',')
+end
+
+-- The first op naming a new hold creates it, later ones in the same instruction add to it.
+local function hold_for_reserve(h, ttl)
+  local v = hold(h)
+  if v.open and not v.new then return nil, 'HOLD_EXISTS' end
+  if not v.open then
+    -- A hold that is not open has neither legs nor coupons: never opened, or closed by emptying.
+    v.open, v.new = true, true
+    v.exp = (ttl > 0) and (now + ttl) or 0
+  end
+  return v
+end
+
+local function move(a, from, to, n)
+  ev[#ev + 1] = (nmv == 0 and ',"mv":[[' or ',[') .. q(a) .. ',"' .. from .. '","' .. to .. '","' .. fmt('%d', n) .. '"]'
+  nmv = nmv + 1
+end
+
+-- Moves n of leg a out of the hold's frozen funds to 'avail' (release) or 'cp' (settle).
+local function take_leg(v, a, n, to)
+  if a == 'points' then
+    points()
+    if to == 'avail' then
+      if pa + n > MAX then return 'OVERFLOW', 'points:' .. fmt('%d', pa) end
+      pa = pa + n
+    end
+    pf = pf - n
+  else
+    asset(a)
+    if to == 'avail' then
+      if bal[a] + n > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', bal[a]) end
+      bal[a] = bal[a] + n
+    end
+    frz[a] = frz[a] - n
+  end
+  v.legs[a] = v.legs[a] - n
+  if v.legs[a] == 0 then v.legs[a] = nil end
+  move(a, 'frozen', to, n)
+end
+
+local function close_if_empty(v)
+  if next(v.legs) == nil and #v.cpns == 0 then v.open = false end
+end
+
+-- settle (to = 'cp') and release (to = 'avail'). A release with a non-zero exp (the sweeper's)
+-- applies only to the hold of that expiry: a hold of the same name opened since is another.
+local function unhold(h, leg, amt, to, exp)
+  local v = hold(h)
+  if not v.open or (exp > 0 and v.exp ~= exp) then return 'HOLD_NOT_FOUND' end
+  if to == 'cp' and v.exp > 0 and now >= v.exp then return 'HOLD_EXPIRED' end
+  if leg == '' then
+    local ls = {}
+    for a in pairs(v.legs) do ls[#ls + 1] = a end
+    sort(ls)
+    for _, a in ipairs(ls) do
+      local code, detail = take_leg(v, a, v.legs[a], to)
+      if code then return code, detail end
+    end
+    for _, c in ipairs(v.cpns) do
+      local cv = coupon(c)
+      set_coupon(c, to == 'cp' and 'used' or 'available', cv and cv.exp or 0)
+    end
+    v.cpns = {}
+  else
+    local have = v.legs[leg]
+    if not have then return 'EXCEEDS_HOLD', '' end
+    local n = have
+    if amt ~= '0' then
+      n = units(amt)
+      if not n then return 'INVALID_AMOUNT' end
+      if n > have then return 'EXCEEDS_HOLD', fmt('%d', have) end
+    end
+    local code, detail = take_leg(v, leg, n, to)
+    if code then return code, detail end
+  end
+  close_if_empty(v)
+end
+
+-- The checks of a coupon that is to be used or held.
+local function usable(cv)
+  if not cv then return 'COUPON_NOT_FOUND' end
+  if cv.exp > 0 and now >= cv.exp then return 'COUPON_EXPIRED' end
+  if cv.st ~= 'available' then return 'COUPON_UNAVAILABLE', cv.st end
+end
+
+-- One handler per op: (asset or leg, units, hold, coupon or other hold, ms as a number) ->
+-- nothing, or an error code and its detail.
+local OPS = {}
+function OPS.suspend() status = 'suspended' end
+function OPS.resume() status = 'active' end
+function OPS.check() end -- the holder exists: nothing else to do
+function OPS.credit(a, amt)
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  asset(a)
+  if bal[a] + n > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', bal[a]) end
+  bal[a] = bal[a] + n
+  move(a, 'cp', 'avail', n)
+end
+function OPS.debit(a, amt)
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  asset(a)
+  if bal[a] < n then return 'INSUFFICIENT_FUNDS', fmt('%d', bal[a]) end
+  bal[a] = bal[a] - n
+  move(a, 'avail', 'cp', n)
+end
+function OPS.freeze(a, amt, h, _, ms)
+  local v, code = hold_for_reserve(h, ms)
+  if not v then return code end
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  asset(a)
+  if bal[a] < n then return 'INSUFFICIENT_FUNDS', fmt('%d', bal[a]) end
+  if frz[a] + n > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', frz[a]) end
+  bal[a], frz[a] = bal[a] - n, frz[a] + n
+  v.legs[a] = (v.legs[a] or 0) + n
+  move(a, 'avail', 'frozen', n)
+end
+function OPS.freeze_points(_, amt, h, _, ms)
+  local v, code = hold_for_reserve(h, ms)
+  if not v then return code end
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  points()
+  if pa < n then return 'INSUFFICIENT_POINTS', fmt('%d', pa) end
+  if pf + n > MAX then return 'OVERFLOW', 'points:' .. fmt('%d', pf) end
+  pa, pf = pa - n, pf + n
+  v.legs.points = (v.legs.points or 0) + n
+  move('points', 'avail', 'frozen', n)
+end
+function OPS.earn_points(_, amt)
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  points()
+  if pa + n > MAX then return 'OVERFLOW', 'points:' .. fmt('%d', pa) end
+  pa = pa + n
+  move('points', 'cp', 'avail', n)
+end
+function OPS.spend_points(_, amt)
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  points()
+  if pa < n then return 'INSUFFICIENT_POINTS', fmt('%d', pa) end
+  pa = pa - n
+  move('points', 'avail', 'cp', n)
+end
+function OPS.lock_coupon(_, _, h, c, ms)
+  local v, code = hold_for_reserve(h, ms)
+  if not v then return code end
+  local cv = coupon(c)
+  local detail
+  code, detail = usable(cv)
+  if code then return code, detail end
+  set_coupon(c, 'held:' .. h, cv.exp)
+  v.cpns[#v.cpns + 1] = c
+end
+function OPS.grant_coupon(_, _, _, c, ms)
+  if coupon(c) then return 'COUPON_EXISTS' end
+  set_coupon(c, 'available', ms)
+end
+function OPS.redeem_coupon(_, _, _, c)
+  local cv = coupon(c)
+  local code, detail = usable(cv)
+  if code then return code, detail end
+  set_coupon(c, 'used', cv.exp)
+end
+function OPS.settle(a, amt, h, _, ms) return unhold(h, a, amt, 'cp', ms) end
+function OPS.release(a, amt, h, _, ms) return unhold(h, a, amt, 'avail', ms) end
+-- take: n of leg from hold h (checked as a settle would be) into hold dst, which this
+-- instruction creates; the funds stay frozen. h stays open even when emptied: an abort gives
+-- back into it, a commit closes it.
+function OPS.take(leg, amt, h, dst)
+  local v = hold(h)
+  if not v.open then return 'HOLD_NOT_FOUND' end
+  if v.exp > 0 and now >= v.exp then return 'HOLD_EXPIRED' end
+  local w, code = hold_for_reserve(dst, 0)
+  if not w then return code end
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  local have = v.legs[leg]
+  if not have then return 'EXCEEDS_HOLD', '' end
+  if n > have then return 'EXCEEDS_HOLD', fmt('%d', have) end
+  v.legs[leg] = (have > n) and (have - n) or nil
+  w.legs[leg] = (w.legs[leg] or 0) + n
+end
+-- give: n of leg from hold h back into hold origin if it is still open, else to available.
+function OPS.give(leg, amt, h, origin)
+  local v = hold(h)
+  if not v.open then return 'HOLD_NOT_FOUND' end
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  local have = v.legs[leg]
+  if not have then return 'EXCEEDS_HOLD', '' end
+  if n > have then return 'EXCEEDS_HOLD', fmt('%d', have) end
+  local w = hold(origin)
+  if not w.open then
+    local code, detail = take_leg(v, leg, n, 'avail')
+    if code then return code, detail end
+  else
+    v.legs[leg] = (have > n) and (have - n) or nil
+    w.legs[leg] = (w.legs[leg] or 0) + n
+  end
+  close_if_empty(v)
+end
+function OPS.close(_, _, h)
+  local v = hold(h)
+  if v.open then close_if_empty(v) end
+end
+
+-- "<byte length>:<bytes>", the digest's encoding of one term.
+local function term(s) return fmt('%d', #s) .. ':' .. s end
+
+local function apply(keys, argv)
+  if not fmt then bind() end
+  local K_TX, K_OUT, K_EXP = keys[2], keys[3], keys[4]
+  K = keys[1]
+  local holder, id, fp, idem_ttl, cp, memo, xfer = argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[7]
+  local fp20 = sub(fp, 1, 20)
+
+  -- Idempotency: the same id always gets the same outcome.
+  local rec = call('GET', K_TX)
+  if rec then
+    if sub(rec, 1, 20) ~= fp20 then return {0, 'err\nIDEMPOTENCY_CONFLICT\n-1\n'} end
+    if byte(rec, 21) == 123 then return {1, 'ok\n' .. sub(rec, 21)} end -- 123: "{", a result
+    return {1, sub(rec, 21)}
+  end
+
+  local nargs = #argv
+  local nops = (nargs - 7) / 6
+  if nops < 1 or nops > 64 or nops ~= floor(nops) or #idem_ttl > 15 or not find(idem_ttl, '^%d+$')
+      or tonumber(idem_ttl) < 1 or #fp < 20 then
+    return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments'}
+  end
+
+  local t = call('TIME')
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+
+  names, idx, nn = {'status', 'seq', 'digest'}, {status = 1, seq = 2, digest = 3}, 3
+  for b = 8, nargs, 6 do
+    local f = NAMES[argv[b]]
+    if f then f(argv[b + 1], argv[b + 3], argv[b + 4]) end
+  end
+  raw = call('HMGET', K, unpk(names))
+  status = raw[1] or nil
+  local existed, status0 = status ~= nil, status
+  local seq = tonumber(raw[2] or '0')
+  local digest = raw[3] or ''
+
+  bal, bal0, frz, frz0, assets = {}, {}, {}, {}, {}
+  pa, pf, pa0, pf0 = nil, nil, nil, nil
+  cpn, cpn_dirty, cpn_order = {}, {}, {}
+  hld, hld_order = {}, {}
+  ev, nmv = {}, 0
+
+  for i = 0, nops - 1 do
+    local b = 8 + i * 6
+    local op, a, amt, h, c, ms = argv[b], argv[b + 1], argv[b + 2], argv[b + 3], argv[b + 4], argv[b + 5]
+    local e = (i == 0 and '[{"op":' or ',{"op":') .. q(op)
+    if a ~= '' then e = e .. ',"asset":' .. q(a) end
+    if amt ~= '0' then e = e .. ',"units":' .. q(amt) end
+    if h ~= '' then e = e .. ',"hold":' .. q(h) end
+    if c ~= '' then e = e .. ((op == 'take' or op == 'give') and ',"to":' or ',"coupon":') .. q(c) end
+    if ms ~= '0' then e = e .. ',"ms":' .. q(ms) end
+    ev[#ev + 1] = e
+    nmv = 0
+    local code, detail
+    if op == 'open' then
+      if status then code = 'HOLDER_EXISTS' else status = 'active' end
+    elseif not status then code = 'HOLDER_NOT_FOUND'
+    elseif status == 'suspended' and TAKES_OUT[op] then code = 'HOLDER_SUSPENDED'
+    else
+      local f = OPS[op]
+      -- Most ops have no ms: "0" skips the pattern and tonumber.
+      if ms == '0' then ms = 0
+      elseif #ms <= 16 and find(ms, '^%d+$') then ms = tonumber(ms)
+      else f = nil end
+      if f then code, detail = f(a, amt, h, c, ms) else code = 'INVALID_INSTRUCTION' end
+    end
+    if code then
+      -- A rejection is recorded under its id, unless the holder does not exist: nothing is
+      -- ever written for an unknown holder.
+      local out = 'err\n' .. code .. '\n' .. fmt('%d', i) .. '\n' .. (detail or '')
+      if existed then call('SET', K_TX, fp20 .. out, 'PX', idem_ttl) end
+      return {0, out}
+    end
+    ev[#ev + 1] = nmv > 0 and ']}' or '}'
+  end
+  ev[#ev + 1] = ']'
+
+  -- Every check passed. Build the result and the writes (still reading), then write.
+  seq = seq + 1
+  local sseq, ts = fmt('%d', seq), fmt('%d', now)
+  local hset = {'HSET', K, 'seq', sseq}
+  local hdel = {'HDEL', K}
+  local r = {'{"s":"', sseq, '","st":', q(status), ',"b":{'}
+  for j, a in ipairs(assets) do
+    local bs, fs = fmt('%d', bal[a]), fmt('%d', frz[a])
+    r[#r + 1] = (j > 1 and ',' or '') .. q(a) .. ':["' .. bs .. '","' .. fs .. '"]'
+    if bal[a] ~= bal0[a] then hset[#hset + 1] = 'b:' .. a; hset[#hset + 1] = bs end
+    if frz[a] > 0 then
+      if frz[a] ~= frz0[a] then hset[#hset + 1] = 'f:' .. a; hset[#hset + 1] = fs end
+    elseif frz0[a] > 0 then
+      hdel[#hdel + 1] = 'f:' .. a
+    end
+  end
+  r[#r + 1] = '},"c":{'
+  local sep = ''
+  for _, c in ipairs(cpn_order) do
+    local v = cpn[c]
+    if v then
+      local s = v.exp > 0 and (v.st .. '|' .. fmt('%d', v.exp)) or v.st
+      r[#r + 1] = sep .. q(c) .. ':' .. q(s)
+      sep = ','
+      if cpn_dirty[c] then hset[#hset + 1] = 'c:' .. c; hset[#hset + 1] = s end
+    end
+  end
+  r[#r + 1] = '},"h":{'
+  sep = ''
+  local zadd, zrem = {'ZADD', K_EXP}, {'ZREM', K_EXP}
+  for _, h in ipairs(hld_order) do
+    local v = hld[h]
+    if v.open then
+      local s = encode_hold(v)
+      r[#r + 1] = sep .. q(h) .. ':' .. q(s)
+      sep = ','
+      hset[#hset + 1] = 'h:' .. h; hset[#hset + 1] = s
+    elseif v.was_exp then
+      hdel[#hdel + 1] = 'h:' .. h
+    end
+    local exp = v.open and v.exp or 0
+    if exp > 0 and exp ~= v.was_exp then
+      zadd[#zadd + 1] = fmt('%d', exp); zadd[#zadd + 1] = holder .. ' ' .. h
+    elseif exp == 0 and (v.was_exp or 0) > 0 then
+      zrem[#zrem + 1] = holder .. ' ' .. h
+    end
+  end
+  r[#r + 1] = '}'
+  if pa ~= nil then
+    local as, fs = fmt('%d', pa), fmt('%d', pf)
+    r[#r + 1] = ',"p":["' .. as .. '","' .. fs .. '"]'
+    if pa ~= pa0 or pf ~= pf0 then hset[#hset + 1] = 'p:a'; hset[#hset + 1] = as end
+    if pf > 0 then
+      if pf ~= pf0 then hset[#hset + 1] = 'p:f'; hset[#hset + 1] = fs end
+    elseif pf0 > 0 then
+      hdel[#hdel + 1] = 'p:f'
+    end
+  end
+  r[#r + 1] = '}'
+  local result = concat(r)
+  local ops_json = concat(ev)
+  digest = sha1hex(term(digest) .. term(holder) .. term(sseq) .. term(id) .. term(fp) .. term(ts) ..
+    term(cp) .. term(ops_json) .. term(result) .. term(memo) .. term(xfer))
+  hset[#hset + 1] = 'digest'; hset[#hset + 1] = digest
+  if status ~= status0 then hset[#hset + 1] = 'status'; hset[#hset + 1] = status end
+  if not existed then hset[#hset + 1] = 'created_ms'; hset[#hset + 1] = ts end
+
+  -- The expiry index is written only here: a key of another type there must fail now, before
+  -- the first write.
+  if #zadd > 2 or #zrem > 2 then call('ZCARD', K_EXP) end
+
+  -- Writes: the XADD first (a key of another type fails it before anything is written), sets,
+  -- then deletes.
+  if xfer ~= '' then
+    call('XADD', K_OUT, '*', 'holder', holder, 'seq', sseq, 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
+      'ops', ops_json, 'state', result, 'digest', digest, 'memo', memo, 'dv', '2', 'xfer', xfer)
+  else
+    call('XADD', K_OUT, '*', 'holder', holder, 'seq', sseq, 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
+      'ops', ops_json, 'state', result, 'digest', digest, 'memo', memo, 'dv', '2')
+  end
+  if #zadd > 2 then call(unpk(zadd)) end
+  call(unpk(hset))
+  call('SET', K_TX, fp20 .. result, 'PX', idem_ttl)
+  if #hdel > 2 then call(unpk(hdel)) end
+  if #zrem > 2 then call(unpk(zrem)) end
+  return {0, 'ok\n' .. result}
+end
+
+local function transfer(keys, argv)
+  if not fmt then bind() end
+  local K_REC, K_IDX = keys[1], keys[2]
+  local action, id = argv[1], argv[2]
+  local t = call('TIME')
+  local tnow = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  local r = call('HMGET', K_REC, 'status', 'fp', 'err', 'done', 'created_ms', 'deadline_ms', 'holders')
+  local function reply(outcome)
+    return {outcome, r[1] or '', r[3] or '', r[4] or '', r[5] or '', r[6] or '', r[7] or ''}
+  end
+  local function ms(s)
+    if not s or not find(s, '^%d+$') or #s > 15 then error('bad ms argument') end
+    return tonumber(s)
+  end
+
+  if action == 'begin' then
+    local fp, body, timeout, holders = argv[3], argv[4], ms(argv[5]), argv[6]
+    if r[1] then
+      if r[2] ~= fp then return reply('conflict') end
+      return reply('found')
+    end
+    local deadline = fmt('%d', tnow + timeout)
+    call('ZADD', K_IDX, deadline, id)
+    call('HSET', K_REC, 'status', 'preparing', 'fp', fp, 'body', body, 'holders', holders,
+      'created_ms', fmt('%d', tnow), 'deadline_ms', deadline)
+    r = {'preparing', fp, false, false, fmt('%d', tnow), deadline, holders}
+    return reply('new')
+  end
+
+  if not r[1] then return reply('missing') end
+
+  if action == 'read' then
+    return reply('found')
+  elseif action == 'decide' then
+    local to, err, retry = argv[3], argv[4], ms(argv[5])
+    if to ~= 'committed' and to ~= 'aborted' then return redis.error_reply('ERR bad status argument') end
+    if r[1] == 'preparing' then
+      call('ZADD', K_IDX, fmt('%d', tnow + retry), id)
+      call('HSET', K_REC, 'status', to, 'err', err, 'decided_ms', fmt('%d', tnow))
+      r[1], r[3] = to, err
+    end
+    return reply('found')
+  elseif action == 'done' then
+    local ttl = ms(argv[3])
+    if r[1] ~= 'preparing' and not r[4] then
+      call('HSET', K_REC, 'done', '1', 'done_ms', fmt('%d', tnow))
+      call('PEXPIRE', K_REC, fmt('%d', ttl))
+      call('ZREM', K_IDX, id)
+      r[4] = '1'
+    end
+    return reply('found')
+  end
+  return redis.error_reply('ERR unknown action')
+end
+
+redis.register_function('apply', apply)
+redis.register_function('transfer', transfer)
