@@ -16,7 +16,7 @@ import (
 // or "err\n<code>\n<op index>\n<detail>". This file is the one place that
 // reads it, and the raw coupon and hold values both scripts return.
 
-// scriptResult is the result json of apply.lua: amounts in minor units, coupons
+// scriptResult is the result json of the library's apply function: amounts in minor units, coupons
 // and holds in their stored form.
 type scriptResult struct {
 	Seq      string               `json:"s"`
@@ -103,7 +103,7 @@ func (e *Engine) result(n instructions.Normalized, replayed bool, sr scriptResul
 	return res, nil
 }
 
-// plainResult reads the result json as apply.lua writes it: no whitespace,
+// plainResult reads the result json as the apply function writes it: no whitespace,
 // no escapes, printable ASCII, each key once, "s" and "st" strings, "b" and
 // "c" and "h" objects, "p" a pair. That is every result in practice, read
 // here straight into the Result, its strings slices of body (which they keep

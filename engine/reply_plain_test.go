@@ -38,7 +38,7 @@ func samePlainResult(t *testing.T, e *Engine, n instructions.Normalized, body st
 	return true
 }
 
-// randomResult writes a result json as apply.lua might, keys in any order,
+// randomResult writes a result json as the apply function might, keys in any order,
 // with any asset (known or not) and any stored values.
 func randomResult(r *rand.Rand) string {
 	word := func(alphabet string) string {

@@ -120,7 +120,7 @@ local NAMES = {
   close = function(_, h) want('h:' .. h) end,
 }
 
--- The ops that take value out: a suspended holder is refused them.
+-- The ops that take value out: a suspended holder is refused them (instructions.Ops says the same).
 local TAKES_OUT = {debit = true, freeze = true, freeze_points = true, lock_coupon = true,
   spend_points = true, redeem_coupon = true}
 
@@ -270,6 +270,10 @@ end
 -- One handler per op: (asset or leg, units, hold, coupon or other hold, ms as a number) ->
 -- nothing, or an error code and its detail.
 local OPS = {}
+function OPS.open()
+  if status then return 'HOLDER_EXISTS' end
+  status = 'active'
+end
 function OPS.suspend() status = 'suspended' end
 function OPS.resume() status = 'active' end
 function OPS.check() end -- the holder exists: nothing else to do
@@ -449,9 +453,7 @@ local function apply(keys, argv)
     ev[#ev + 1] = e
     nmv = 0
     local code, detail
-    if op == 'open' then
-      if status then code = 'HOLDER_EXISTS' else status = 'active' end
-    elseif not status then code = 'HOLDER_NOT_FOUND'
+    if not status and op ~= 'open' then code = 'HOLDER_NOT_FOUND'
     elseif status == 'suspended' and TAKES_OUT[op] then code = 'HOLDER_SUSPENDED'
     else
       local f = OPS[op]
@@ -560,6 +562,16 @@ local function apply(keys, argv)
   return {0, 'ok\n' .. result}
 end
 
+-- The transfer function's reply, from the record's fields r.
+local function record_reply(outcome, r)
+  return {outcome, r[1] or '', r[3] or '', r[4] or '', r[5] or '', r[6] or '', r[7] or ''}
+end
+
+local function ms_arg(s)
+  if not s or not find(s, '^%d+$') or #s > 15 then error('bad ms argument') end
+  return tonumber(s)
+end
+
 local function transfer(keys, argv)
   if not fmt then bind() end
   local K_REC, K_IDX = keys[1], keys[2]
@@ -567,50 +579,42 @@ local function transfer(keys, argv)
   local t = call('TIME')
   local tnow = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   local r = call('HMGET', K_REC, 'status', 'fp', 'err', 'done', 'created_ms', 'deadline_ms', 'holders')
-  local function reply(outcome)
-    return {outcome, r[1] or '', r[3] or '', r[4] or '', r[5] or '', r[6] or '', r[7] or ''}
-  end
-  local function ms(s)
-    if not s or not find(s, '^%d+$') or #s > 15 then error('bad ms argument') end
-    return tonumber(s)
-  end
 
   if action == 'begin' then
-    local fp, body, timeout, holders = argv[3], argv[4], ms(argv[5]), argv[6]
+    local fp, body, timeout, holders = argv[3], argv[4], ms_arg(argv[5]), argv[6]
     if r[1] then
-      if r[2] ~= fp then return reply('conflict') end
-      return reply('found')
+      if r[2] ~= fp then return record_reply('conflict', r) end
+      return record_reply('found', r)
     end
     local deadline = fmt('%d', tnow + timeout)
     call('ZADD', K_IDX, deadline, id)
     call('HSET', K_REC, 'status', 'preparing', 'fp', fp, 'body', body, 'holders', holders,
       'created_ms', fmt('%d', tnow), 'deadline_ms', deadline)
-    r = {'preparing', fp, false, false, fmt('%d', tnow), deadline, holders}
-    return reply('new')
+    return record_reply('new', {'preparing', fp, false, false, fmt('%d', tnow), deadline, holders})
   end
 
-  if not r[1] then return reply('missing') end
+  if not r[1] then return record_reply('missing', r) end
 
   if action == 'read' then
-    return reply('found')
+    return record_reply('found', r)
   elseif action == 'decide' then
-    local to, err, retry = argv[3], argv[4], ms(argv[5])
+    local to, err, retry = argv[3], argv[4], ms_arg(argv[5])
     if to ~= 'committed' and to ~= 'aborted' then return redis.error_reply('ERR bad status argument') end
     if r[1] == 'preparing' then
       call('ZADD', K_IDX, fmt('%d', tnow + retry), id)
       call('HSET', K_REC, 'status', to, 'err', err, 'decided_ms', fmt('%d', tnow))
       r[1], r[3] = to, err
     end
-    return reply('found')
+    return record_reply('found', r)
   elseif action == 'done' then
-    local ttl = ms(argv[3])
+    local ttl = ms_arg(argv[3])
     if r[1] ~= 'preparing' and not r[4] then
       call('HSET', K_REC, 'done', '1', 'done_ms', fmt('%d', tnow))
       call('PEXPIRE', K_REC, fmt('%d', ttl))
       call('ZREM', K_IDX, id)
       r[4] = '1'
     end
-    return reply('found')
+    return record_reply('found', r)
   end
   return redis.error_reply('ERR unknown action')
 end

@@ -46,9 +46,9 @@ func TestParseCommandStats_ReadsCallsAndUsec(t *testing.T) {
 
 func TestCommandsPerCall_KeepsTheScriptsCommands(t *testing.T) {
 	got := commandsPerCall(map[string]cmdStat{
-		"evalsha": {Calls: 100, Usec: 9000},
-		"hget":    {Calls: 600, Usec: 300},
-		"info":    {Calls: 1, Usec: 50},
+		"fcall": {Calls: 100, Usec: 9000},
+		"hget":  {Calls: 600, Usec: 300},
+		"info":  {Calls: 1, Usec: 50},
 	}, 100)
 	assert.Equal(t, map[string]CommandCost{"HGET": {Calls: 6, Usec: 3}}, got)
 }
