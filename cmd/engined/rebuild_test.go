@@ -84,7 +84,8 @@ func holderKeys(t *testing.T, rdb *redis.ClusterClient, holder string) []string 
 	var mu sync.Mutex
 	var keys []string
 	require.NoError(t, rdb.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
-		it := m.Scan(ctx, 0, "{h:"+holder+"}:*", 1000).Iterator()
+		// The holder's hash and its idempotency records.
+		it := m.Scan(ctx, 0, cluster.Holder(holder)+"*", 1000).Iterator()
 		for it.Next(ctx) {
 			mu.Lock()
 			keys = append(keys, it.Val())
