@@ -34,7 +34,8 @@ type Snapshot struct {
 }
 
 // RecentInstruction is an applied instruction whose idempotency record
-// Restore writes: the record is the start of FP, then State, as the library writes it,
+// Restore writes: the record is the start of FP, then State without what a
+// replay does not need (keptResult), as the library writes it,
 // and lives until TsMs plus the idempotency TTL. It is an alias of an unnamed
 // struct, like ledger.RecentInstruction, so that the ledger's snapshots
 // convert to this package's.
@@ -221,7 +222,7 @@ func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, er
 			// NX: a record Redis has is the one its clients were answered from.
 			for _, r := range s.Recent {
 				if left := r.TsMs + ttl - now.UnixMilli(); left > 0 {
-					p.SetNX(ctx, cluster.Tx(s.Holder, r.ID), record(r.FP, r.State), time.Duration(left)*time.Millisecond)
+					p.SetNX(ctx, cluster.Tx(s.Holder, r.ID), AppliedRecord(r.FP, r.State), time.Duration(left)*time.Millisecond)
 				}
 			}
 			return nil
@@ -236,6 +237,13 @@ func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, er
 		return false, redisFailure("", err)
 	}
 	return wrote, nil
+}
+
+// AppliedRecord is the idempotency record of an applied instruction whose
+// fingerprint is fp and whose event's state is state: what the library
+// wrote for it, and what Restore writes again.
+func AppliedRecord(fp, state string) string {
+	return record(fp, keptResult(state))
 }
 
 func str(v any) string {

@@ -12,8 +12,9 @@ import (
 	"github.com/atomledger/atomledger/instructions"
 )
 
-// The apply script answers {replayed, outcome}: outcome is "ok\n<result json>"
-// or "err\n<code>\n<op index>\n<detail>". This file is the one place that
+// The apply function answers {replayed, outcome}: outcome is "ok\n<result
+// json>" ("ok\n" and the idempotency record's short form for a replay) or
+// "err\n<code>\n<op index>\n<detail>". This file is the one place that
 // reads it, and the raw coupon and hold values both scripts return.
 
 // scriptResult is the result json of the library's apply function: amounts in minor units, coupons
@@ -48,6 +49,9 @@ func (e *Engine) parseReply(n instructions.Normalized, v any) (instructions.Resu
 	kind, body, _ := strings.Cut(outcome, "\n")
 	switch kind {
 	case "ok":
+		if body != "" && body[0] != '{' {
+			return e.keptReply(n, replayed == 1, body)
+		}
 		if res, ok := e.plainResult(n, replayed == 1, body); ok {
 			return res, nil
 		}
@@ -166,6 +170,37 @@ func (e *Engine) plainResult(n instructions.Normalized, replayed bool, body stri
 	var err error
 	res.Seq, err = strconv.ParseInt(seq, 10, 64)
 	return res, ok && p.s == "" && err == nil
+}
+
+// keptReply reads the short form of a result an idempotency record keeps
+// (keptResult), which a replay answers.
+func (e *Engine) keptReply(n instructions.Normalized, replayed bool, body string) (instructions.Result, error) {
+	parts := strings.Split(body, " ")
+	seq, err := strconv.ParseInt(parts[0], 10, 64)
+	if err != nil {
+		return instructions.Result{}, e.internal(n.ID, "recorded result %q", body)
+	}
+	res := instructions.Result{ID: n.ID, Holder: n.Holder, Seq: seq, Replayed: replayed,
+		Balances: map[string]instructions.Balance{}, Coupons: map[string]string{}, Holds: map[string]instructions.Hold{}}
+	for _, p := range parts[1:] {
+		if p == "" {
+			return instructions.Result{}, e.internal(n.ID, "recorded result %q", body)
+		}
+		f := strings.Split(p[1:], "/")
+		switch {
+		case p[0] == 'b' && len(f) == 3:
+			res.Balances[f[0]] = instructions.Balance{Available: e.amount(f[0], f[1]), Frozen: e.amount(f[0], f[2])}
+		case p[0] == 'c' && len(f) == 2:
+			res.Coupons[f[0]] = couponState(f[1])
+		case p[0] == 'h' && len(f) == 2:
+			res.Holds[f[0]] = e.hold(f[1])
+		case p[0] == 'p' && len(f) == 2:
+			res.Points = &instructions.Points{Available: f[0], Frozen: f[1]}
+		default:
+			return instructions.Result{}, e.internal(n.ID, "recorded result %q", body)
+		}
+	}
+	return res, nil
 }
 
 // plainJSON reads the JSON plainResult takes, from the front of s.

@@ -197,3 +197,32 @@ func BenchmarkParseReply_Debit(b *testing.B) {
 		}
 	}
 }
+
+// An idempotency record keeps a short form of the result (keptResult); the
+// replay that reads it back must answer exactly what the result did.
+func TestKeptResult_ReplaysAsTheResult(t *testing.T) {
+	e := New(nil, nil)
+	n, err := costCheckout().Normalize(e.assets)
+	require.NoError(t, err)
+	check := func(body string) bool {
+		want, ok := e.plainResult(n, true, body)
+		if !ok {
+			return false
+		}
+		kept := keptResult(body)
+		got, err := e.parseReply(n, []any{int64(1), "ok\n" + kept})
+		require.NoError(t, err, "%q kept as %q", body, kept)
+		require.Equal(t, want, got, "%q kept as %q", body, kept)
+		return kept[0] != '{'
+	}
+	require.True(t, check(costCheckoutReply[len("ok\n"):]), "a checkout's result gets the short form")
+	require.True(t, check(`{"s":"2","st":"active","b":{"CNY":["117000","0"]},"c":{},"h":{}}`))
+	assert.Equal(t, "2 bCNY/117000/0", keptResult(`{"s":"2","st":"active","b":{"CNY":["117000","0"]},"c":{},"h":{}}`))
+
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(uint64(seed), 0))
+	for range 5000 {
+		check(randomResult(r))
+	}
+}

@@ -153,8 +153,7 @@ func TestSink_TransferParts(t *testing.T) {
 			for _, r := range snaps[h].Recent[1:] {
 				rec, err := rdb.Get(ctx, cluster.Tx(h, r.ID)).Result()
 				require.NoError(t, err, "%s %s", h, r.ID)
-				// The record: 20 characters of the fingerprint, then the result.
-				assert.Equal(t, rec, r.FP[:20]+r.State)
+				assert.Equal(t, rec, engine.AppliedRecord(r.FP, r.State))
 			}
 		}
 	})

@@ -14,7 +14,8 @@
 --   emptied, so that give can restore it), give (units of a leg from a hold back into another
 --   hold if that one is open, else to available) and close (a hold left empty by take; nothing
 --   if it is not open and empty).
---   Reply: {replayed (0 or 1), outcome}, outcome being "ok\n<result json>" or
+--   Reply: {replayed (0 or 1), outcome}, outcome being "ok\n<result json>" ("ok\n" and the
+--   idempotency record's short form of it for a replay, below) or
 --   "err\n<code>\n<op index>\n<detail>"; the detail is the figure that failed the check, in
 --   minor units ("<asset>:<units>" for OVERFLOW, the coupon's state for COUPON_UNAVAILABLE).
 --
@@ -34,8 +35,11 @@
 -- minor units; p:a and p:f points; c:<coupon> "<state>" or "<state>|<expires ms>"; h:<hold>
 -- "<expires ms or 0>|<leg>=<units>,...|<coupon>,...". A frozen field at zero and a closed hold
 -- are deleted; status and seq never are, so the hash never vanishes under a call.
--- The idempotency record: the first 20 characters of the fingerprint, then the result json
--- (an applied instruction) or "err\n<code>\n<op index>\n<detail>" (a rejection).
+-- The idempotency record: the first 16 characters of the fingerprint, then, for an applied
+-- instruction, what its answer needs of the result, short: "<seq>" and for each touched
+-- account " b<asset>/<available>/<frozen>", " c<coupon>/<state>", " h<hold>/<hold>",
+-- " p<available>/<frozen>", in the result's order; for a rejection
+-- "err\n<code>\n<op index>\n<detail>". A replay answers "ok\n" and that short form.
 --
 -- Why it is shaped like this (each rule is a trap):
 -- * Redis does not roll back a failed call: every read and check comes before the first write,
@@ -55,22 +59,33 @@
 
 local MAX = 9007199254740991
 
-local fmt, find, match, gmatch, sub, byte, concat, sort, floor, q, call, sha1hex, unpk
+local fmt, find, match, gmatch, sub, byte, concat, sort, floor, call, sha1hex, unpk
 local function bind()
   fmt, find, match, gmatch, sub, byte = string.format, string.find, string.match, string.gmatch, string.sub, string.byte
-  concat, sort, floor, q = table.concat, table.sort, math.floor, cjson.encode
+  concat, sort, floor = table.concat, table.sort, math.floor
   call, sha1hex, unpk = redis.call, redis.sha1hex, unpack
 end
+
+-- "<n>:" for every byte length n a digest term usually has, made once: the digest's encoding
+-- then costs a table lookup per term, not a string.format. (".." prints these small integers
+-- exactly; rule 5 is about amounts, which may pass 14 digits.)
+local LENS = {}
+for n = 0, 2047 do LENS[n] = n .. ':' end
 
 -- The state of the call under way. A function runs to its end before the next one starts, so
 -- these are set at its start and read by the helpers below.
 local K, now, status
-local names, idx, raw, nn            -- the holder hash's fields read: name list, name -> place, values
+local fields, raw, nn                -- the holder hash's fields read: place -> name and name -> place; values
+-- The tables below are made when an op first needs them (nil until then): a call pays only for
+-- the kinds of account it touches.
 local bal, bal0, frz, frz0, assets   -- per asset touched: available and frozen, now and as read
 local pa, pf, pa0, pf0               -- points, nil until touched
 local cpn, cpn_dirty, cpn_order      -- coupon -> {st, exp} or false
 local hld, hld_order                 -- hold -> {legs, cpns, exp, was_exp, open, new}
 local ev, nmv                        -- the event's ops as JSON text, movements in the op under way
+
+local NONE = {} -- an empty list, never written
+local UNSAFE = '[%c"\\]' -- what JSON text would have to escape
 
 -- Strict digits, 1 .. 2^53-1; nil for anything else.
 local function units(s)
@@ -82,19 +97,19 @@ end
 
 -- A field of the holder hash: from the call's one HMGET, or alone when the ops did not name it.
 local function get(f)
-  local j = idx[f]
+  local j = fields[f]
   if j then return raw[j] end
   local v = call('HGET', K, f)
   nn = nn + 1
-  names[nn], idx[f], raw[nn] = f, nn, v
+  fields[nn], fields[f], raw[nn] = f, nn, v
   return v
 end
 
 -- want adds a field to the HMGET.
 local function want(f)
-  if not idx[f] then
+  if not fields[f] then
     nn = nn + 1
-    names[nn], idx[f] = f, nn
+    fields[nn], fields[f] = f, nn
   end
 end
 local function want_leg(a)
@@ -125,6 +140,7 @@ local TAKES_OUT = {debit = true, freeze = true, freeze_points = true, lock_coupo
   spend_points = true, redeem_coupon = true}
 
 local function asset(a)
+  if not bal then bal, bal0, frz, frz0, assets = {}, {}, {}, {}, {} end
   if bal[a] == nil then
     bal[a], frz[a] = tonumber(get('b:' .. a) or '0'), tonumber(get('f:' .. a) or '0')
     bal0[a], frz0[a] = bal[a], frz[a]
@@ -140,6 +156,7 @@ local function points()
 end
 
 local function coupon(c)
+  if not cpn then cpn, cpn_dirty, cpn_order = {}, {}, {} end
   if cpn[c] == nil then
     local v = get('c:' .. c)
     if v then
@@ -160,6 +177,7 @@ end
 
 -- was_exp is false if Redis had no such hold; new, if this instruction created it.
 local function hold(h)
+  if not hld then hld, hld_order = {}, {} end
   local v = hld[h]
   if v == nil then
     v = {legs = {}, cpns = {}, exp = 0, was_exp = false, open = false, new = false}
@@ -196,7 +214,7 @@ local function hold_for_reserve(h, ttl)
 end
 
 local function move(a, from, to, n)
-  ev[#ev + 1] = (nmv == 0 and ',"mv":[[' or ',[') .. q(a) .. ',"' .. from .. '","' .. to .. '","' .. fmt('%d', n) .. '"]'
+  ev[#ev + 1] = (nmv == 0 and ',"mv":[["' or ',["') .. a .. '","' .. from .. '","' .. to .. '","' .. fmt('%d', n) .. '"]'
   nmv = nmv + 1
 end
 
@@ -396,61 +414,67 @@ function OPS.close(_, _, h)
   if v.open then close_if_empty(v) end
 end
 
--- "<byte length>:<bytes>", the digest's encoding of one term.
-local function term(s) return fmt('%d', #s) .. ':' .. s end
+-- "<byte length>:" of a digest term longer than LENS knows.
+local function len(s) return fmt('%d:', #s) end
 
 local function apply(keys, argv)
   if not fmt then bind() end
   local K_TX, K_OUT, K_EXP = keys[2], keys[3], keys[4]
   K = keys[1]
   local holder, id, fp, idem_ttl, cp, memo, xfer = argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[7]
-  local fp20 = sub(fp, 1, 20)
+  local fpk = sub(fp, 1, 16)
 
   -- Idempotency: the same id always gets the same outcome.
   local rec = call('GET', K_TX)
   if rec then
-    if sub(rec, 1, 20) ~= fp20 then return {0, 'err\nIDEMPOTENCY_CONFLICT\n-1\n'} end
-    if byte(rec, 21) == 123 then return {1, 'ok\n' .. sub(rec, 21)} end -- 123: "{", a result
-    return {1, sub(rec, 21)}
+    if sub(rec, 1, 16) ~= fpk then return {0, 'err\nIDEMPOTENCY_CONFLICT\n-1\n'} end
+    if byte(rec, 17) == 101 then return {1, sub(rec, 17)} end -- 101: "e", a rejection
+    return {1, 'ok\n' .. sub(rec, 17)}
   end
 
   local nargs = #argv
   local nops = (nargs - 7) / 6
   if nops < 1 or nops > 64 or nops ~= floor(nops) or #idem_ttl > 15 or not find(idem_ttl, '^%d+$')
-      or tonumber(idem_ttl) < 1 or #fp < 20 then
+      or tonumber(idem_ttl) < 1 or #fp < 16 then
     return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments'}
   end
 
   local t = call('TIME')
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 
-  names, idx, nn = {'status', 'seq', 'digest'}, {status = 1, seq = 2, digest = 3}, 3
+  fields, nn = {'status', 'seq', 'digest', status = 1, seq = 2, digest = 3}, 3
   for b = 8, nargs, 6 do
+    local a, amt, h, c = argv[b + 1], argv[b + 2], argv[b + 3], argv[b + 4]
+    -- The op arguments go into the event's and the result's JSON as they are: none may need
+    -- escaping. (The engine sends only ids, asset codes and digits; this keeps a direct caller
+    -- from writing an event the ledger could not read. The op is a key of NAMES or OPS, the
+    -- ms digits, or the op is refused.)
+    if find(a, UNSAFE) or find(amt, UNSAFE) or find(h, UNSAFE) or find(c, UNSAFE) then
+      return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments'}
+    end
     local f = NAMES[argv[b]]
-    if f then f(argv[b + 1], argv[b + 3], argv[b + 4]) end
+    if f then f(a, h, c) end
   end
-  raw = call('HMGET', K, unpk(names))
+  raw = call('HMGET', K, unpk(fields))
   status = raw[1] or nil
   local existed, status0 = status ~= nil, status
   local seq = tonumber(raw[2] or '0')
   local digest = raw[3] or ''
 
-  bal, bal0, frz, frz0, assets = {}, {}, {}, {}, {}
+  bal, bal0, frz, frz0, assets = nil, nil, nil, nil, nil
   pa, pf, pa0, pf0 = nil, nil, nil, nil
-  cpn, cpn_dirty, cpn_order = {}, {}, {}
-  hld, hld_order = {}, {}
+  cpn, cpn_dirty, cpn_order = nil, nil, nil
+  hld, hld_order = nil, nil
   ev, nmv = {}, 0
 
   for i = 0, nops - 1 do
     local b = 8 + i * 6
     local op, a, amt, h, c, ms = argv[b], argv[b + 1], argv[b + 2], argv[b + 3], argv[b + 4], argv[b + 5]
-    local e = (i == 0 and '[{"op":' or ',{"op":') .. q(op)
-    if a ~= '' then e = e .. ',"asset":' .. q(a) end
-    if amt ~= '0' then e = e .. ',"units":' .. q(amt) end
-    if h ~= '' then e = e .. ',"hold":' .. q(h) end
-    if c ~= '' then e = e .. ((op == 'take' or op == 'give') and ',"to":' or ',"coupon":') .. q(c) end
-    if ms ~= '0' then e = e .. ',"ms":' .. q(ms) end
-    ev[#ev + 1] = e
+    ev[#ev + 1] = (i == 0 and '[{"op":"' or ',{"op":"') .. op .. '"' ..
+      (a ~= '' and ',"asset":"' .. a .. '"' or '') .. (amt ~= '0' and ',"units":"' .. amt .. '"' or '') ..
+      (h ~= '' and ',"hold":"' .. h .. '"' or '') ..
+      (c ~= '' and ((op == 'take' or op == 'give') and ',"to":"' or ',"coupon":"') .. c .. '"' or '') ..
+      (ms ~= '0' and ',"ms":"' .. ms .. '"' or '')
     nmv = 0
     local code, detail
     if not status and op ~= 'open' then code = 'HOLDER_NOT_FOUND'
@@ -467,7 +491,7 @@ local function apply(keys, argv)
       -- A rejection is recorded under its id, unless the holder does not exist: nothing is
       -- ever written for an unknown holder.
       local out = 'err\n' .. code .. '\n' .. fmt('%d', i) .. '\n' .. (detail or '')
-      if existed then call('SET', K_TX, fp20 .. out, 'PX', idem_ttl) end
+      if existed then call('SET', K_TX, fpk .. out, 'PX', idem_ttl) end
       return {0, out}
     end
     ev[#ev + 1] = nmv > 0 and ']}' or '}'
@@ -478,46 +502,53 @@ local function apply(keys, argv)
   seq = seq + 1
   local sseq, ts = fmt('%d', seq), fmt('%d', now)
   local hset = {'HSET', K, 'seq', sseq}
-  local hdel = {'HDEL', K}
-  local r = {'{"s":"', sseq, '","st":', q(status), ',"b":{'}
-  for j, a in ipairs(assets) do
+  local hdel, zadd, zrem -- made when needed
+  local r = {'{"s":"', sseq, '","st":"', status, '","b":{'}
+  local k = {fpk, sseq} -- the idempotency record
+  for j, a in ipairs(assets or NONE) do
     local bs, fs = fmt('%d', bal[a]), fmt('%d', frz[a])
-    r[#r + 1] = (j > 1 and ',' or '') .. q(a) .. ':["' .. bs .. '","' .. fs .. '"]'
+    r[#r + 1] = (j > 1 and ',"' or '"') .. a .. '":["' .. bs .. '","' .. fs .. '"]'
+    k[#k + 1] = ' b' .. a .. '/' .. bs .. '/' .. fs
     if bal[a] ~= bal0[a] then hset[#hset + 1] = 'b:' .. a; hset[#hset + 1] = bs end
     if frz[a] > 0 then
       if frz[a] ~= frz0[a] then hset[#hset + 1] = 'f:' .. a; hset[#hset + 1] = fs end
     elseif frz0[a] > 0 then
+      hdel = hdel or {'HDEL', K}
       hdel[#hdel + 1] = 'f:' .. a
     end
   end
   r[#r + 1] = '},"c":{'
   local sep = ''
-  for _, c in ipairs(cpn_order) do
+  for _, c in ipairs(cpn_order or NONE) do
     local v = cpn[c]
     if v then
       local s = v.exp > 0 and (v.st .. '|' .. fmt('%d', v.exp)) or v.st
-      r[#r + 1] = sep .. q(c) .. ':' .. q(s)
+      r[#r + 1] = sep .. '"' .. c .. '":"' .. s .. '"'
+      k[#k + 1] = ' c' .. c .. '/' .. s
       sep = ','
       if cpn_dirty[c] then hset[#hset + 1] = 'c:' .. c; hset[#hset + 1] = s end
     end
   end
   r[#r + 1] = '},"h":{'
   sep = ''
-  local zadd, zrem = {'ZADD', K_EXP}, {'ZREM', K_EXP}
-  for _, h in ipairs(hld_order) do
+  for _, h in ipairs(hld_order or NONE) do
     local v = hld[h]
     if v.open then
       local s = encode_hold(v)
-      r[#r + 1] = sep .. q(h) .. ':' .. q(s)
+      r[#r + 1] = sep .. '"' .. h .. '":"' .. s .. '"'
+      k[#k + 1] = ' h' .. h .. '/' .. s
       sep = ','
       hset[#hset + 1] = 'h:' .. h; hset[#hset + 1] = s
     elseif v.was_exp then
+      hdel = hdel or {'HDEL', K}
       hdel[#hdel + 1] = 'h:' .. h
     end
     local exp = v.open and v.exp or 0
     if exp > 0 and exp ~= v.was_exp then
+      zadd = zadd or {'ZADD', K_EXP}
       zadd[#zadd + 1] = fmt('%d', exp); zadd[#zadd + 1] = holder .. ' ' .. h
     elseif exp == 0 and (v.was_exp or 0) > 0 then
+      zrem = zrem or {'ZREM', K_EXP}
       zrem[#zrem + 1] = holder .. ' ' .. h
     end
   end
@@ -525,25 +556,30 @@ local function apply(keys, argv)
   if pa ~= nil then
     local as, fs = fmt('%d', pa), fmt('%d', pf)
     r[#r + 1] = ',"p":["' .. as .. '","' .. fs .. '"]'
+    k[#k + 1] = ' p' .. as .. '/' .. fs
     if pa ~= pa0 or pf ~= pf0 then hset[#hset + 1] = 'p:a'; hset[#hset + 1] = as end
     if pf > 0 then
       if pf ~= pf0 then hset[#hset + 1] = 'p:f'; hset[#hset + 1] = fs end
     elseif pf0 > 0 then
+      hdel = hdel or {'HDEL', K}
       hdel[#hdel + 1] = 'p:f'
     end
   end
   r[#r + 1] = '}'
   local result = concat(r)
   local ops_json = concat(ev)
-  digest = sha1hex(term(digest) .. term(holder) .. term(sseq) .. term(id) .. term(fp) .. term(ts) ..
-    term(cp) .. term(ops_json) .. term(result) .. term(memo) .. term(xfer))
+  -- One concatenation, so one string is made.
+  digest = sha1hex((LENS[#digest] or len(digest)) .. digest .. (LENS[#holder] or len(holder)) .. holder ..
+    (LENS[#sseq] or len(sseq)) .. sseq .. (LENS[#id] or len(id)) .. id .. (LENS[#fp] or len(fp)) .. fp ..
+    (LENS[#ts] or len(ts)) .. ts .. (LENS[#cp] or len(cp)) .. cp .. (LENS[#ops_json] or len(ops_json)) .. ops_json ..
+    (LENS[#result] or len(result)) .. result .. (LENS[#memo] or len(memo)) .. memo .. (LENS[#xfer] or len(xfer)) .. xfer)
   hset[#hset + 1] = 'digest'; hset[#hset + 1] = digest
   if status ~= status0 then hset[#hset + 1] = 'status'; hset[#hset + 1] = status end
   if not existed then hset[#hset + 1] = 'created_ms'; hset[#hset + 1] = ts end
 
   -- The expiry index is written only here: a key of another type there must fail now, before
   -- the first write.
-  if #zadd > 2 or #zrem > 2 then call('ZCARD', K_EXP) end
+  if zadd or zrem then call('ZCARD', K_EXP) end
 
   -- Writes: the XADD first (a key of another type fails it before anything is written), sets,
   -- then deletes.
@@ -554,11 +590,11 @@ local function apply(keys, argv)
     call('XADD', K_OUT, '*', 'holder', holder, 'seq', sseq, 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
       'ops', ops_json, 'state', result, 'digest', digest, 'memo', memo, 'dv', '2')
   end
-  if #zadd > 2 then call(unpk(zadd)) end
+  if zadd then call(unpk(zadd)) end
   call(unpk(hset))
-  call('SET', K_TX, fp20 .. result, 'PX', idem_ttl)
-  if #hdel > 2 then call(unpk(hdel)) end
-  if #zrem > 2 then call(unpk(zrem)) end
+  call('SET', K_TX, concat(k), 'PX', idem_ttl)
+  if hdel then call(unpk(hdel)) end
+  if zrem then call(unpk(zrem)) end
   return {0, 'ok\n' .. result}
 end
 

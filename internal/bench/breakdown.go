@@ -30,7 +30,7 @@ var cuts = []cut{
 	{"op loop: checks, event ops JSON", "  -- Every check passed."},
 	{"result JSON and the write lists", "  local result = concat(r)"},
 	{"digest (sha1hex of the event)", "  -- The expiry index is written only here"},
-	{"expiry index type check, XADD of the event", "  if #zadd > 2 then call(unpk(zadd)) end"},
+	{"expiry index type check, XADD of the event", "  if zadd then call(unpk(zadd)) end"},
 	{"ZADD, HSET, SET of the idempotency record, HDEL, reply", ""},
 }
 
