@@ -157,8 +157,9 @@ func TestRun_QuickCountsRight(t *testing.T) {
 	m := rep.Memory
 	assert.Positive(t, m.BytesPerHolder)
 	assert.Greater(t, m.WithTransient, m.BytesPerHolder)
-	assert.Len(t, m.Keys, 9)
-	assert.Len(t, rep.Targets, 10)
+	assert.Len(t, m.Keys, 4, "the holder hash, its record, its share of the expiry index and the outbox")
+	assert.Positive(t, m.TxRecord)
+	assert.Len(t, rep.Targets, 12)
 }
 
 // The Go benchmarks share one plain server, started on first use.
