@@ -485,3 +485,74 @@ func TestFaults_FunctionFlushUnderLoad(t *testing.T) {
 		})
 	}
 }
+
+// TestFaults_NewEmptyMasterGivenSlots adds a master that has never had the
+// library and moves the slots of half the holders to it while goroutines
+// apply instructions and batches: the first calls it gets answer "Function
+// not found", the engine loads the library there and sends them again.
+// Callers see nothing but UNAVAILABLE, retried; every acknowledged
+// instruction is there once, and balances add up.
+func TestFaults_NewEmptyMasterGivenSlots(t *testing.T) {
+	needFaults(t)
+	r := newFaultRig(t, nil, 20)
+	ctx := context.Background()
+	added, err := r.c.AddMaster(ctx)
+	require.NoError(t, err)
+	ac := redis.NewClient(&redis.Options{Addr: added.Addr})
+	defer ac.Close()
+	libs, err := ac.FunctionList(ctx, redis.FunctionListQuery{}).Result()
+	require.NoError(t, err)
+	require.Empty(t, libs, "the new master starts without the library")
+
+	var (
+		stop        atomic.Bool
+		unavailable atomic.Int64
+		wg          sync.WaitGroup
+	)
+	giveUp := time.Now().Add(2 * time.Minute)
+	for w := range 6 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
+			for !stop.Load() {
+				if w < 3 {
+					r.applyUntilAnswered(t, r.instruction(rng, fmt.Sprintf("w%d", w)), giveUp, &unavailable)
+					continue
+				}
+				ins := make([]instructions.Instruction, 8)
+				for i := range ins {
+					ins[i] = r.instruction(rng, fmt.Sprintf("b%d", w))
+				}
+				r.batchUntilAnswered(t, ins, giveUp, &unavailable)
+			}
+		})
+	}
+	// The slots of every other holder move, one at a time, under load.
+	moved := map[int]bool{}
+	for i, h := range r.holders {
+		slot := cluster.HolderSlot(h)
+		if i%2 == 1 || moved[slot] {
+			continue
+		}
+		moved[slot] = true
+		owner, err := r.c.MasterOf(ctx, slot)
+		require.NoError(t, err)
+		var src *cluster.Node
+		for _, n := range r.c.Nodes {
+			if n.Addr == owner {
+				src = n
+			}
+		}
+		require.NotNil(t, src)
+		migrateSlot(ctx, t, slot, src, added)
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	stop.Store(true)
+	wg.Wait()
+
+	libs, err = ac.FunctionList(ctx, redis.FunctionListQuery{}).Result()
+	require.NoError(t, err)
+	require.Len(t, libs, 1, "the engine loaded the library on the new master")
+	t.Logf("%d slots moved, %d UNAVAILABLE answers retried, %d applied", len(moved), unavailable.Load(), len(r.led.acked))
+	assert.Empty(t, r.verify(t), "acknowledged instructions missing")
+}

@@ -140,6 +140,12 @@ func (e *Engine) sendPerMaster(ctx context.Context, reqs []req, pending []int, o
 // and only there: loading everywhere would fail while any node, even one
 // these calls do not need, is down.
 func (e *Engine) loadFor(ctx context.Context, reqs []req, idx []int) error {
+	// The master that answered may be one the client was only redirected to
+	// (MOVED, after slots moved to a new master): ForEachMaster re-reads the
+	// slot map before it runs, so that MasterForKey below names it.
+	if c, ok := e.rdb.(*redis.ClusterClient); ok {
+		_ = c.ForEachMaster(ctx, func(context.Context, *redis.Client) error { return nil })
+	}
 	done := map[*redis.Client]bool{}
 	for _, i := range idx {
 		node, err := e.masterClient(ctx, reqs[i].keys[0])
