@@ -27,7 +27,7 @@ type Snapshot struct {
 	Digest    string
 	CreatedMs int64
 	Balances  map[string][2]int64 // asset -> available, frozen
-	Points    *[2]int64           // available, frozen; nil if the holder has no points hash
+	Points    *[2]int64           // available, frozen; nil if the holder has no points fields (p:a, p:f)
 	Coupons   map[string]string   // coupon -> "<state>" or "<state>|<expires ms>"
 	Holds     map[string]string   // open hold -> "<expires ms or 0>|<leg>=<units>,...|<coupon>,..."
 	Recent    []RecentInstruction // instructions whose idempotency records Restore writes; Snapshots leaves it empty

@@ -93,7 +93,7 @@ func randomResult(r *rand.Rand) string {
 	return "{" + strings.Join(fields[:len(fields)-r.IntN(3)], ",") + "}"
 }
 
-// plainResult is a shortcut: on every result apply.lua writes it must
+// plainResult is a shortcut: on every result the apply function writes it must
 // answer as the JSON decoder, and on anything else either do the same or
 // leave the body to the decoder.
 func TestPlainResult_AsTheDecoder(t *testing.T) {

@@ -243,7 +243,7 @@ func (e *Engine) callsOf(n instructions.NormalizedTransfer, p instructions.Norma
 	return pc
 }
 
-// The ops apply.lua takes for transfers only (clients cannot send them).
+// The ops the apply function takes for transfers only (clients cannot send them).
 const (
 	opCheck = instructions.OpCheck
 	opTake  = instructions.OpTake

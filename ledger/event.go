@@ -79,7 +79,7 @@ func ParseEvent(f map[string]string) (Event, error) {
 	}
 	e := Event{Holder: f["holder"], ID: f["id"], FP: f["fp"], CP: f["cp"], Ops: f["ops"], State: f["state"], Digest: f["digest"], Memo: f["memo"], Xfer: f["xfer"], DV: f["dv"]}
 	if x, ok := f["xfer"]; ok && x == "" {
-		// apply.lua writes the field only for a transfer's part; an empty
+		// The library writes the field only for a transfer's part; an empty
 		// one would be digested as absent and come back absent from Fields.
 		return e, errors.New("event: empty xfer")
 	}

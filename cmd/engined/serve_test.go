@@ -111,7 +111,7 @@ func TestServe_EveryRoute(t *testing.T) {
 }
 
 // aclUser creates, on every node of the test cluster, a user that may do
-// everything but run scripts: Redis then refuses EVALSHA with NOPERM, a reply
+// everything but call functions or run scripts: Redis then refuses FCALL with NOPERM, a reply
 // no retry will change, which the engine reports as INTERNAL.
 func aclUser(t *testing.T) (user, password string) {
 	t.Helper()

@@ -122,7 +122,7 @@ func (c *errCount) result() (int64, error) {
 	return c.n.Load(), c.first
 }
 
-// encodeAll encodes ins for raw EVALSHA.
+// encodeAll encodes ins for raw FCALL.
 func (e *env) encodeAll(ins []instructions.Instruction) ([][]string, [][]any, error) {
 	keys := make([][]string, len(ins))
 	args := make([][]any, len(ins))

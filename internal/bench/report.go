@@ -66,7 +66,7 @@ type Stage struct {
 	StageUsec      float64 `json:"stage_usec"`
 }
 
-// Compare is the engine against raw EVALSHA of the same arguments.
+// Compare is the engine against raw FCALL of the same arguments.
 type Compare struct {
 	EnginePerSec float64 `json:"engine_per_sec"` // median over the rounds
 	RawPerSec    float64 `json:"raw_per_sec"`    // median over the rounds
