@@ -150,5 +150,10 @@ func keptResult(result string) string {
 
 // recordApplied tells whether a record is of an applied instruction.
 func recordApplied(rec string) bool {
+	if len(rec) > 33 && rec[32] == '\n' && rec[19] != '\n' {
+		// Written by key format 1: "<fp>\n<outcome>", the fingerprint 32
+		// hex characters, the outcome "ok\n..." or "err\n...".
+		return strings.HasPrefix(rec[33:], "ok\n")
+	}
 	return len(rec) > recordFP && rec[recordFP] != 'e'
 }

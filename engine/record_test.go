@@ -88,3 +88,67 @@ func TestApply_MalformedFunctionArgumentsWriteNothing(t *testing.T) {
 		})
 	}
 }
+
+// Records written by key format 1 ("<fp>\n<outcome>") stay until their TTL
+// runs out after an upgrade: a retry still replays them, and another body is
+// still a conflict.
+func TestApply_ReplaysRecordsOfKeyFormat1(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") })
+	for _, tt := range []struct {
+		name, outcome string
+		in            instructions.Instruction
+		check         func(t *testing.T, res instructions.Result, err error)
+	}{
+		{"an applied instruction", `ok` + "\n" + `{"s":"7","st":"active","b":{"CNY":["500","0"]},"c":{},"h":{}}`,
+			instructions.New(newID("old"), h).Debit("CNY", "1.00"),
+			func(t *testing.T, res instructions.Result, err error) {
+				require.NoError(t, err)
+				assert.True(t, res.Replayed)
+				assert.Equal(t, int64(7), res.Seq)
+				assert.Equal(t, instructions.Balance{Available: "5.00", Frozen: "0.00"}, res.Balances["CNY"])
+			}},
+		// HOLD_EXPIRED is 12 characters: its record of key format 2 also has
+		// a newline at byte 33.
+		{"a rejection", "err\nHOLD_EXPIRED\n0\n", instructions.New(newID("old"), h).Settle("o-1"),
+			func(t *testing.T, _ instructions.Result, err error) {
+				var e *engine.Error
+				require.ErrorAs(t, err, &e)
+				assert.Equal(t, instructions.CodeHoldExpired, e.Code)
+				assert.True(t, e.Replayed)
+			}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, args, err := eng.Encode(tt.in)
+			require.NoError(t, err)
+			fp := args[2].(string)
+			require.Len(t, fp, 32)
+			key := cluster.Tx(h, tt.in.ID)
+			require.NoError(t, rdb.Set(ctx, key, fp+"\n"+tt.outcome, time.Minute).Err())
+			before := readRaw(t, h)
+			res, err := eng.Apply(ctx, tt.in)
+			tt.check(t, res, err)
+			assert.Equal(t, before, readRaw(t, h), "a replay changes nothing")
+
+			other := tt.in
+			other.Memo = "another body"
+			_, err = eng.Apply(ctx, other)
+			assert.ErrorIs(t, err, engine.ErrIdempotencyConflict)
+		})
+	}
+
+	// A record of key format 2 with a newline at byte 33 as well: a
+	// HOLD_EXPIRED rejection, as the library writes it.
+	in := instructions.New(newID("settle"), h).Settle("exp-1")
+	_, args, err := eng.Encode(in)
+	require.NoError(t, err)
+	rec := args[2].(string)[:16] + "err\nHOLD_EXPIRED\n0\n"
+	require.Equal(t, byte('\n'), rec[32])
+	require.NoError(t, rdb.Set(ctx, cluster.Tx(h, in.ID), rec, time.Minute).Err())
+	_, err = eng.Apply(ctx, in)
+	var e *engine.Error
+	require.ErrorAs(t, err, &e)
+	assert.True(t, e.Replayed)
+	assert.Equal(t, instructions.CodeHoldExpired, e.Code)
+}

@@ -226,3 +226,17 @@ func TestKeptResult_ReplaysAsTheResult(t *testing.T) {
 		check(randomResult(r))
 	}
 }
+
+// The abort's fence reads a prepare's record, of either key format.
+func TestRecordApplied_BothFormats(t *testing.T) {
+	fp := "0123456789abcdef0123456789abcdef"
+	for rec, want := range map[string]bool{
+		record(fp, "2 bCNY/100/0"):                   true,
+		record(fp, "err\nHOLD_EXPIRED\n0\n"):         false,
+		record(fp, "err\nINSUFFICIENT_FUNDS\n0\n12"): false,
+		fp + "\nok\n{\"s\":\"2\"}":                   true,
+		fp + "\nerr\nHOLD_EXPIRED\n0\n":              false,
+	} {
+		assert.Equal(t, want, recordApplied(rec), "%q", rec)
+	}
+}

@@ -428,6 +428,11 @@ local function apply(keys, argv)
   local rec = call('GET', K_TX)
   if rec then
     if sub(rec, 1, 16) ~= fpk then return {0, 'err\nIDEMPOTENCY_CONFLICT\n-1\n'} end
+    if byte(rec, 33) == 10 and byte(rec, 20) ~= 10 then
+      -- Written by key format 1 ("<fp>\n<outcome>"), before an upgrade; gone within the TTL.
+      if sub(rec, 1, 32) ~= fp then return {0, 'err\nIDEMPOTENCY_CONFLICT\n-1\n'} end
+      return {1, sub(rec, 34)}
+    end
     if byte(rec, 17) == 101 then return {1, sub(rec, 17)} end -- 101: "e", a rejection
     return {1, 'ok\n' .. sub(rec, 17)}
   end
