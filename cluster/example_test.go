@@ -8,11 +8,11 @@ import (
 
 func ExampleHolder() {
 	k := cluster.Holder("u1001")
-	fmt.Println(k.Balance)
+	fmt.Println(k)
 	fmt.Println(cluster.Tx("u1001", "order-55-pay"))
-	fmt.Println(cluster.Slot(k.Balance) == cluster.HolderSlot("u1001"))
+	fmt.Println(cluster.Slot(k) == cluster.HolderSlot("u1001"))
 	// Output:
-	// {h:u1001}:balance
+	// {h:u1001}
 	// {h:u1001}:tx:order-55-pay
 	// true
 }

@@ -1,34 +1,52 @@
 package cluster
 
-// HolderKeys are the Redis keys of one holder. They share the hash tag
-// "{h:<holder>}", so they all live in HolderSlot(holder) and one script can
-// touch all of them.
-type HolderKeys struct {
-	Meta    string // hash: status, seq, created_ms
-	Balance string // hash: asset -> available minor units
-	Frozen  string // hash: asset -> frozen minor units
-	Points  string // hash: available, frozen
-	Coupons string // hash: coupon id -> state and expiry
-	Holds   string // hash: hold id -> open hold
+// Holder returns the key of holder's hash (key format 2): status, seq,
+// digest, created_ms and every account of the holder, as fields. Every key of
+// a holder shares its hash tag "{h:<holder>}", so it lives in
+// HolderSlot(holder) and one call can touch all of them. The id is used as
+// given: callers validate it first (a brace in it would move the key to
+// another slot).
+func Holder(holder string) string {
+	return holderTag(holder)
 }
+
+// HolderOfKey gives the holder of a holder hash's key, and false for any
+// other key.
+func HolderOfKey(key string) (string, bool) {
+	if len(key) < 4 || key[:3] != "{h:" || key[len(key)-1] != '}' {
+		return "", false
+	}
+	return key[3 : len(key)-1], true
+}
+
+// HolderPattern is the SCAN pattern of the holder hashes (and of nothing
+// else with a hash type: idempotency records are strings and do not end in
+// a brace).
+const HolderPattern = "{h:*}"
+
+// Fields of the holder hash.
+const (
+	FieldStatus          = "status"
+	FieldSeq             = "seq"
+	FieldDigest          = "digest"
+	FieldCreatedMs       = "created_ms"
+	FieldPointsAvailable = "p:a"
+	FieldPointsFrozen    = "p:f"
+)
+
+// Prefixes of the holder hash's per-account fields: "b:<asset>" available
+// and "f:<asset>" frozen minor units, "c:<coupon>" a coupon, "h:<hold>" an
+// open hold.
+const (
+	PrefixBalance = "b:"
+	PrefixFrozen  = "f:"
+	PrefixCoupon  = "c:"
+	PrefixHold    = "h:"
+)
 
 // holderTag is the hash tag shared by every key of holder.
 func holderTag(holder string) string {
 	return "{h:" + holder + "}"
-}
-
-// Holder returns the keys of holder. The id is used as given: callers validate
-// it first (a brace in it would move the keys to another slot).
-func Holder(holder string) HolderKeys {
-	t := holderTag(holder)
-	return HolderKeys{
-		Meta:    t + ":meta",
-		Balance: t + ":balance",
-		Frozen:  t + ":frozen",
-		Points:  t + ":points",
-		Coupons: t + ":coupons",
-		Holds:   t + ":holds",
-	}
 }
 
 // Tx returns the key of the idempotency record of instruction id of holder.

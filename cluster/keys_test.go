@@ -8,14 +8,14 @@ import (
 )
 
 func TestHolder_KeyNames(t *testing.T) {
-	assert.Equal(t, HolderKeys{
-		Meta:    "{h:u1001}:meta",
-		Balance: "{h:u1001}:balance",
-		Frozen:  "{h:u1001}:frozen",
-		Points:  "{h:u1001}:points",
-		Coupons: "{h:u1001}:coupons",
-		Holds:   "{h:u1001}:holds",
-	}, Holder("u1001"))
+	assert.Equal(t, "{h:u1001}", Holder("u1001"))
+	h, ok := HolderOfKey(Holder("merchant:88"))
+	assert.True(t, ok)
+	assert.Equal(t, "merchant:88", h)
+	for _, k := range []string{Tx("u1001", "a"), Transfer("t"), Outbox(1), "{h:}x", "h:u1"} {
+		_, ok := HolderOfKey(k)
+		assert.False(t, ok, k)
+	}
 	assert.Equal(t, "{h:u1001}:tx:order-55-pay", Tx("u1001", "order-55-pay"))
 	assert.Equal(t, Slot("{h:u1001}"), HolderSlot("u1001"))
 }
@@ -24,8 +24,7 @@ func TestHolder_KeysShareHolderSlot(t *testing.T) {
 	for _, holder := range []string{"u1001", "merchant:88", "a.b-c_d", "x", "0123456789012345678901234567890123456789012345678901234567890123"} {
 		t.Run(holder, func(t *testing.T) {
 			slot := HolderSlot(holder)
-			k := Holder(holder)
-			for _, key := range []string{k.Meta, k.Balance, k.Frozen, k.Points, k.Coupons, k.Holds, Tx(holder, "id-1")} {
+			for _, key := range []string{Holder(holder), Tx(holder, "id-1")} {
 				assert.Equal(t, slot, Slot(key), key)
 			}
 			assert.Equal(t, slot, Slot(Outbox(slot)), "the holder's outbox is in its slot")
@@ -70,8 +69,7 @@ func TestSlotKeyPrefixes_CoverSlotKeysOnly(t *testing.T) {
 		}
 	}
 	for _, h := range []string{"u1001", "h", "x", "0", "alice"} {
-		hk := Holder(h)
-		for _, k := range []string{hk.Meta, hk.Balance, hk.Holds, Tx(h, "id-1"), Transfer(h)} {
+		for _, k := range []string{Holder(h), Tx(h, "id-1"), Transfer(h)} {
 			assert.Zero(t, matches(k), "%s is not a per-slot key", k)
 		}
 	}

@@ -7,24 +7,13 @@ import (
 	"encoding/hex"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
-	"github.com/atomledger/atomledger/lua"
 )
 
 // Outcome is the answer to one instruction of a batch: a Result or an Err.
 type Outcome struct {
 	Result instructions.Result
 	Err    error
-}
-
-// call is an instruction ready for the apply script.
-type call struct {
-	n    instructions.Normalized
-	keys []string
-	args []any
 }
 
 // Apply applies one instruction, all or nothing, and returns the state of
@@ -44,25 +33,16 @@ func (e *Engine) Apply(ctx context.Context, in instructions.Instruction) (instru
 	if err != nil {
 		return instructions.Result{}, err
 	}
-	if e.minAcks > 0 {
-		out := make([]Outcome, 1)
-		e.runReplicated(ctx, []call{c}, []int{0}, out)
-		return out[0].Result, out[0].Err
-	}
-	cmd := e.rdb.EvalSha(ctx, lua.Apply.SHA1, c.keys, c.args...)
-	if isNoScript(cmd.Err()) {
-		cmd = e.rdb.Eval(ctx, lua.Apply.Source, c.keys, c.args...)
-	}
-	e.reloadAfter(ctx, cmd.Err())
-	o := e.finish(c, cmd)
-	return o.Result, o.Err
+	out := make([]Outcome, 1)
+	e.run(ctx, []call{c}, []int{0}, out)
+	return out[0].Result, out[0].Err
 }
 
 // ApplyBatch applies many instructions in pipelines, one round trip per
 // master. Each instruction is atomic on its own; the batch is not: the
 // outcomes, in the order of ins, may mix results and errors (the codes of
-// Apply). Entries answered NOSCRIPT did not run: the script is loaded on
-// their masters and only those entries are sent again. With
+// Apply). Entries answered "Function not found" did not run: the library is
+// loaded on their masters and only those entries are sent again. With
 // Options.MinReplicaAcks, each master's pipeline ends with a WAIT (see there).
 func (e *Engine) ApplyBatch(ctx context.Context, ins []instructions.Instruction) []Outcome {
 	out := make([]Outcome, len(ins))
@@ -81,40 +61,18 @@ func (e *Engine) ApplyBatch(ctx context.Context, ins []instructions.Instruction)
 	return out
 }
 
-// run sends calls[i] for every i of pending in pipelines and sets out[i].
+// run sends calls[i] for every i of pending and sets out[i].
 func (e *Engine) run(ctx context.Context, calls []call, pending []int, out []Outcome) {
-	if e.minAcks > 0 {
-		e.runReplicated(ctx, calls, pending, out)
-		return
+	reqs := make([]req, len(pending))
+	for j, i := range pending {
+		reqs[j] = calls[i].req()
 	}
-	// A cache flush or failover between two rounds is possible, so a few rounds.
-	for round := 0; len(pending) > 0; round++ {
-		pipe := e.rdb.Pipeline()
-		cmds := make([]*redis.Cmd, len(pending))
-		for j, i := range pending {
-			cmds[j] = pipe.EvalSha(ctx, lua.Apply.SHA1, calls[i].keys, calls[i].args...)
-		}
-		_, _ = pipe.Exec(ctx) // errors are read per command below
-		var again []int
-		for j, i := range pending {
-			if isNoScript(cmds[j].Err()) && round < 3 {
-				again = append(again, i)
-				continue
-			}
-			e.reloadAfter(ctx, cmds[j].Err())
-			out[i] = e.finish(calls[i], cmds[j])
-		}
-		if len(again) > 0 {
-			// Only on the masters concerned: Load would fail while any
-			// node, even a replica the batch does not need, is down.
-			if err := e.loadApplyFor(ctx, calls, again); err != nil {
-				for _, i := range again {
-					out[i].Err = redisFailure(calls[i].n.ID, err)
-				}
-				return
-			}
-		}
-		pending = again
+	got := e.submit(ctx, reqs)
+	for j, i := range pending {
+		out[i] = e.finish(calls[i], got[j].cmd)
+	}
+	if e.minAcks > 0 {
+		e.confirmAcks(ctx, calls, pending, got, out)
 	}
 }
 
@@ -137,52 +95,6 @@ func (e *Engine) prepare(in instructions.Instruction) (call, error) {
 		return call{}, err
 	}
 	return e.build(n), nil
-}
-
-// build gives the script's keys and arguments for a normalized instruction.
-func (e *Engine) build(n instructions.Normalized) call {
-	hk := cluster.Holder(n.Holder)
-	slot := cluster.HolderSlot(n.Holder)
-	keys := []string{hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds,
-		cluster.Tx(n.Holder, n.ID), cluster.Outbox(slot), cluster.Expiry(slot)}
-
-	args := make([]any, 7, 7+6*len(n.Steps))
-	args[0], args[1], args[3], args[4], args[5], args[6] = n.Holder, n.ID, e.idemTTL, n.Counterparty, n.Memo, n.Transfer
-	for _, s := range n.Steps {
-		args = append(args, opArg(s.Op), s.Asset, numArg(s.Units), s.Hold, s.Coupon, numArg(s.Ms))
-	}
-	args[2] = fingerprint(args)
-	return call{n: n, keys: keys, args: args}
-}
-
-// A string put in an interface is copied to the heap: the op names and "0",
-// which most steps have, are put in interfaces once, here, for every call.
-var (
-	opArgs      = map[string]any{}
-	zeroArg any = "0"
-)
-
-func init() {
-	for _, op := range []string{instructions.OpOpen, instructions.OpCredit, instructions.OpDebit, instructions.OpFreeze,
-		instructions.OpFreezePoints, instructions.OpLockCoupon, instructions.OpSettle, instructions.OpRelease,
-		instructions.OpEarnPoints, instructions.OpSpendPoints, instructions.OpGrantCoupon, instructions.OpRedeemCoupon,
-		instructions.OpSuspend, instructions.OpResume} {
-		opArgs[op] = op
-	}
-}
-
-func opArg(op string) any {
-	if a, ok := opArgs[op]; ok {
-		return a
-	}
-	return op
-}
-
-func numArg(v int64) any {
-	if v == 0 {
-		return zeroArg
-	}
-	return strconv.FormatInt(v, 10)
 }
 
 // fingerprint identifies the normalized body of an instruction: the same body

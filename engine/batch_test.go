@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/lua"
 )
 
 func TestApplyBatch_MixedOutcomesInOrder(t *testing.T) {
@@ -60,18 +62,26 @@ func TestApplyBatch_MixedOutcomesInOrder(t *testing.T) {
 	}
 }
 
-func TestApply_ScriptCacheFlushIsInvisible(t *testing.T) {
+// flushFunctions drops the library from every master (replicas follow).
+func flushFunctions(t *testing.T) {
+	t.Helper()
+	require.NoError(t, rdb.ForEachMaster(context.Background(), func(ctx context.Context, c *redisClient) error {
+		return c.FunctionFlush(ctx).Err()
+	}))
+}
+
+func TestApply_FunctionFlushIsInvisible(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
 	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "100") })
 
-	require.NoError(t, rdb.ScriptFlush(ctx).Err())
+	flushFunctions(t)
 	_, err := eng.Apply(ctx, newIn(h).Debit("CNY", "1"))
 	require.NoError(t, err)
 	_, err = eng.State(ctx, h)
 	require.NoError(t, err)
 
-	require.NoError(t, rdb.ScriptFlush(ctx).Err())
+	flushFunctions(t)
 	var batch []instructions.Instruction
 	for i := 0; i < 50; i++ {
 		batch = append(batch, newIn(h).Debit("CNY", "1"))
@@ -80,23 +90,27 @@ func TestApply_ScriptCacheFlushIsInvisible(t *testing.T) {
 		require.NoError(t, o.Err, "entry %d", i)
 	}
 	assert.Equal(t, "49.00", state(t, h).Balances["CNY"].Available)
+
+	// A transfer's record and a sweeper's release go through the same path.
+	flushFunctions(t)
+	st, err := eng.GetTransfer(ctx, newID("t"))
+	require.ErrorIs(t, err, engine.ErrTransferNotFound, "%v", st)
+	checkInvariants(t, h)
 }
 
 func TestLoad_ChecksVersionAndLoadsEverywhere(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
-	require.NoError(t, rdb.ScriptFlush(ctx).Err())
+	flushFunctions(t)
 	require.NoError(t, eng.Load(ctx))
 	// Masters only: a replica may still be applying the flush it got from its master.
 	err := rdb.ForEachMaster(ctx, func(ctx context.Context, c *redisClient) error {
-		ok, err := c.ScriptExists(ctx, luaSHAs()...).Result()
+		libs, err := c.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: lua.Library.Name, WithCode: true}).Result()
 		if err != nil {
 			return err
 		}
-		for i, v := range ok {
-			if !v {
-				return fmt.Errorf("%s lacks script %d", c.Options().Addr, i)
-			}
+		if len(libs) != 1 || libs[0].Code != lua.Library.Source {
+			return fmt.Errorf("%s lacks library %s", c.Options().Addr, lua.Library.Name)
 		}
 		return nil
 	})

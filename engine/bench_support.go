@@ -3,7 +3,7 @@ package engine
 import "github.com/atomledger/atomledger/instructions"
 
 // Encode validates in and returns the keys and arguments Apply would send
-// with EVALSHA of lua.Apply: what a benchmark needs to run the bare script
+// with FCALL of the library's apply function: what a benchmark needs to run the bare function
 // with the same arguments, encoded in advance, and so to tell the engine's
 // own cost (validation, encoding, reply parsing) from the script's.
 //

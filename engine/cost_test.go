@@ -20,7 +20,7 @@ func costCheckout() instructions.Instruction {
 		Freeze("USDT", "100.000000", "ord-55", 15*time.Minute)
 }
 
-// What apply.lua answers to the checkout of a rich holder.
+// What the apply function answers to the checkout of a rich holder.
 const costCheckoutReply = "ok\n" + `{"s":"2","st":"active","b":{"CNY":["99992000","0"],"USDT":["999900000000","100000000"]},` +
 	`"p":["98000","0"],"c":{"c-1":"used|1799000000000"},"h":{"ord-55":"1796000900000|USDT=100000000|"}}`
 

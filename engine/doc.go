@@ -1,20 +1,24 @@
 // Package engine applies instructions to Redis: it validates them, builds
-// their keys and arguments, runs the apply script (alone or pipelined in
-// batches), and turns the script's replies into typed results and errors.
+// their keys and arguments, calls the library's apply function (FCALL, alone
+// or pipelined in batches), and turns its replies into typed results and
+// errors.
 // It is the only package that talks to Redis.
 //
 // # Basics
 //
-// All keys of a holder share the hash tag {h:<holder>} and so one slot: one
-// run of lua.Apply changes a holder's balances, frozen funds, points, coupons
-// and holds all or nothing, records the outcome under the instruction id, and
-// appends the event to the slot's outbox, in one round trip.
+// All keys of a holder share the hash tag {h:<holder>} and so one slot; its
+// whole state is one hash (key format 2). One run of the apply function
+// changes a holder's balances, frozen funds, points, coupons and holds all or
+// nothing, records the outcome under the instruction id, and appends the
+// event to the slot's outbox, in one round trip. Every call goes through one
+// submit path (submit.go), which loads the library on a master that answers
+// "Function not found" and sends the call again.
 //
 // The instruction id is the idempotency key, scoped to the holder: the same
 // id with the same body returns the first outcome, marked Replayed, and
 // changes nothing; with another body it is IDEMPOTENCY_CONFLICT. This is what
 // makes retries safe, including go-redis's own: it re-sends a command after a
-// read timeout or a broken connection, so a script may arrive twice. Outcome
+// read timeout or a broken connection, so a call may arrive twice. Outcome
 // reads the recorded answer of an id without sending the instruction again.
 //
 // A transfer (Transfer) spans holders on different slots: each part runs as

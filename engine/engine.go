@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/instructions"
-	"github.com/atomledger/atomledger/lua"
 )
 
 // DefaultIdempotencyTTL is how long instruction ids are remembered by default.
@@ -21,9 +20,9 @@ const DefaultIdempotencyTTL = 24 * time.Hour
 // default when Options.MinReplicaAcks is set.
 const DefaultReplicaAckTimeout = time.Second
 
-// MinRedisVersion is the oldest server the scripts accept: 7.0.12 fixes the
-// cjson and cmsgpack overflow CVE, and 7.0 refuses #!lua scripts before they
-// run when they could not complete.
+// MinRedisVersion is the oldest server the library accepts: 7.0.12 fixes the
+// cjson and cmsgpack overflow CVE, and 7.0 has Redis Functions, refused
+// before they run when they could not complete.
 const MinRedisVersion = "7.0.12"
 
 // Options configure an Engine. A nil *Options or a zero field means the default.
@@ -110,35 +109,32 @@ func New(rdb redis.UniversalClient, opt *Options) *Engine {
 func (e *Engine) Assets() *instructions.Registry { return e.assets }
 
 // Load checks that every master runs Redis 7.0.12 or newer and loads the
-// scripts on every node. Apply works without it (it falls back to sending the
-// script), but a daemon should call it at start and report readiness by it.
+// library on every master (FUNCTION LOAD REPLACE); replicas get it from
+// their master. Apply works without it (a call answered "Function not found"
+// loads the library on that master and is sent again), but a daemon should
+// call it at start and report readiness by it.
 func (e *Engine) Load(ctx context.Context) error {
-	return e.forEachNode(ctx, func(ctx context.Context, c *redis.Client) error {
+	return e.forEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
 		info, err := c.Info(ctx, "server").Result()
 		if err != nil {
-			return fmt.Errorf("load scripts: %w", err)
+			return fmt.Errorf("load library: %w", err)
 		}
 		if v := infoField(info, "redis_version"); !versionAtLeast(v, MinRedisVersion) {
-			return fmt.Errorf("load scripts: %s runs Redis %q, atomledger needs %s or newer", c.Options().Addr, v, MinRedisVersion)
+			return fmt.Errorf("load library: %s runs Redis %q, atomledger needs %s or newer", c.Options().Addr, v, MinRedisVersion)
 		}
-		for _, s := range lua.All {
-			if err := c.ScriptLoad(ctx, s.Source).Err(); err != nil {
-				return fmt.Errorf("load scripts: %s: %w", s.Name, err)
-			}
-		}
-		return nil
+		return loadLibrary(ctx, c)
 	})
 }
 
-// forEachNode runs fn on every node of a cluster, or on the one server.
-func (e *Engine) forEachNode(ctx context.Context, fn func(context.Context, *redis.Client) error) error {
+// forEachMaster runs fn on every master of a cluster, or on the one server.
+func (e *Engine) forEachMaster(ctx context.Context, fn func(context.Context, *redis.Client) error) error {
 	switch c := e.rdb.(type) {
 	case *redis.ClusterClient:
-		return c.ForEachShard(ctx, fn)
+		return c.ForEachMaster(ctx, fn)
 	case *redis.Client:
 		return fn(ctx, c)
 	default:
-		return fmt.Errorf("load scripts: unsupported client %T", e.rdb)
+		return fmt.Errorf("load library: unsupported client %T", e.rdb)
 	}
 }
 

@@ -46,7 +46,7 @@ var (
 // Server errors after which the instruction did not run, or may have run:
 // either way a retry with the same id is the answer.
 var transientPrefixes = []string{"OOM", "READONLY", "NOREPLICAS", "CLUSTERDOWN", "TRYAGAIN",
-	"LOADING", "MASTERDOWN", "BUSY", "MOVED", "ASK", "NOSCRIPT", "ERR max number of clients"}
+	"LOADING", "MASTERDOWN", "BUSY", "MOVED", "ASK", "ERR max number of clients"}
 
 // redisFailure turns an error of the Redis client into UNAVAILABLE (retry
 // with the same id) or, for a server reply that no retry will change, INTERNAL.
@@ -67,5 +67,3 @@ func isTransient(msg string) bool {
 	}
 	return false
 }
-
-func isNoScript(err error) bool { return redis.HasErrorPrefix(err, "NOSCRIPT") }

@@ -47,7 +47,7 @@ func (e *Engine) TransferStepIDs(t instructions.Transfer, i int) (map[string]str
 		return nil, err
 	}
 	pc := e.callsOf(n, n.Parts[i])
-	fence := strings.TrimPrefix(pc.prepare.keys[6], cluster.Tx(n.Parts[i].Holder, ""))
+	fence := strings.TrimPrefix(pc.prepare.keys[keyTx], cluster.Tx(n.Parts[i].Holder, ""))
 	return map[string]string{"prepare": pc.prepare.n.ID, "commit": pc.commit.n.ID, "abort": pc.abort.n.ID, "fence": fence}, nil
 }
 

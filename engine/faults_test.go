@@ -420,10 +420,12 @@ func TestFaults_FailoverAppliesOnceAndReplicaAcksLoseNothing(t *testing.T) {
 	})
 }
 
-// TestFaults_ScriptCacheLossUnderLoad flushes the script cache of every node
-// several times and kills and restarts a replica while goroutines apply
-// instructions and batches: nobody sees NOSCRIPT or any other failure.
-func TestFaults_ScriptCacheLossUnderLoad(t *testing.T) {
+// TestFaults_FunctionFlushUnderLoad flushes the library (FUNCTION FLUSH) of
+// every master several times and kills and restarts a replica while
+// goroutines apply instructions and batches: nobody sees "Function not
+// found" or any other failure, and every acknowledged instruction is there
+// once.
+func TestFaults_FunctionFlushUnderLoad(t *testing.T) {
 	needFaults(t)
 	for _, tc := range []struct {
 		name           string
@@ -432,7 +434,7 @@ func TestFaults_ScriptCacheLossUnderLoad(t *testing.T) {
 	}{
 		{"with asynchronous replication and a replica restart", nil, true},
 		// A master whose only replica is down cannot acknowledge anything
-		// under MinReplicaAcks 1: that case flushes scripts only.
+		// under MinReplicaAcks 1: that case flushes functions only.
 		{"with MinReplicaAcks 1", &engine.Options{MinReplicaAcks: 1}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -473,8 +475,9 @@ func TestFaults_ScriptCacheLossUnderLoad(t *testing.T) {
 					}
 				})
 			}
-			// Every node that runs is flushed, and must say OK: the one
-			// killed here is left out while it is down.
+			// Every master that runs is flushed, and must say OK (a replica
+			// refuses FUNCTION FLUSH, a write: its master's flush reaches it).
+			// The replica killed here is left out while it is down.
 			down := ""
 			flushes := 0
 			flush := func() {
@@ -483,10 +486,14 @@ func TestFaults_ScriptCacheLossUnderLoad(t *testing.T) {
 						continue
 					}
 					c := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1})
-					err := c.ScriptFlush(ctx).Err()
+					role, err := c.Do(ctx, "ROLE").Slice()
+					require.NoError(t, err, "ROLE on %s", n.Addr)
+					if role[0] == "master" {
+						err = c.FunctionFlush(ctx).Err()
+						require.NoError(t, err, "FUNCTION FLUSH on %s", n.Addr)
+						flushes++
+					}
 					_ = c.Close()
-					require.NoError(t, err, "SCRIPT FLUSH on %s", n.Addr)
-					flushes++
 				}
 			}
 			replica := replicaOf(t, r.c.MasterAddrs()[0])
@@ -516,4 +523,75 @@ func TestFaults_ScriptCacheLossUnderLoad(t *testing.T) {
 			assert.Empty(t, r.verify(t), "acknowledged instructions missing")
 		})
 	}
+}
+
+// TestFaults_NewEmptyMasterGivenSlots adds a master that has never had the
+// library and moves the slots of half the holders to it while goroutines
+// apply instructions and batches: the first calls it gets answer "Function
+// not found", the engine loads the library there and sends them again.
+// Callers see nothing but UNAVAILABLE, retried; every acknowledged
+// instruction is there once, and balances add up.
+func TestFaults_NewEmptyMasterGivenSlots(t *testing.T) {
+	needFaults(t)
+	r := newFaultRig(t, nil, 20)
+	ctx := context.Background()
+	added, err := r.c.AddMaster(ctx)
+	require.NoError(t, err)
+	ac := redis.NewClient(&redis.Options{Addr: added.Addr})
+	defer ac.Close()
+	libs, err := ac.FunctionList(ctx, redis.FunctionListQuery{}).Result()
+	require.NoError(t, err)
+	require.Empty(t, libs, "the new master starts without the library")
+
+	var (
+		stop        atomic.Bool
+		unavailable atomic.Int64
+		wg          sync.WaitGroup
+	)
+	giveUp := time.Now().Add(2 * time.Minute)
+	for w := range 6 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
+			for !stop.Load() {
+				if w < 3 {
+					r.applyUntilAnswered(t, r.instruction(rng, fmt.Sprintf("w%d", w)), giveUp, &unavailable)
+					continue
+				}
+				ins := make([]instructions.Instruction, 8)
+				for i := range ins {
+					ins[i] = r.instruction(rng, fmt.Sprintf("b%d", w))
+				}
+				r.batchUntilAnswered(t, ins, giveUp, &unavailable)
+			}
+		})
+	}
+	// The slots of every other holder move, one at a time, under load.
+	moved := map[int]bool{}
+	for i, h := range r.holders {
+		slot := cluster.HolderSlot(h)
+		if i%2 == 1 || moved[slot] {
+			continue
+		}
+		moved[slot] = true
+		owner, err := r.c.MasterOf(ctx, slot)
+		require.NoError(t, err)
+		var src *clustertest.Node
+		for _, n := range r.c.Nodes {
+			if n.Addr == owner {
+				src = n
+			}
+		}
+		require.NotNil(t, src)
+		migrateSlot(ctx, t, slot, src, added)
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	stop.Store(true)
+	wg.Wait()
+
+	libs, err = ac.FunctionList(ctx, redis.FunctionListQuery{}).Result()
+	require.NoError(t, err)
+	require.Len(t, libs, 1, "the engine loaded the library on the new master")
+	t.Logf("%d slots moved, %d UNAVAILABLE answers retried, %d applied", len(moved), unavailable.Load(), len(r.led.acked))
+	assert.Empty(t, r.verify(t), "acknowledged instructions missing")
 }

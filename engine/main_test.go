@@ -21,7 +21,6 @@ import (
 	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
-	"github.com/atomledger/atomledger/lua"
 )
 
 // One real 3-master, 3-replica cluster for the package's tests.
@@ -91,23 +90,56 @@ func newHolder(t *testing.T, setup func(instructions.Instruction) instructions.I
 }
 
 // rawState is everything Redis holds for a holder but its idempotency
-// records: its six hashes, its outbox events and its expiry index entries.
+// records: its hash, its outbox events and its expiry index entries. Hashes
+// splits the hash by kind of field ("meta", "balance", "frozen", "points"
+// with available and frozen, "coupons", "holds"), so that checks read it
+// by account.
 type rawState struct {
 	Hashes map[string]map[string]string
 	Events []map[string]any
 	Expiry map[string]float64
 }
 
+// The parts of rawState.Hashes.
+const (
+	hMeta    = "meta"
+	hBalance = "balance"
+	hFrozen  = "frozen"
+	hPoints  = "points"
+	hCoupons = "coupons"
+	hHolds   = "holds"
+)
+
+// splitHolderHash sorts the fields of a holder hash by kind.
+func splitHolderHash(m map[string]string) map[string]map[string]string {
+	out := map[string]map[string]string{hMeta: {}, hBalance: {}, hFrozen: {}, hPoints: {}, hCoupons: {}, hHolds: {}}
+	for f, v := range m {
+		switch {
+		case strings.HasPrefix(f, cluster.PrefixBalance):
+			out[hBalance][f[2:]] = v
+		case strings.HasPrefix(f, cluster.PrefixFrozen):
+			out[hFrozen][f[2:]] = v
+		case f == cluster.FieldPointsAvailable:
+			out[hPoints]["available"] = v
+		case f == cluster.FieldPointsFrozen:
+			out[hPoints]["frozen"] = v
+		case strings.HasPrefix(f, cluster.PrefixCoupon):
+			out[hCoupons][f[2:]] = v
+		case strings.HasPrefix(f, cluster.PrefixHold):
+			out[hHolds][f[2:]] = v
+		default:
+			out[hMeta][f] = v
+		}
+	}
+	return out
+}
+
 func readRaw(t *testing.T, holder string) rawState {
 	t.Helper()
 	ctx := context.Background()
-	hk := cluster.Holder(holder)
-	st := rawState{Hashes: map[string]map[string]string{}, Expiry: map[string]float64{}}
-	for _, k := range []string{hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds} {
-		m, err := rdb.HGetAll(ctx, k).Result()
-		require.NoError(t, err)
-		st.Hashes[k] = m
-	}
+	m, err := rdb.HGetAll(ctx, cluster.Holder(holder)).Result()
+	require.NoError(t, err)
+	st := rawState{Hashes: splitHolderHash(m), Expiry: map[string]float64{}}
 	slot := cluster.HolderSlot(holder)
 	msgs, err := rdb.XRange(ctx, cluster.Outbox(slot), "-", "+").Result()
 	require.NoError(t, err)
@@ -132,8 +164,7 @@ func readRaw(t *testing.T, holder string) rawState {
 func checkInvariants(t *testing.T, holder string) {
 	t.Helper()
 	st := readRaw(t, holder)
-	hk := cluster.Holder(holder)
-	meta := st.Hashes[hk.Meta]
+	meta := st.Hashes[hMeta]
 	if meta["status"] == "" {
 		// Nothing is ever written for a holder that does not exist: no key
 		// of its hash tag (hashes, idempotency records), no event, no
@@ -150,14 +181,14 @@ func checkInvariants(t *testing.T, holder string) {
 		assert.LessOrEqual(t, n, int64(instructions.MaxUnits), "value above 2^53-1")
 		return n
 	}
-	for _, k := range []string{hk.Balance, hk.Frozen, hk.Points} {
+	for _, k := range []string{hBalance, hFrozen, hPoints} {
 		for _, v := range st.Hashes[k] {
 			num(v)
 		}
 	}
 	legs := map[string]int64{}
 	heldCoupons := map[string]string{}
-	for name, raw := range st.Hashes[hk.Holds] {
+	for name, raw := range st.Hashes[hHolds] {
 		parts := strings.SplitN(raw, "|", 3)
 		require.Len(t, parts, 3, "hold %s: %q", name, raw)
 		empty := true
@@ -180,27 +211,27 @@ func checkInvariants(t *testing.T, holder string) {
 			assert.Equal(t, float64(exp), st.Expiry[holder+" "+name], "hold %s missing from the expiry index", name)
 		}
 	}
-	for a, v := range st.Hashes[hk.Frozen] {
+	for a, v := range st.Hashes[hFrozen] {
 		assert.Equal(t, legs[a], num(v), "frozen %s vs the sum of open holds", a)
 	}
 	for a, n := range legs {
 		if a == instructions.PointsLeg {
-			assert.Equal(t, n, num(orZero(st.Hashes[hk.Points]["frozen"])), "frozen points vs holds")
+			assert.Equal(t, n, num(orZero(st.Hashes[hPoints]["frozen"])), "frozen points vs holds")
 		} else {
-			assert.Equal(t, n, num(orZero(st.Hashes[hk.Frozen][a])), "frozen %s vs holds", a)
+			assert.Equal(t, n, num(orZero(st.Hashes[hFrozen][a])), "frozen %s vs holds", a)
 		}
 	}
 	if legs[instructions.PointsLeg] == 0 {
-		assert.Equal(t, int64(0), num(orZero(st.Hashes[hk.Points]["frozen"])), "frozen points without a hold")
+		assert.Equal(t, int64(0), num(orZero(st.Hashes[hPoints]["frozen"])), "frozen points without a hold")
 	}
-	for c, raw := range st.Hashes[hk.Coupons] {
+	for c, raw := range st.Hashes[hCoupons] {
 		state, _, _ := strings.Cut(raw, "|")
 		if h, ok := strings.CutPrefix(state, instructions.CouponHeldBy); ok {
 			assert.Equal(t, h, heldCoupons[c], "coupon %s says held by %s", c, h)
 		}
 	}
 	for c, h := range heldCoupons {
-		state, _, _ := strings.Cut(st.Hashes[hk.Coupons][c], "|")
+		state, _, _ := strings.Cut(st.Hashes[hCoupons][c], "|")
 		assert.Equal(t, instructions.CouponHeldBy+h, state, "hold %s holds coupon %s", h, c)
 	}
 	seq := num(meta["seq"])
@@ -214,7 +245,7 @@ func checkInvariants(t *testing.T, holder string) {
 		assert.Equal(t, i+1, s, "event seqs are 1..seq")
 	}
 	for m := range st.Expiry {
-		_, ok := st.Hashes[hk.Holds][strings.TrimPrefix(m, holder+" ")]
+		_, ok := st.Hashes[hHolds][strings.TrimPrefix(m, holder+" ")]
 		assert.True(t, ok, "expiry index entry %q without an open hold", m)
 	}
 }
@@ -251,11 +282,3 @@ func state(t *testing.T, holder string) instructions.State {
 }
 
 type redisClient = redis.Client
-
-func luaSHAs() []string {
-	var shas []string
-	for _, s := range lua.All {
-		shas = append(shas, s.SHA1)
-	}
-	return shas
-}

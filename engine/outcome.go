@@ -68,14 +68,26 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
-// recordOutcome takes the outcome out of an idempotency record, as apply.lua
-// writes it: "<fingerprint>\n<outcome>", the outcome being what the script
-// answers ("ok\n<result json>" or "err\n<code>\n<op index>\n<detail>"). It
-// is the one place that knows the record's stored form.
+// recordOutcome takes the outcome out of an idempotency record, the way
+// the library answers a replay of it: what the library writes (record: the
+// start of the fingerprint, then the kept result of an applied instruction,
+// answered as "ok\n<kept result>", or the rejection "err\n<code>\n<op
+// index>\n<detail>"), or what key format 1 wrote ("<fingerprint>\n<outcome>",
+// the fingerprint 32 hex characters), replayed until it expires. It is the
+// one place in Go that knows the record's stored form.
 func recordOutcome(raw string) (string, error) {
-	_, outcome, ok := strings.Cut(raw, "\n")
-	if !ok || !(strings.HasPrefix(outcome, "ok\n") || strings.HasPrefix(outcome, "err\n")) {
-		return "", fmt.Errorf("unexpected form %.40q", raw)
+	if len(raw) > 33 && raw[32] == '\n' && raw[19] != '\n' {
+		if out := raw[33:]; strings.HasPrefix(out, "ok\n") || strings.HasPrefix(out, "err\n") {
+			return out, nil
+		}
+	} else if len(raw) > recordFP {
+		out := raw[recordFP:]
+		if strings.HasPrefix(out, "err\n") {
+			return out, nil
+		}
+		if !strings.Contains(out, "\n") {
+			return "ok\n" + out, nil
+		}
 	}
-	return outcome, nil
+	return "", fmt.Errorf("unexpected form %.40q", raw)
 }

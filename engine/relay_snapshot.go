@@ -29,14 +29,15 @@ type Snapshot struct {
 	Digest    string
 	CreatedMs int64
 	Balances  map[string][2]int64 // asset -> available, frozen
-	Points    *[2]int64           // available, frozen; nil if the holder has no points hash
+	Points    *[2]int64           // available, frozen; nil if the holder has no points fields (p:a, p:f)
 	Coupons   map[string]string   // coupon -> "<state>" or "<state>|<expires ms>"
 	Holds     map[string]string   // open hold -> "<expires ms or 0>|<leg>=<units>,...|<coupon>,..."
 	Recent    []RecentInstruction // instructions whose idempotency records Restore writes; Snapshots leaves it empty
 }
 
 // RecentInstruction is an applied instruction whose idempotency record
-// Restore writes: the record is "<FP>\nok\n<State>", as apply.lua writes it,
+// Restore writes: the record is the start of FP, then State without what a
+// replay does not need (keptResult), as the library writes it,
 // and lives until TsMs plus the idempotency TTL. It is an alias of an unnamed
 // struct, like ledger.RecentInstruction, so that the ledger's snapshots
 // convert to this package's.
@@ -60,7 +61,7 @@ func (e *Engine) IdempotencyTTL() time.Duration {
 // Errors: UNAVAILABLE, INTERNAL (a stored value that is not a number).
 func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*Snapshot, error) {
 	pipe := e.rdb.Pipeline()
-	cmds := make([][6]*redis.MapStringStringCmd, len(holders))
+	cmds := make([]*redis.MapStringStringCmd, len(holders))
 	for i, h := range holders {
 		cmds[i] = readState(ctx, pipe, h)
 	}
@@ -69,7 +70,7 @@ func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*S
 	}
 	out := make(map[string]*Snapshot, len(holders))
 	for i, h := range holders {
-		s, err := snapshotOf(h, cmds[i])
+		s, err := snapshotOf(h, cmds[i].Val())
 		if err != nil {
 			return nil, e.internal("", "%v", err)
 		}
@@ -80,24 +81,19 @@ func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*S
 	return out, nil
 }
 
-// readState queues the reads of a holder's six hashes.
-func readState(ctx context.Context, p redis.Pipeliner, h string) [6]*redis.MapStringStringCmd {
-	hk := cluster.Holder(h)
-	var cmds [6]*redis.MapStringStringCmd
-	for j, k := range []string{hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds} {
-		cmds[j] = p.HGetAll(ctx, k)
-	}
-	return cmds
+// readState reads a holder's hash (in a pipeline, or at once on a Tx).
+func readState(ctx context.Context, c redis.Cmdable, h string) *redis.MapStringStringCmd {
+	return c.HGetAll(ctx, cluster.Holder(h))
 }
 
-// snapshotOf parses what readState read; nil when Redis lacks the holder.
-func snapshotOf(h string, cmds [6]*redis.MapStringStringCmd) (*Snapshot, error) {
-	meta := cmds[0].Val()
-	if meta["status"] == "" {
+// snapshotOf parses the holder hash m that readState read; nil when Redis
+// lacks the holder.
+func snapshotOf(h string, m map[string]string) (*Snapshot, error) {
+	if m[cluster.FieldStatus] == "" {
 		return nil, nil
 	}
-	s := &Snapshot{Holder: h, Status: meta["status"], Digest: meta["digest"],
-		Balances: map[string][2]int64{}, Coupons: cmds[4].Val(), Holds: cmds[5].Val()}
+	s := &Snapshot{Holder: h, Status: m[cluster.FieldStatus], Digest: m[cluster.FieldDigest],
+		Balances: map[string][2]int64{}, Coupons: map[string]string{}, Holds: map[string]string{}}
 	var errs []error
 	num := func(what, v string) int64 {
 		if v == "" {
@@ -109,18 +105,19 @@ func snapshotOf(h string, cmds [6]*redis.MapStringStringCmd) (*Snapshot, error) 
 		}
 		return n
 	}
-	s.Seq, s.CreatedMs = num("seq", meta["seq"]), num("created_ms", meta["created_ms"])
-	avail, frozen := cmds[1].Val(), cmds[2].Val()
-	for a, v := range avail {
-		s.Balances[a] = [2]int64{num(a, v), num(a, frozen[a])}
-	}
-	for a, v := range frozen {
-		if _, ok := avail[a]; !ok {
-			s.Balances[a] = [2]int64{0, num(a, v)}
+	s.Seq, s.CreatedMs = num("seq", m[cluster.FieldSeq]), num("created_ms", m[cluster.FieldCreatedMs])
+	for f, v := range m {
+		switch {
+		case strings.HasPrefix(f, cluster.PrefixBalance), strings.HasPrefix(f, cluster.PrefixFrozen):
+			a := f[len(cluster.PrefixBalance):]
+			s.Balances[a] = [2]int64{num(a, m[cluster.PrefixBalance+a]), num(a, m[cluster.PrefixFrozen+a])}
+		case f == cluster.FieldPointsAvailable, f == cluster.FieldPointsFrozen:
+			s.Points = &[2]int64{num("points", m[cluster.FieldPointsAvailable]), num("points", m[cluster.FieldPointsFrozen])}
+		case strings.HasPrefix(f, cluster.PrefixCoupon):
+			s.Coupons[f[len(cluster.PrefixCoupon):]] = v
+		case strings.HasPrefix(f, cluster.PrefixHold):
+			s.Holds[f[len(cluster.PrefixHold):]] = v
 		}
-	}
-	if p := cmds[3].Val(); len(p) > 0 {
-		s.Points = &[2]int64{num("points", p["available"]), num("points", p["frozen"])}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("holder %s: %w", h, err)
@@ -184,16 +181,19 @@ func unionKeys[V any](a, b map[string]V) []string {
 }
 
 // Holders calls fn with the ids of the holders Redis has, in batches of at
-// most 1000, scanning every master (SCAN for "{h:*}:meta").
+// most 1000, scanning every master (SCAN for the holder hashes).
 //
 // Errors: UNAVAILABLE, or fn's error.
 func (e *Engine) Holders(ctx context.Context, fn func(holders []string) error) error {
 	scan := func(ctx context.Context, c *redis.Client) error {
-		it := c.ScanType(ctx, 0, "{h:*}:meta", 1000, "hash").Iterator()
+		it := c.ScanType(ctx, 0, cluster.HolderPattern, 1000, "hash").Iterator()
 		batch := make([]string, 0, 1000)
 		for it.Next(ctx) {
-			k := it.Val()
-			batch = append(batch, k[3:len(k)-len("}:meta")])
+			h, ok := cluster.HolderOfKey(it.Val())
+			if !ok {
+				continue
+			}
+			batch = append(batch, h)
 			if len(batch) == cap(batch) {
 				if err := fn(batch); err != nil {
 					return err
@@ -262,19 +262,16 @@ var ErrStateDiffers = errors.New("redis has the snapshot's seq and digest but ot
 // Errors: ErrRedisAhead, ErrStateDiffers, UNAVAILABLE, INTERNAL (a stored
 // value that is not a number).
 func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, error) {
-	hk := cluster.Holder(s.Holder)
+	key := cluster.Holder(s.Holder)
 	slot := cluster.HolderSlot(s.Holder)
 	exp := cluster.Expiry(slot)
 	wrote := false
 	err := e.rdb.Watch(ctx, func(tx *redis.Tx) error {
-		var cmds [6]*redis.MapStringStringCmd
-		if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
-			cmds = readState(ctx, p, s.Holder)
-			return nil
-		}); err != nil {
+		cmd := readState(ctx, tx, s.Holder)
+		if err := cmd.Err(); err != nil {
 			return err
 		}
-		cur, err := snapshotOf(s.Holder, cmds)
+		cur, err := snapshotOf(s.Holder, cmd.Val())
 		if err != nil {
 			return e.internal("", "%v", err)
 		}
@@ -296,41 +293,21 @@ func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, er
 		case !force && seq >= s.Seq:
 			return fmt.Errorf("%w: holder %s has seq %d in Redis, %d in the snapshot", ErrRedisAhead, s.Holder, seq, s.Seq)
 		}
-		holds := slices.Collect(maps.Keys(cmds[5].Val())) // their expiry index entries go too
+		var holds []string // their expiry index entries go too
+		if cur != nil {
+			holds = slices.Collect(maps.Keys(cur.Holds))
+		}
 		now, err := tx.Time(ctx).Result()
 		if err != nil {
 			return err
 		}
 		ttl := e.IdempotencyTTL().Milliseconds()
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Del(ctx, hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds)
+			p.Del(ctx, key)
 			for _, h := range holds {
 				p.ZRem(ctx, exp, s.Holder+" "+h)
 			}
-			p.HSet(ctx, hk.Meta, "status", s.Status, "seq", strconv.FormatInt(s.Seq, 10),
-				"digest", s.Digest, "created_ms", strconv.FormatInt(s.CreatedMs, 10))
-			var bal, frz []any
-			for a, b := range s.Balances {
-				bal = append(bal, a, strconv.FormatInt(b[0], 10))
-				if b[1] > 0 {
-					frz = append(frz, a, strconv.FormatInt(b[1], 10))
-				}
-			}
-			if len(bal) > 0 {
-				p.HSet(ctx, hk.Balance, bal...)
-			}
-			if len(frz) > 0 {
-				p.HSet(ctx, hk.Frozen, frz...)
-			}
-			if s.Points != nil {
-				p.HSet(ctx, hk.Points, "available", strconv.FormatInt(s.Points[0], 10), "frozen", strconv.FormatInt(s.Points[1], 10))
-			}
-			if len(s.Coupons) > 0 {
-				p.HSet(ctx, hk.Coupons, flatten(s.Coupons)...)
-			}
-			if len(s.Holds) > 0 {
-				p.HSet(ctx, hk.Holds, flatten(s.Holds)...)
-			}
+			p.HSet(ctx, key, snapshotFields(s)...)
 			for h, raw := range s.Holds {
 				if ms := holdExpiry(raw); ms > 0 {
 					p.ZAdd(ctx, exp, redis.Z{Score: float64(ms), Member: s.Holder + " " + h})
@@ -339,14 +316,14 @@ func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, er
 			// NX: a record Redis has is the one its clients were answered from.
 			for _, r := range s.Recent {
 				if left := r.TsMs + ttl - now.UnixMilli(); left > 0 {
-					p.SetNX(ctx, cluster.Tx(s.Holder, r.ID), r.FP+"\nok\n"+r.State, time.Duration(left)*time.Millisecond)
+					p.SetNX(ctx, cluster.Tx(s.Holder, r.ID), AppliedRecord(r.FP, r.State), time.Duration(left)*time.Millisecond)
 				}
 			}
 			return nil
 		})
 		wrote = err == nil
 		return err
-	}, hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds)
+	}, key)
 	var ee *Error
 	if errors.Is(err, ErrRedisAhead) || errors.Is(err, ErrStateDiffers) || errors.As(err, &ee) {
 		return false, err
@@ -357,17 +334,42 @@ func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, er
 	return wrote, nil
 }
 
+// AppliedRecord is the idempotency record of an applied instruction whose
+// fingerprint is fp and whose event's state is state: what the library
+// wrote for it, and what Restore writes again.
+func AppliedRecord(fp, state string) string {
+	return record(fp, keptResult(state))
+}
+
 func str(v any) string {
 	s, _ := v.(string)
 	return s
 }
 
-func flatten(m map[string]string) []any {
-	out := make([]any, 0, 2*len(m))
-	for k, v := range m {
-		out = append(out, k, v)
+// snapshotFields are the fields of the holder hash that hold s, as apply
+// writes them: no frozen field at zero.
+func snapshotFields(s *Snapshot) []any {
+	f := []any{cluster.FieldStatus, s.Status, cluster.FieldSeq, strconv.FormatInt(s.Seq, 10),
+		cluster.FieldDigest, s.Digest, cluster.FieldCreatedMs, strconv.FormatInt(s.CreatedMs, 10)}
+	for a, b := range s.Balances {
+		f = append(f, cluster.PrefixBalance+a, strconv.FormatInt(b[0], 10))
+		if b[1] > 0 {
+			f = append(f, cluster.PrefixFrozen+a, strconv.FormatInt(b[1], 10))
+		}
 	}
-	return out
+	if s.Points != nil {
+		f = append(f, cluster.FieldPointsAvailable, strconv.FormatInt(s.Points[0], 10))
+		if s.Points[1] > 0 {
+			f = append(f, cluster.FieldPointsFrozen, strconv.FormatInt(s.Points[1], 10))
+		}
+	}
+	for c, v := range s.Coupons {
+		f = append(f, cluster.PrefixCoupon+c, v)
+	}
+	for h, v := range s.Holds {
+		f = append(f, cluster.PrefixHold+h, v)
+	}
+	return f
 }
 
 // holdExpiry reads the expiry of a stored hold.

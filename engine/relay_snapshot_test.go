@@ -51,12 +51,11 @@ func TestRestore_WritesIdempotencyRecords(t *testing.T) {
 
 	// Redis loses the holder, but for the record of pay-2, which it keeps
 	// with a TTL of its own.
-	hk := cluster.Holder(h)
 	keep := cluster.Tx(h, "pay-2")
 	kept, err := rdb.Get(ctx, keep).Result()
 	require.NoError(t, err)
 	require.NoError(t, rdb.Set(ctx, keep, kept, 5*time.Minute).Err())
-	keys := []string{hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds}
+	keys := []string{cluster.Holder(h)}
 	for _, r := range s.Recent[:3] {
 		keys = append(keys, cluster.Tx(h, r.ID))
 	}
@@ -117,8 +116,8 @@ func TestRestore_ComparesFigures(t *testing.T) {
 	assert.False(t, wrote, "the same state: nothing to write")
 
 	hk := cluster.Holder(h)
-	require.NoError(t, rdb.HSet(ctx, hk.Balance, "CNY", "1").Err())
-	require.NoError(t, rdb.HSet(ctx, hk.Holds, "order-1", "1|CNY=1000|").Err())
+	require.NoError(t, rdb.HSet(ctx, hk, cluster.PrefixBalance+"CNY", "1").Err())
+	require.NoError(t, rdb.HSet(ctx, hk, cluster.PrefixHold+"order-1", "1|CNY=1000|").Err())
 	tampered := state(t, h)
 	require.NotEqual(t, before, tampered)
 

@@ -26,7 +26,7 @@ func replicaSeq(t *testing.T, addr, holder string) string {
 	cn := c.Conn()
 	defer cn.Close()
 	require.NoError(t, cn.ReadOnly(ctx).Err())
-	seq, err := cn.HGet(ctx, cluster.Holder(holder).Meta, "seq").Result()
+	seq, err := cn.HGet(ctx, cluster.Holder(holder), cluster.FieldSeq).Result()
 	if err == redis.Nil {
 		return ""
 	}

@@ -12,11 +12,12 @@ import (
 	"github.com/atomledger/atomledger/instructions"
 )
 
-// The apply script answers {replayed, outcome}: outcome is "ok\n<result json>"
-// or "err\n<code>\n<op index>\n<detail>". This file is the one place that
+// The apply function answers {replayed, outcome}: outcome is "ok\n<result
+// json>" ("ok\n" and the idempotency record's short form for a replay) or
+// "err\n<code>\n<op index>\n<detail>". This file is the one place that
 // reads it, and the raw coupon and hold values both scripts return.
 
-// scriptResult is the result json of apply.lua: amounts in minor units, coupons
+// scriptResult is the result json of the library's apply function: amounts in minor units, coupons
 // and holds in their stored form.
 type scriptResult struct {
 	Seq      string               `json:"s"`
@@ -48,6 +49,9 @@ func (e *Engine) parseReply(n instructions.Normalized, v any) (instructions.Resu
 	kind, body, _ := strings.Cut(outcome, "\n")
 	switch kind {
 	case "ok":
+		if body != "" && body[0] != '{' {
+			return e.keptReply(n, replayed == 1, body)
+		}
 		if res, ok := e.plainResult(n, replayed == 1, body); ok {
 			return res, nil
 		}
@@ -103,7 +107,7 @@ func (e *Engine) result(n instructions.Normalized, replayed bool, sr scriptResul
 	return res, nil
 }
 
-// plainResult reads the result json as apply.lua writes it: no whitespace,
+// plainResult reads the result json as the apply function writes it: no whitespace,
 // no escapes, printable ASCII, each key once, "s" and "st" strings, "b" and
 // "c" and "h" objects, "p" a pair. That is every result in practice, read
 // here straight into the Result, its strings slices of body (which they keep
@@ -166,6 +170,37 @@ func (e *Engine) plainResult(n instructions.Normalized, replayed bool, body stri
 	var err error
 	res.Seq, err = strconv.ParseInt(seq, 10, 64)
 	return res, ok && p.s == "" && err == nil
+}
+
+// keptReply reads the short form of a result an idempotency record keeps
+// (keptResult), which a replay answers.
+func (e *Engine) keptReply(n instructions.Normalized, replayed bool, body string) (instructions.Result, error) {
+	parts := strings.Split(body, " ")
+	seq, err := strconv.ParseInt(parts[0], 10, 64)
+	if err != nil {
+		return instructions.Result{}, e.internal(n.ID, "recorded result %q", body)
+	}
+	res := instructions.Result{ID: n.ID, Holder: n.Holder, Seq: seq, Replayed: replayed,
+		Balances: map[string]instructions.Balance{}, Coupons: map[string]string{}, Holds: map[string]instructions.Hold{}}
+	for _, p := range parts[1:] {
+		if p == "" {
+			return instructions.Result{}, e.internal(n.ID, "recorded result %q", body)
+		}
+		f := strings.Split(p[1:], "/")
+		switch {
+		case p[0] == 'b' && len(f) == 3:
+			res.Balances[f[0]] = instructions.Balance{Available: e.amount(f[0], f[1]), Frozen: e.amount(f[0], f[2])}
+		case p[0] == 'c' && len(f) == 2:
+			res.Coupons[f[0]] = couponState(f[1])
+		case p[0] == 'h' && len(f) == 2:
+			res.Holds[f[0]] = e.hold(f[1])
+		case p[0] == 'p' && len(f) == 2:
+			res.Points = &instructions.Points{Available: f[0], Frozen: f[1]}
+		default:
+			return instructions.Result{}, e.internal(n.ID, "recorded result %q", body)
+		}
+	}
+	return res, nil
 }
 
 // plainJSON reads the JSON plainResult takes, from the front of s.
@@ -321,8 +356,18 @@ func (e *Engine) describe(n instructions.Normalized, idx int, code instructions.
 	return what + ": " + detail
 }
 
-// hashOf reads the flat field-value array of HGETALL.
+// hashOf reads the reply of HGETALL: a map (RESP3) or a flat field-value
+// array (RESP2).
 func hashOf(v any) map[string]string {
+	if m, ok := v.(map[any]any); ok {
+		out := make(map[string]string, len(m))
+		for k, val := range m {
+			ks, _ := k.(string)
+			vs, _ := val.(string)
+			out[ks] = vs
+		}
+		return out
+	}
 	flat, _ := v.([]any)
 	m := make(map[string]string, len(flat)/2)
 	for i := 0; i+1 < len(flat); i += 2 {

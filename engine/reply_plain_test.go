@@ -38,7 +38,7 @@ func samePlainResult(t *testing.T, e *Engine, n instructions.Normalized, body st
 	return true
 }
 
-// randomResult writes a result json as apply.lua might, keys in any order,
+// randomResult writes a result json as the apply function might, keys in any order,
 // with any asset (known or not) and any stored values.
 func randomResult(r *rand.Rand) string {
 	word := func(alphabet string) string {
@@ -93,7 +93,7 @@ func randomResult(r *rand.Rand) string {
 	return "{" + strings.Join(fields[:len(fields)-r.IntN(3)], ",") + "}"
 }
 
-// plainResult is a shortcut: on every result apply.lua writes it must
+// plainResult is a shortcut: on every result the apply function writes it must
 // answer as the JSON decoder, and on anything else either do the same or
 // leave the body to the decoder.
 func TestPlainResult_AsTheDecoder(t *testing.T) {
@@ -195,5 +195,54 @@ func BenchmarkParseReply_Debit(b *testing.B) {
 		if _, err := e.parseReply(c.n, reply); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// An idempotency record keeps a short form of the result (keptResult); the
+// replay that reads it back must answer exactly what the result did.
+func TestKeptResult_ReplaysAsTheResult(t *testing.T) {
+	e := New(nil, nil)
+	n, err := costCheckout().Normalize(e.assets)
+	require.NoError(t, err)
+	check := func(body string) bool {
+		want, ok := e.plainResult(n, true, body)
+		if !ok {
+			return false
+		}
+		kept := keptResult(body)
+		got, err := e.parseReply(n, []any{int64(1), "ok\n" + kept})
+		require.NoError(t, err, "%q kept as %q", body, kept)
+		require.Equal(t, want, got, "%q kept as %q", body, kept)
+		return kept[0] != '{'
+	}
+	require.True(t, check(costCheckoutReply[len("ok\n"):]), "a checkout's result gets the short form")
+	require.True(t, check(`{"s":"2","st":"active","b":{"CNY":["117000","0"]},"c":{},"h":{}}`))
+	assert.Equal(t, "2 bCNY/117000/0", keptResult(`{"s":"2","st":"active","b":{"CNY":["117000","0"]},"c":{},"h":{}}`))
+
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(uint64(seed), 0))
+	for range 5000 {
+		check(randomResult(r))
+	}
+}
+
+// Outcome reads a record of either key format as the library replays it.
+func TestRecordOutcome_BothFormats(t *testing.T) {
+	fp := "0123456789abcdef0123456789abcdef"
+	for rec, want := range map[string]string{
+		record(fp, "2 bCNY/100/0"):                   "ok\n2 bCNY/100/0",
+		record(fp, "err\nHOLD_EXPIRED\n0\n"):         "err\nHOLD_EXPIRED\n0\n",
+		record(fp, "err\nINSUFFICIENT_FUNDS\n0\n12"): "err\nINSUFFICIENT_FUNDS\n0\n12",
+		fp + "\nok\n{\"s\":\"2\"}":                   "ok\n{\"s\":\"2\"}",
+		fp + "\nerr\nHOLD_EXPIRED\n0\n":              "err\nHOLD_EXPIRED\n0\n",
+	} {
+		got, err := recordOutcome(rec)
+		require.NoError(t, err, "%q", rec)
+		assert.Equal(t, want, got, "%q", rec)
+	}
+	for _, rec := range []string{"", "0123456789abcdef", fp + "\nmaybe\n"} {
+		_, err := recordOutcome(rec)
+		assert.Error(t, err, "%q", rec)
 	}
 }

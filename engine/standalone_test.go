@@ -32,7 +32,7 @@ func TestApply_Standalone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, instructions.Balance{Available: "15.00", Frozen: "5.00"}, res.Balances["CNY"])
 
-	require.NoError(t, c.ScriptFlush(ctx).Err())
+	require.NoError(t, c.FunctionFlush(ctx).Err())
 	out := e.ApplyBatch(ctx, []instructions.Instruction{
 		instructions.New("b1", h).Debit("CNY", "1"),
 		instructions.New("b2", h).Debit("CNY", "100"),

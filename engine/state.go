@@ -3,59 +3,51 @@ package engine
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
-	"github.com/atomledger/atomledger/lua"
 )
 
-// State reads everything a holder has, in one consistent step.
+// State reads everything a holder has, in one consistent step: one HGETALL
+// of its hash.
 //
 // Errors: INVALID_ID, HOLDER_NOT_FOUND, UNAVAILABLE, INTERNAL.
 func (e *Engine) State(ctx context.Context, holder string) (instructions.State, error) {
 	if !instructions.ValidID(holder) {
 		return instructions.State{}, instructions.Errorf(instructions.CodeInvalidID, instructions.NoOp, "holder %q must match [A-Za-z0-9_.:-]{1,64}", holder)
 	}
-	hk := cluster.Holder(holder)
-	keys := []string{hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds}
-	cmd := e.rdb.EvalSha(ctx, lua.State.SHA1, keys)
-	if isNoScript(cmd.Err()) {
-		cmd = e.rdb.Eval(ctx, lua.State.Source, keys)
-	}
-	v, err := cmd.Result()
+	key := cluster.Holder(holder)
+	got := e.submit(ctx, []req{{keys: []string{key}, args: []any{"hgetall", key}}})
+	v, err := got[0].cmd.Result()
 	if err != nil {
 		return instructions.State{}, redisFailure("", err)
 	}
-	parts, _ := v.([]any)
-	if len(parts) != 6 {
-		return instructions.State{}, e.internal("", "unexpected state reply %T", v)
-	}
-	meta := hashOf(parts[0])
-	if meta["status"] == "" {
+	h := hashOf(v)
+	if h[cluster.FieldStatus] == "" {
 		return instructions.State{}, instructions.Errorf(instructions.CodeHolderNotFound, instructions.NoOp, "holder %s not found", holder)
 	}
-	seq, _ := strconv.ParseInt(meta["seq"], 10, 64)
+	seq, _ := strconv.ParseInt(h[cluster.FieldSeq], 10, 64)
 	st := instructions.State{
-		Holder: holder, Status: meta["status"], Seq: seq,
+		Holder: holder, Status: h[cluster.FieldStatus], Seq: seq,
 		Balances: map[string]instructions.Balance{},
 		Points:   instructions.Points{Available: "0", Frozen: "0"},
 		Coupons:  map[string]string{},
 		Holds:    map[string]instructions.Hold{},
 	}
-	avail, frozen := hashOf(parts[1]), hashOf(parts[2])
-	for _, m := range []map[string]string{avail, frozen} {
-		for a := range m {
-			st.Balances[a] = instructions.Balance{Available: e.amount(a, orZero(avail[a])), Frozen: e.amount(a, orZero(frozen[a]))}
+	for f, raw := range h {
+		switch {
+		case strings.HasPrefix(f, cluster.PrefixBalance), strings.HasPrefix(f, cluster.PrefixFrozen):
+			a := f[2:]
+			st.Balances[a] = instructions.Balance{Available: e.amount(a, orZero(h[cluster.PrefixBalance+a])),
+				Frozen: e.amount(a, orZero(h[cluster.PrefixFrozen+a]))}
+		case f == cluster.FieldPointsAvailable, f == cluster.FieldPointsFrozen:
+			st.Points = instructions.Points{Available: orZero(h[cluster.FieldPointsAvailable]), Frozen: orZero(h[cluster.FieldPointsFrozen])}
+		case strings.HasPrefix(f, cluster.PrefixCoupon):
+			st.Coupons[f[2:]] = couponState(raw)
+		case strings.HasPrefix(f, cluster.PrefixHold):
+			st.Holds[f[2:]] = e.hold(raw)
 		}
-	}
-	if p := hashOf(parts[3]); len(p) > 0 {
-		st.Points = instructions.Points{Available: orZero(p["available"]), Frozen: orZero(p["frozen"])}
-	}
-	for c, raw := range hashOf(parts[4]) {
-		st.Coupons[c] = couponState(raw)
-	}
-	for h, raw := range hashOf(parts[5]) {
-		st.Holds[h] = e.hold(raw)
 	}
 	return st, nil
 }

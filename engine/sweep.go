@@ -354,7 +354,7 @@ func (s *Sweeper) dropStale(ctx context.Context, d expired) error {
 	hk := cluster.Holder(d.holder)
 	key, member := cluster.Expiry(d.slot), d.holder+" "+d.hold
 	return s.e.rdb.Watch(ctx, func(tx *redis.Tx) error {
-		open, err := tx.HExists(ctx, hk.Holds, d.hold).Result()
+		open, err := tx.HExists(ctx, hk, cluster.PrefixHold+d.hold).Result()
 		if err != nil {
 			return err
 		}
@@ -370,7 +370,7 @@ func (s *Sweeper) dropStale(ctx context.Context, d expired) error {
 			return nil
 		})
 		return err
-	}, hk.Holds, key)
+	}, hk, key)
 }
 
 // sweepCall is the release of one expired hold, valid only for the hold of

@@ -13,9 +13,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
-	"github.com/atomledger/atomledger/lua"
 )
 
 // Cross-holder transfers (docs/transfers.md). A transfer is all or nothing
@@ -27,7 +25,7 @@ import (
 //     stays open, even when emptied, until the commit). Credits wait, but
 //     are checked to fit. Every part's prepare opens "x:<id>", empty if the
 //     part only receives.
-//  2. decide: one run of transfer.lua turns the record {x:<id>} from
+//  2. decide: one run of the library's transfer function turns the record {x:<id>} from
 //     preparing to committed (every part prepared) or aborted (a part was
 //     rejected). This is the commit point.
 //  3. finish: committed, each part settles its reservation and takes its
@@ -70,7 +68,7 @@ type TransferState struct {
 	CreatedMs int64               `json:"created_ms"`
 }
 
-// transferRecord is the reply of transfer.lua.
+// transferRecord is the reply of the library's transfer function.
 type transferRecord struct {
 	outcome, status, err string
 	done                 bool
@@ -257,12 +255,12 @@ func (e *Engine) callsOf(n instructions.NormalizedTransfer, p instructions.Norma
 	return pc
 }
 
-// The ops apply.lua takes for transfers only (clients cannot send them).
+// The ops the apply function takes for transfers only (clients cannot send them).
 const (
-	opCheck = "check" // opens the transfer's hold; with units, a credit of them must fit
-	opTake  = "take"  // a leg's units from a hold into the transfer's hold; the hold stays open
-	opGive  = "give"  // back from the transfer's hold into the original one, or to available
-	opClose = "close" // a hold that take left empty, at commit
+	opCheck = instructions.OpCheck
+	opTake  = instructions.OpTake
+	opGive  = instructions.OpGive
+	opClose = instructions.OpClose
 )
 
 // prepareParts prepares every part and tells what to decide: committed, or
@@ -411,12 +409,13 @@ func (e *Engine) abortParts(ctx context.Context, n instructions.NormalizedTransf
 // fence writes the prepare's idempotency record as a rejection unless it
 // exists.
 func (e *Engine) fence(ctx context.Context, id string, prep *call) error {
-	key := prep.keys[6]
-	fp := prep.args[2].(string)
-	rejection := fp + "\nerr\n" + string(instructions.CodeUnavailable) + "\n-1\ntransfer " + id + " was aborted"
-	return e.onMaster(ctx, key, func(p redis.Pipeliner) {
-		p.SetArgs(ctx, key, rejection, redis.SetArgs{Mode: "NX", TTL: e.ttl})
-	})
+	key := prep.keys[keyTx]
+	rejection := record(prep.args[argFP].(string), "err\n"+string(instructions.CodeUnavailable)+"\n-1\ntransfer "+id+" was aborted")
+	got := e.submit(ctx, []req{{keys: []string{key}, args: []any{"set", key, rejection, "nx", "px", e.idemTTL}}})
+	if err := got[0].cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	return e.acked(got[0])
 }
 
 // finishParts marks parts finished in the record and answers the record as
@@ -458,56 +457,23 @@ func transferPrint(n instructions.NormalizedTransfer) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// transferScript runs one action of transfer.lua on a transfer's record.
+// transferScript runs one action of the library's transfer function on a
+// transfer's record.
 func (e *Engine) transferScript(ctx context.Context, id, action string, args ...any) (transferRecord, error) {
-	keys := []string{cluster.Transfer(id), cluster.Transfers(cluster.TransferSlot(id))}
-	argv := append([]any{action, id}, args...)
-	var cmd *redis.Cmd
-	run := func(p redis.Pipeliner) { cmd = p.EvalSha(ctx, lua.Transfer.SHA1, keys, argv...) }
-	err := e.onMaster(ctx, keys[0], run)
-	if isNoScript(err) {
-		err = e.onMaster(ctx, keys[0], func(p redis.Pipeliner) { cmd = p.Eval(ctx, lua.Transfer.Source, keys, argv...) })
+	got := e.submit(ctx, []req{transferReq(id, action, args...)})
+	err := got[0].cmd.Err()
+	if err == nil {
+		err = e.acked(got[0])
 	}
 	if err != nil {
 		return transferRecord{}, redisFailure(id, err)
 	}
-	v, _ := cmd.StringSlice()
+	v, _ := got[0].cmd.StringSlice()
 	if len(v) != 8 {
-		return transferRecord{}, e.internal(id, "unexpected transfer script reply %v", cmd.Val())
+		return transferRecord{}, e.internal(id, "unexpected transfer function reply %v", got[0].cmd.Val())
 	}
 	rec := transferRecord{outcome: v[0], status: v[1], err: v[2], done: v[3] == "1", holders: v[6], finished: v[7]}
 	rec.createdMs, _ = strconv.ParseInt(v[4], 10, 64)
 	rec.deadline, _ = strconv.ParseInt(v[5], 10, 64)
 	return rec, nil
-}
-
-// onMaster sends fn's commands in one pipeline and, with MinReplicaAcks,
-// on the master of key followed by a WAIT for the replicas (see replicas.go).
-// It returns the first failure, redis.Nil aside.
-func (e *Engine) onMaster(ctx context.Context, key string, fn func(redis.Pipeliner)) error {
-	var pipe redis.Pipeliner
-	var wait *redis.IntCmd
-	if e.minAcks == 0 {
-		pipe = e.rdb.Pipeline()
-	} else {
-		node, err := e.masterClient(ctx, key)
-		if err != nil {
-			e.reloadAfter(ctx, err)
-			return err
-		}
-		pipe = node.Pipeline()
-	}
-	fn(pipe)
-	if e.minAcks > 0 {
-		wait = redis.NewIntCmd(ctx, "wait", e.minAcks, e.ackTimeout.Milliseconds())
-		_ = pipe.Process(ctx, wait)
-	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		e.reloadAfter(ctx, err)
-		return err
-	}
-	if wait != nil && wait.Val() < int64(e.minAcks) {
-		return fmt.Errorf("%d of %d replicas acknowledged within %v", wait.Val(), e.minAcks, e.ackTimeout)
-	}
-	return nil
 }

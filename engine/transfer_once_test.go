@@ -221,6 +221,26 @@ func TestTransfer_CreditThatWouldOverflowAbortsAtPrepare(t *testing.T) {
 	}
 }
 
+// The library's functions share one Lua state per node, so what check sums
+// up (the credits of one call) must start from nothing in each call: two
+// transfers, one after the other, each paying C 0.30 where C has room for
+// 0.60 in all, both commit.
+func TestTransfer_CreditChecksStartAfreshInEachCall(t *testing.T) {
+	needRedis(t)
+	edge := int64(instructions.MaxUnits - 60)
+	hs := holdersOnMasters(t,
+		func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") },
+		func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", cny(edge)) })
+	a, c := hs[0], hs[1]
+	for i := range 2 {
+		st := transfer(t, instructions.Transfer{ID: newID("pay"), Parts: []instructions.Part{
+			part(a, ops().Debit("CNY", "0.30")), part(c, ops().Credit("CNY", "0.30"))}})
+		require.Equal(t, engine.TransferCommitted, st.Status, "transfer %d: %v", i, st.Error)
+		assert.True(t, st.Complete)
+	}
+	assert.Equal(t, cny(instructions.MaxUnits), state(t, c).Balances["CNY"].Available)
+}
+
 func TestApply_EnginesOwnIDsAreRefused(t *testing.T) {
 	needRedis(t)
 	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {

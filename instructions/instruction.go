@@ -18,6 +18,12 @@ const (
 	OpRedeemCoupon = "redeem_coupon"
 	OpSuspend      = "suspend"
 	OpResume       = "resume"
+
+	// The ops that serve transfers; the engine alone sends them.
+	OpCheck = "check" // opens the transfer's hold; with units, a credit of them must fit
+	OpTake  = "take"  // a leg's units from a hold into the transfer's hold; the hold stays open
+	OpGive  = "give"  // back from the transfer's hold into the original one, or to available
+	OpClose = "close" // a hold that take left empty, at commit
 )
 
 // DefaultCounterparty is the other side of every movement when an

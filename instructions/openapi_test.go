@@ -134,7 +134,7 @@ func TestOpenAPI_PartOpSchemasAreTheTransferOps(t *testing.T) {
 	for op := range transferOps {
 		spec := opSpecs[op]
 		if op == OpSettle {
-			spec = opSpec{required: spec.required | fLeg | fAmount}
+			spec = OpSpec{required: spec.required | fLeg | fAmount}
 		}
 		want[op] = opFields{Required: fieldsOf(spec.required), Optional: fieldsOf(spec.optional)}
 	}

@@ -86,24 +86,55 @@ const (
 
 var fieldNames = []string{"asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms"}
 
-type opSpec struct{ required, optional field }
+// OpSpec is one op: the one row that says what it is. The library
+// (lua/atomledger.lua) has one handler per op of this table, and a test holds
+// the two lists equal.
+type OpSpec struct {
+	Name string
+	// Client: clients may send it. The others serve transfers; the engine
+	// alone sends them (docs/transfers.md).
+	Client bool
+	// TakesOut: it takes value out of the holder, so a suspended holder is
+	// refused it (HOLDER_SUSPENDED).
+	TakesOut bool
 
-var opSpecs = map[string]opSpec{
-	OpOpen:         {},
-	OpSuspend:      {},
-	OpResume:       {},
-	OpCredit:       {required: fAsset | fAmount},
-	OpDebit:        {required: fAsset | fAmount},
-	OpFreeze:       {required: fAsset | fAmount | fHold, optional: fTTL},
-	OpFreezePoints: {required: fAmount | fHold, optional: fTTL},
-	OpLockCoupon:   {required: fCoupon | fHold, optional: fTTL},
-	OpSettle:       {required: fHold, optional: fLeg | fAmount},
-	OpRelease:      {required: fHold, optional: fLeg | fAmount},
-	OpEarnPoints:   {required: fAmount},
-	OpSpendPoints:  {required: fAmount},
-	OpGrantCoupon:  {required: fCoupon, optional: fExpires},
-	OpRedeemCoupon: {required: fCoupon},
+	required, optional field
 }
+
+var opTable = []OpSpec{
+	{Name: OpOpen, Client: true},
+	{Name: OpCredit, Client: true, required: fAsset | fAmount},
+	{Name: OpDebit, Client: true, TakesOut: true, required: fAsset | fAmount},
+	{Name: OpFreeze, Client: true, TakesOut: true, required: fAsset | fAmount | fHold, optional: fTTL},
+	{Name: OpFreezePoints, Client: true, TakesOut: true, required: fAmount | fHold, optional: fTTL},
+	{Name: OpLockCoupon, Client: true, TakesOut: true, required: fCoupon | fHold, optional: fTTL},
+	{Name: OpSettle, Client: true, required: fHold, optional: fLeg | fAmount},
+	{Name: OpRelease, Client: true, required: fHold, optional: fLeg | fAmount},
+	{Name: OpEarnPoints, Client: true, required: fAmount},
+	{Name: OpSpendPoints, Client: true, TakesOut: true, required: fAmount},
+	{Name: OpGrantCoupon, Client: true, required: fCoupon, optional: fExpires},
+	{Name: OpRedeemCoupon, Client: true, TakesOut: true, required: fCoupon},
+	{Name: OpSuspend, Client: true},
+	{Name: OpResume, Client: true},
+	{Name: OpCheck},
+	{Name: OpTake},
+	{Name: OpGive},
+	{Name: OpClose},
+}
+
+// Ops lists every op, clients' and the engine's own.
+func Ops() []OpSpec { return opTable }
+
+// opSpecs are the ops clients may send, by name.
+var opSpecs = func() map[string]OpSpec {
+	m := map[string]OpSpec{}
+	for _, s := range opTable {
+		if s.Client {
+			m[s.Name] = s
+		}
+	}
+	return m
+}()
 
 func (op *Op) fields() field {
 	var f field

@@ -73,7 +73,7 @@ const (
 	// without a dv field.
 	DigestV1 = 1
 	// DigestV2 length-prefixes every term, xfer always: unambiguous. What
-	// apply.lua writes, with dv "2".
+	// the library writes, with dv "2".
 	DigestV2 = 2
 )
 
@@ -99,10 +99,13 @@ func ParseEvent(f map[string]string) (Event, error) {
 		return e, fmt.Errorf("event: digest version %q", dv)
 	}
 	if x, ok := f["xfer"]; ok && x == "" && e.DV == DigestV1 {
-		// apply.lua writes the field only for a transfer's part; under
+		// The library writes the field only for a transfer's part; under
 		// version 1 an empty one would be digested as absent and come back
 		// absent from Fields (under version 2, absent and empty are one).
 		return e, errors.New("event: empty xfer")
+	}
+	if dv, ok := f["dv"]; ok && dv != "2" {
+		return e, fmt.Errorf("event: digest version %q", dv)
 	}
 	var err error
 	if e.Seq, err = strconv.ParseInt(f["seq"], 10, 64); err != nil || e.Seq < 1 {
@@ -165,7 +168,7 @@ func (e Event) ParsedOps() []EventOp { return e.ops }
 // terms prev, holder, seq, id, fp, ts, cp, ops, state, memo, xfer, in that
 // order.
 //
-// DigestV2, what apply.lua computes: each term as <decimal byte
+// DigestV2, what the library computes: each term as <decimal byte
 // length>":"<bytes>, xfer always ("" outside a transfer).
 //
 // DigestV1, the events of older versions: the terms joined by newlines, xfer

@@ -28,6 +28,27 @@ func TestDigest_XferOnlyInTransferParts(t *testing.T) {
 	})
 }
 
+// Version 2: sha1 of "<byte length>:<bytes>" of every term, xfer always,
+// computed apart from this package.
+func TestDigest_Version2LengthPrefixesEveryTerm(t *testing.T) {
+	ordinary := ledger.Event{Holder: "u1", Seq: 1, ID: "o", FP: "fp1", TS: 1700000000000, CP: "external",
+		Ops: `[{"op":"open"}]`, State: `{"s":"1","st":"active"}`, DV: ledger.DigestV2}
+	part := ledger.Event{Holder: "u1", Seq: 2, ID: "x:t-1:c", FP: "fp2", TS: 1700000000001, CP: "x:t-1",
+		Ops: `[{"op":"check"}]`, State: `{"s":"2","st":"active"}`, Memo: "transfer t-1: commit", Xfer: "t-1", DV: ledger.DigestV2}
+	assert.Equal(t, "8b1efc78c19585fa2d6ff2224d4a84e09ec5238d", ledger.Digest("", ordinary))
+	assert.Equal(t, "d93c072ba4a84c4fd92f1ad62d9d5a5da68fde42", ledger.Digest("d0", part))
+
+	// Under version 1 a memo "m\nt" and a memo "m" of transfer t gave the
+	// same digest; under version 2 they do not.
+	a, b := ordinary, ordinary
+	a.Memo = "m\nt"
+	b.Memo, b.Xfer = "m", "t"
+	a.DV, b.DV = ledger.DigestV1, ledger.DigestV1
+	require.Equal(t, ledger.Digest("", a), ledger.Digest("", b), "the ambiguity of version 1")
+	a.DV, b.DV = ledger.DigestV2, ledger.DigestV2
+	assert.NotEqual(t, ledger.Digest("", a), ledger.Digest("", b))
+}
+
 func TestParseEvent_Xfer(t *testing.T) {
 	fields := func() map[string]string {
 		return map[string]string{"holder": "u1", "seq": "2", "id": "x:t-1:p", "fp": "f", "ts": "1", "cp": "x:t-1",

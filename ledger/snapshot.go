@@ -25,7 +25,7 @@ type Snapshot struct {
 
 // RecentInstruction is an instruction applied recently enough that Redis may
 // still be asked to remember its id: what a rebuild needs to write its
-// idempotency record again ("<fp>\nok\n<state>", see lua/apply.lua). It is
+// idempotency record again (the start of fp, then state: see lua/atomledger.lua). It is
 // an alias of an unnamed struct, like engine.RecentInstruction, so that a
 // Snapshot converts to an engine.Snapshot.
 type RecentInstruction = struct {

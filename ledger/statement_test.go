@@ -14,7 +14,7 @@ import (
 	"github.com/atomledger/atomledger/ledger"
 )
 
-// history makes a holder's events as apply.lua would, digests chained, so
+// history makes a holder's events as the library would, digests chained, so
 // that thousands go straight into the sink without a Redis round trip each.
 type history struct {
 	holder string

@@ -1,23 +1,25 @@
-// Package lua holds atomledger's Lua scripts, embedded in the binary, with
-// their SHA-1 digests.
+// Package lua holds atomledger's Redis Functions library, embedded in the
+// binary, with its SHA-1 digest.
 //
 // # Basics
 //
-// apply.lua is the one general script: it applies a whole instruction to one
-// holder's keys, all or nothing, with its idempotency record, its outbox event
-// and its expiry index entry, in one run. state.lua reads a holder's whole
-// state in one consistent step. transfer.lua keeps the record of a
-// cross-holder transfer; its commit point is one run of it. Each starts with
-// a #!lua line, so Redis 7 refuses a write script before it runs (OOM,
-// READONLY, NOREPLICAS) instead of at its first write, and each touches only
-// the keys it is given.
+// atomledger.lua is one library, named after the key format it writes
+// (atomledger_v2), with two functions: apply applies a whole instruction to
+// one holder's hash, all or nothing, with its idempotency record, its outbox
+// event and its expiry index entries, in one run; transfer keeps the record
+// of a cross-holder transfer, whose commit point is one run of it. Neither
+// has the no-writes flag, so Redis refuses a call before it runs (OOM,
+// READONLY, NOREPLICAS, cross-slot keys) instead of at its first write, and
+// each touches only the keys it is given.
 //
 // # Caveats
 //
-// The script cache of a server is volatile (restart, failover, SCRIPT FLUSH):
-// callers run scripts by SHA and fall back to the source on NOSCRIPT. The
-// golden file testdata/sha.golden lists each script's SHA-1 so that an edit of
-// a script shows in review; refresh it with go test ./lua -update.
+// A library is persisted and replicated to a master's replicas, but not to
+// other shards: a new master, or one whose functions were flushed, answers
+// "Function not found" (the call did not run). The engine loads the library
+// there and sends the call again. The golden file testdata/sha.golden holds
+// the library's SHA-1 so that an edit shows in review; refresh it with
+// go test ./lua -update.
 package lua
 
 import (
@@ -26,33 +28,23 @@ import (
 	"encoding/hex"
 )
 
-// Script is one embedded script.
-type Script struct {
-	Name   string
+//go:embed atomledger.lua
+var source string
+
+// Library is the embedded library.
+var Library = struct {
+	Name   string // what FUNCTION LOAD registers it under
 	Source string
-	SHA1   string // hex digest, the name Redis caches it under
-}
+	SHA1   string // hex digest of Source, for review
+}{Name: "atomledger_v2", Source: source, SHA1: sha1Hex(source)}
 
-func newScript(name, src string) *Script {
-	sum := sha1.Sum([]byte(src))
-	return &Script{Name: name, Source: src, SHA1: hex.EncodeToString(sum[:])}
-}
-
-var (
-	//go:embed apply.lua
-	applySource string
-	//go:embed state.lua
-	stateSource string
-	//go:embed transfer.lua
-	transferSource string
+// The library's functions, as FCALL names them.
+const (
+	FuncApply    = "apply"
+	FuncTransfer = "transfer"
 )
 
-// The scripts.
-var (
-	Apply    = newScript("apply.lua", applySource)
-	State    = newScript("state.lua", stateSource)
-	Transfer = newScript("transfer.lua", transferSource)
-)
-
-// All lists every script, for loading them on each server.
-var All = []*Script{Apply, State, Transfer}
+func sha1Hex(s string) string {
+	sum := sha1.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}

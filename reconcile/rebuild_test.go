@@ -43,7 +43,7 @@ func TestRebuild_RestoresDeletedHolder(t *testing.T) {
 	slot := cluster.HolderSlot(h)
 	score, err := rdb.ZScore(ctx, cluster.Expiry(slot), h+" rb-h").Result()
 	require.NoError(t, err)
-	require.NoError(t, rdb.Del(ctx, hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds).Err())
+	require.NoError(t, rdb.Del(ctx, hk).Err())
 	require.NoError(t, rdb.ZRem(ctx, cluster.Expiry(slot), h+" rb-h").Err())
 
 	assert.Equal(t, []string{KindMissingInRedis}, kinds(r.run(t)), "Run flags the missing holder")
@@ -63,7 +63,7 @@ func TestRebuild_RestoresDeletedHolder(t *testing.T) {
 
 	t.Run("a holder where Redis is ahead is refused, unless forced", func(t *testing.T) {
 		// Move Redis ahead of the ledger by hand (the relay would catch up otherwise).
-		require.NoError(t, rdb.HIncrBy(ctx, hk.Meta, "seq", 1).Err())
+		require.NoError(t, rdb.HIncrBy(ctx, hk, cluster.FieldSeq, 1).Err())
 		res, err := Rebuild(ctx, r.eng, r.led, []string{h}, false)
 		require.NoError(t, err)
 		require.Len(t, res.Refused, 1)
@@ -87,7 +87,8 @@ func holderKeys(t *testing.T, rdb *redis.ClusterClient, holder string) []string 
 	var mu sync.Mutex
 	var keys []string
 	require.NoError(t, rdb.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
-		it := m.Scan(ctx, 0, "{h:"+holder+"}:*", 1000).Iterator()
+		// The holder's hash and its idempotency records.
+		it := m.Scan(ctx, 0, cluster.Holder(holder)+"*", 1000).Iterator()
 		for it.Next(ctx) {
 			mu.Lock()
 			keys = append(keys, it.Val())
@@ -241,7 +242,7 @@ func TestRebuild_RepairsTamperedFigures(t *testing.T) {
 	before, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 
-	require.NoError(t, r.rdb.HSet(ctx, cluster.Holder(h).Balance, "CNY", "999900").Err())
+	require.NoError(t, r.rdb.HSet(ctx, cluster.Holder(h), cluster.PrefixBalance+"CNY", "999900").Err())
 	tampered, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 	require.Equal(t, "9999.00", tampered.Balances["CNY"].Available)

@@ -51,6 +51,8 @@ type Cluster struct {
 
 	dir     string
 	tempDir bool
+	bin     string   // the server binary
+	extra   []string // extra config lines of every node
 
 	mu       sync.Mutex // guards the unexported fields of every Node, and stopped
 	stopped  bool
@@ -82,7 +84,7 @@ func Start(ctx context.Context, opt Options) (_ *Cluster, err error) {
 		return nil, fmt.Errorf("start cluster: %w", err)
 	}
 
-	c := &Cluster{dir: opt.Dir}
+	c := &Cluster{dir: opt.Dir, bin: bin, extra: opt.ExtraConfig}
 	if c.dir != "" {
 		// Each server runs in its own node directory: a relative path would
 		// be taken from there.
@@ -201,6 +203,50 @@ func (c *Cluster) create(ctx context.Context, masters, replicas int) error {
 		}
 	}
 	return nil
+}
+
+// AddMaster starts one more server, an empty master without slots, and
+// returns once every node of the cluster knows it and it knows every node. Move slots to it (CLUSTER
+// SETSLOT, MIGRATE) to give it work; until then WaitReady does not hold,
+// since it is in no slot map.
+func (c *Cluster) AddMaster(ctx context.Context) (*Node, error) {
+	n, err := c.startNode(ctx, c.bin, c.extra)
+	if err != nil {
+		return nil, fmt.Errorf("add master: %w", err)
+	}
+	if n.ID, err = n.rdb.ClusterMyID(ctx).Result(); err != nil {
+		return nil, fmt.Errorf("add master: %s: %w", n.Addr, err)
+	}
+	c.mu.Lock()
+	c.Nodes = append(c.Nodes, n)
+	c.mu.Unlock()
+	if err := c.admin(c.Nodes[0]).ClusterMeet(ctx, "127.0.0.1", strconv.Itoa(n.Port)).Err(); err != nil {
+		return nil, fmt.Errorf("add master: meet %s: %w", n.Addr, err)
+	}
+	err = poll(ctx, "wait for every node to know the new master", func(ctx context.Context) error {
+		for _, m := range c.live() {
+			text, err := c.admin(m).ClusterNodes(ctx).Result()
+			if err != nil {
+				return fmt.Errorf("%s: %w", m.Addr, err)
+			}
+			lines := strings.Split(strings.TrimSpace(text), "\n")
+			if len(lines) != len(c.Nodes) || strings.Contains(text, "handshake") || strings.Contains(text, "noaddr") {
+				return fmt.Errorf("%s knows %d nodes of %d", m.Addr, len(lines), len(c.Nodes))
+			}
+			info, err := c.admin(m).ClusterInfo(ctx).Result()
+			if err != nil {
+				return fmt.Errorf("%s: %w", m.Addr, err)
+			}
+			if state := infoField(info, "cluster_state"); state != "ok" {
+				return fmt.Errorf("%s: cluster_state:%s", m.Addr, state)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("add master: %w", err)
+	}
+	return n, nil
 }
 
 // poll calls check until it returns nil or ctx ends; the error then names

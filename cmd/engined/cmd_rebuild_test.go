@@ -29,7 +29,7 @@ func TestRebuildCommand_RefusesTamperedFiguresUnlessForced(t *testing.T) {
 	before, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 
-	require.NoError(t, r.rdb.HSet(ctx, cluster.Holder(h).Balance, "CNY", "999900").Err())
+	require.NoError(t, r.rdb.HSet(ctx, cluster.Holder(h), cluster.PrefixBalance+"CNY", "999900").Err())
 	tampered, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 	require.Equal(t, "9999.00", tampered.Balances["CNY"].Available)

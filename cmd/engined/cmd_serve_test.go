@@ -111,7 +111,7 @@ func TestServe_EveryRoute(t *testing.T) {
 }
 
 // aclUser creates, on every node of the test cluster, a user that may do
-// everything but run scripts: Redis then refuses EVALSHA with NOPERM, a reply
+// everything but call functions or run scripts: Redis then refuses FCALL with NOPERM, a reply
 // no retry will change, which the engine reports as INTERNAL.
 func aclUser(t *testing.T) (user, password string) {
 	t.Helper()
@@ -125,7 +125,7 @@ func aclUser(t *testing.T) (user, password string) {
 	}
 	forEachNode(func(ctx context.Context, c *redis.Client) error {
 		return c.Do(ctx, "ACL", "SETUSER", user, "on", ">"+password, "~*", "&*", "+@all",
-			"-eval", "-evalsha", "-eval_ro", "-evalsha_ro").Err()
+			"-eval", "-evalsha", "-eval_ro", "-evalsha_ro", "-fcall", "-fcall_ro").Err()
 	})
 	t.Cleanup(func() {
 		forEachNode(func(ctx context.Context, c *redis.Client) error { return c.Do(ctx, "ACL", "DELUSER", user).Err() })
@@ -135,7 +135,7 @@ func aclUser(t *testing.T) (user, password string) {
 
 // TestServe_EveryStatusOfTheTable reaches each status of the contract's error
 // table with a real request, against the real cluster (a dead Redis for 503,
-// a Redis user that may not run scripts for 500).
+// a Redis user that may not call functions or run scripts for 500).
 func TestServe_EveryStatusOfTheTable(t *testing.T) {
 	needRedis(t)
 	t.Parallel()

@@ -63,19 +63,19 @@ func TestRelay_PoisonEventStallsOnlyItsHolder(t *testing.T) {
 	// A's next event, well formed and chained on A's digest, but with a memo
 	// PostgreSQL cannot store; Redis's head of A moves to it, as the script
 	// would have moved it.
-	meta := cluster.Holder(a).Meta
-	head, err := r.rdb.HMGet(ctx, meta, "seq", "digest").Result()
+	meta := cluster.Holder(a)
+	head, err := r.rdb.HMGet(ctx, meta, cluster.FieldSeq, cluster.FieldDigest).Result()
 	require.NoError(t, err)
 	seq, err := strconv.ParseInt(head[0].(string), 10, 64)
 	require.NoError(t, err)
 	ev := ledger.Event{Holder: a, Seq: seq + 1, ID: "poison-1", FP: strings.Repeat("0", 32), TS: time.Now().UnixMilli(),
-		CP: "external", Ops: "[]", State: fmt.Sprintf(`{"s":"%d","b":{},"c":{},"h":{}}`, seq+1), Memo: "poison\x00x"}
+		CP: "external", Ops: "[]", State: fmt.Sprintf(`{"s":"%d","b":{},"c":{},"h":{}}`, seq+1), Memo: "poison\x00x", DV: ledger.DigestV2}
 	ev.Digest = ledger.Digest(head[1].(string), ev)
 	poison := ev.Fields()
 	outbox := cluster.Outbox(cluster.HolderSlot(a))
 	entry, err := r.rdb.XAdd(ctx, &redis.XAddArgs{Stream: outbox, Values: poison}).Result()
 	require.NoError(t, err)
-	require.NoError(t, r.rdb.HSet(ctx, meta, "seq", seq+1, "digest", ev.Digest).Err())
+	require.NoError(t, r.rdb.HSet(ctx, meta, cluster.FieldSeq, seq+1, cluster.FieldDigest, ev.Digest).Err())
 
 	// Everyone goes on, A included: A's three are chained on the poison.
 	for range 3 {

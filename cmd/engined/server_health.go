@@ -20,7 +20,7 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, status{Status: "ok"})
 }
 
-// readyz is GET /readyz: 200 when the scripts have been loaded on every node
+// readyz is GET /readyz: 200 when the library has been loaded on every master
 // and every master answers PING now, else 503 UNAVAILABLE with the reason.
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
@@ -32,9 +32,9 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, status{Status: "ready"})
 }
 
-// readiness remembers a successful engine.Load: the scripts then stay known
-// to the daemon (a node that lost them is answered by the engine's fallback
-// to EVAL), so only a failed Load is tried again.
+// readiness remembers a successful engine.Load: a master that loses the
+// library later (a flush, a new master) gets it again from the engine on its
+// first "Function not found", so only a failed Load is tried again.
 type readiness struct {
 	eng    *engine.Engine
 	rdb    redis.UniversalClient

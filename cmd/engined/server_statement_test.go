@@ -183,7 +183,7 @@ func TestStatement_ThroughTheDaemonWithALedger(t *testing.T) {
 		// A holder Redis has and the ledger not yet (its events in flight):
 		// one written without an event stays that way.
 		carol := newID("carol")
-		require.NoError(t, rig.rdb.HSet(ctx, cluster.Holder(carol).Meta, "status", "active", "seq", "0").Err())
+		require.NoError(t, rig.rdb.HSet(ctx, cluster.Holder(carol), cluster.FieldStatus, "active", cluster.FieldSeq, "0").Err())
 		st, raw := statementPage(t, d, carol, "")
 		assert.Equal(t, carol, st.Holder)
 		assert.JSONEq(t, `[]`, string(raw["events"]))

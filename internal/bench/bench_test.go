@@ -46,9 +46,9 @@ func TestParseCommandStats_ReadsCallsAndUsec(t *testing.T) {
 
 func TestCommandsPerCall_KeepsTheScriptsCommands(t *testing.T) {
 	got := commandsPerCall(map[string]cmdStat{
-		"evalsha": {Calls: 100, Usec: 9000},
-		"hget":    {Calls: 600, Usec: 300},
-		"info":    {Calls: 1, Usec: 50},
+		"fcall": {Calls: 100, Usec: 9000},
+		"hget":  {Calls: 600, Usec: 300},
+		"info":  {Calls: 1, Usec: 50},
 	}, 100)
 	assert.Equal(t, map[string]CommandCost{"HGET": {Calls: 6, Usec: 3}}, got)
 }
@@ -69,18 +69,20 @@ func TestMedianAndPercentile(t *testing.T) {
 func TestVariantSource_EachCutStopsBeforeOneLine(t *testing.T) {
 	for _, c := range cuts {
 		t.Run(c.name, func(t *testing.T) {
-			src, err := variantSource(lua.Apply.Source, c)
+			src, err := variantSource(lua.Library.Source, c, "cut")
 			require.NoError(t, err)
-			assert.True(t, strings.HasPrefix(src, "#!lua"), "keeps the #!lua line")
 			switch c.marker {
 			case "":
-				assert.Equal(t, lua.Apply.Source, src)
+				assert.Equal(t, lua.Library.Source, src)
 			default:
+				assert.True(t, strings.HasPrefix(src, "#!lua name=cut\n"), "a library of its own")
 				assert.Equal(t, 1, strings.Count(src, stopEarly))
+				assert.Contains(t, src, "redis.register_function('cut', apply)")
+				assert.NotContains(t, src, "register_function('"+lua.FuncTransfer+"'")
 			}
 		})
 	}
-	_, err := variantSource(lua.Apply.Source, cut{name: "gone", marker: "no such line"})
+	_, err := variantSource(lua.Library.Source, cut{name: "gone", marker: "no such line"}, "cut")
 	assert.Error(t, err)
 }
 
@@ -155,8 +157,9 @@ func TestRun_QuickCountsRight(t *testing.T) {
 	m := rep.Memory
 	assert.Positive(t, m.BytesPerHolder)
 	assert.Greater(t, m.WithTransient, m.BytesPerHolder)
-	assert.Len(t, m.Keys, 9)
-	assert.Len(t, rep.Targets, 10)
+	assert.Len(t, m.Keys, 4, "the holder hash, its record, its share of the expiry index and the outbox")
+	assert.Positive(t, m.TxRecord)
+	assert.Len(t, rep.Targets, 12)
 }
 
 // The Go benchmarks share one plain server, started on first use.
@@ -222,7 +225,7 @@ func BenchmarkEncode(b *testing.B) {
 	}
 }
 
-// BenchmarkApply_Checkout and BenchmarkEvalSha_Checkout are the concurrent
+// BenchmarkApply_Checkout and BenchmarkFCall_Checkout are the concurrent
 // part's pair for the checkout, from 64 goroutines.
 func BenchmarkApply_Checkout(b *testing.B) {
 	_, eng := server(b)
@@ -239,7 +242,7 @@ func BenchmarkApply_Checkout(b *testing.B) {
 	})
 }
 
-func BenchmarkEvalSha_Checkout(b *testing.B) {
+func BenchmarkFCall_Checkout(b *testing.B) {
 	rdb, eng := server(b)
 	holders := benchHolders(b, eng, b.N)
 	keys := make([][]string, b.N)
@@ -252,7 +255,7 @@ func BenchmarkEvalSha_Checkout(b *testing.B) {
 	}
 	b.ResetTimer()
 	parallel(64, b.N, func(i int) {
-		v, err := rdb.EvalSha(context.Background(), lua.Apply.SHA1, keys[i], args[i]...).Result()
+		v, err := rdb.FCall(context.Background(), lua.FuncApply, keys[i], args[i]...).Result()
 		if err == nil {
 			err = appliedReply(v)
 		}

@@ -10,7 +10,7 @@
 // parts in order: script_cost (the server's own time per call of a four-op
 // checkout against a single-key deduct script, from INFO commandstats, with
 // an optional breakdown of the checkout by truncated variants of the
-// script), pipeline and concurrent (the engine against raw EVALSHA of the
+// script), pipeline and concurrent (the engine against raw FCALL of the
 // same arguments encoded in advance), http (the daemon process against the
 // library), contention (four ways to deduct from one hot account), transfer
 // (a two-part trade across masters against one instruction), memory

@@ -228,7 +228,7 @@ func (e *env) usedMemory(ctx context.Context) (int64, error) {
 	return total, err
 }
 
-// loadScript loads src on every master and returns its SHA-1.
+// loadScript loads src in the script cache of every master and returns its SHA-1.
 func (e *env) loadScript(ctx context.Context, src string) (string, error) {
 	var sha string
 	err := e.eachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
@@ -237,6 +237,14 @@ func (e *env) loadScript(ctx context.Context, src string) (string, error) {
 		return err
 	})
 	return sha, err
+}
+
+// loadLibrary loads the library src on every master, replacing one of the
+// same name.
+func (e *env) loadLibrary(ctx context.Context, src string) error {
+	return e.eachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		return c.FunctionLoadReplace(ctx, src).Err()
+	})
 }
 
 func infoField(info, name string) string {

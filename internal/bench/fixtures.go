@@ -87,6 +87,11 @@ func openRich(id string) instructions.Instruction {
 // checkout is the "checkout" instruction: debit CNY, spend points,
 // redeem a coupon and freeze USDT under a new hold, with its idempotency
 // record and outbox event.
+// oneDebit is the 1-op instruction script_cost.debit_ratio measures.
+func oneDebit(holder string, n int) instructions.Instruction {
+	return instructions.New("debit-"+strconv.Itoa(n), holder).Debit("CNY", "80.00")
+}
+
 func checkout(holder string, n int) instructions.Instruction {
 	order := "ord-" + strconv.Itoa(n)
 	return instructions.New("checkout-"+strconv.Itoa(n), holder).

@@ -17,7 +17,7 @@ import (
 
 // The pipeline and concurrent parts run the same instructions (a one-op
 // debit with a fresh id, round robin over LoadHolders holders) through the
-// engine and through raw EVALSHA of lua.Apply with the keys and arguments
+// engine and through raw FCALL of the library's apply function with the keys and arguments
 // Engine.Encode gave in advance, in alternated phases of Ops instructions.
 // The engine is handed ready instructions too: what is timed on its side is
 // validation, encoding, the round trip and reply parsing; on the raw side
@@ -122,7 +122,7 @@ func (c *errCount) result() (int64, error) {
 	return c.n.Load(), c.first
 }
 
-// encodeAll encodes ins for raw EVALSHA.
+// encodeAll encodes ins for raw FCALL.
 func (e *env) encodeAll(ins []instructions.Instruction) ([][]string, [][]any, error) {
 	keys := make([][]string, len(ins))
 	args := make([][]any, len(ins))
@@ -179,7 +179,7 @@ func runPipeline(ctx context.Context, e *env, l *loadSet) (Compare, error) {
 				pipe := e.rdb.Pipeline()
 				cmds := make([]*redis.Cmd, 0, hi-lo)
 				for i := lo; i < hi; i++ {
-					cmds = append(cmds, pipe.EvalSha(ctx, lua.Apply.SHA1, keys[i], args[i]...))
+					cmds = append(cmds, pipe.FCall(ctx, lua.FuncApply, keys[i], args[i]...))
 				}
 				_, _ = pipe.Exec(ctx)
 				for _, c := range cmds {
@@ -217,7 +217,7 @@ func runConcurrent(ctx context.Context, e *env, l *loadSet) (Compare, error) {
 		return func(ctx context.Context) (int64, error) {
 			var ec errCount
 			parallel(e.s.Workers, len(ins), func(i int) {
-				v, err := e.rdb.EvalSha(ctx, lua.Apply.SHA1, keys[i], args[i]...).Result()
+				v, err := e.rdb.FCall(ctx, lua.FuncApply, keys[i], args[i]...).Result()
 				if err == nil {
 					err = appliedReply(v)
 				}

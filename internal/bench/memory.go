@@ -100,11 +100,43 @@ func runMemory(ctx context.Context, e *env) (Memory, error) {
 		return out, err
 	}
 	out.WithTransient = per(m1 - m0)
-	out.TxRecord = per(m1 - m2)
+	out.OpenRecord = per(m1 - m2)
 	out.OutboxEvent = per(m2 - m3)
 	out.BytesPerHolder = per(m3 - m0)
+	if out.TxRecord, err = debitRecordBytes(ctx, e, ids); err != nil {
+		return out, err
+	}
+	if err := deleteEvents(ctx, e, slots, e.prefix+"-mem-"); err != nil {
+		return out, err
+	}
 	e.step(part, 4, 4, "")
 	return out, nil
+}
+
+// debitRecordBytes applies a 1-op debit to a sample of holders (after the
+// other measures) and averages MEMORY USAGE of their idempotency records.
+func debitRecordBytes(ctx context.Context, e *env, ids []string) (float64, error) {
+	step := max(1, len(ids)/memSample)
+	var ins []instructions.Instruction
+	for i := 0; i < len(ids); i += step {
+		ins = append(ins, oneDebit(ids[i], i))
+	}
+	if err := e.applyAll(ctx, ins); err != nil {
+		return 0, err
+	}
+	pipe := e.rdb.Pipeline()
+	cmds := make([]*redis.IntCmd, len(ins))
+	for i, in := range ins {
+		cmds[i] = pipe.MemoryUsage(ctx, cluster.Tx(in.Holder, in.ID), 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, err
+	}
+	var sum int64
+	for _, c := range cmds {
+		sum += c.Val()
+	}
+	return round(float64(sum) / float64(len(cmds))), nil
 }
 
 // slotWarmers gives one typical holder in each of slots, named prefix<n>.
@@ -145,13 +177,12 @@ func slotKeysUsage(ctx context.Context, e *env, slots map[int]bool) (expiry, out
 // keyCosts averages MEMORY USAGE (all of each value: SAMPLES 0) of each key
 // of a holder over a sample of holders.
 func keyCosts(ctx context.Context, e *env, ids []string) ([]KeyCost, error) {
-	names := []string{"meta", "balance", "frozen", "points", "coupons", "holds", "tx:<id> (transient)"}
+	names := []string{"{h:X}", "{h:X}:tx:<id> (transient)"}
 	sum := make([]int64, len(names))
 	step := max(1, len(ids)/memSample)
 	sampled := 0
 	for i := 0; i < len(ids); i += step {
-		hk := cluster.Holder(ids[i])
-		keys := []string{hk.Meta, hk.Balance, hk.Frozen, hk.Points, hk.Coupons, hk.Holds, cluster.Tx(ids[i], "open")}
+		keys := []string{cluster.Holder(ids[i]), cluster.Tx(ids[i], "open")}
 		pipe := e.rdb.Pipeline()
 		cmds := make([]*redis.IntCmd, len(keys))
 		for j, k := range keys {
@@ -167,7 +198,7 @@ func keyCosts(ctx context.Context, e *env, ids []string) ([]KeyCost, error) {
 	}
 	var out []KeyCost
 	for j, name := range names {
-		out = append(out, KeyCost{Key: "{h:X}:" + name, Bytes: round(float64(sum[j]) / float64(sampled))})
+		out = append(out, KeyCost{Key: name, Bytes: round(float64(sum[j]) / float64(sampled))})
 	}
 	return out, nil
 }

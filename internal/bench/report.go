@@ -20,17 +20,20 @@ type Report struct {
 }
 
 // ScriptCost compares the server's time per call (INFO commandstats,
-// usec_per_call of evalsha) of the checkout instruction with the seed
-// article's single-key deduct script.
+// usec_per_call of fcall) of the checkout instruction and of a 1-op debit
+// with the seed article's single-key deduct script, run as a function.
 type ScriptCost struct {
 	SeedDeductUsec float64 `json:"seed_deduct_usec"` // median over the deduct phases
 	CheckoutUsec   float64 `json:"checkout_usec"`    // median over the checkout phases
 	Ratio          float64 `json:"ratio"`            // checkout_usec / seed_deduct_usec
+	DebitUsec      float64 `json:"debit_usec"`       // a 1-op debit with its record and event, median over its phases
+	DebitRatio     float64 `json:"debit_ratio"`      // debit_usec / seed_deduct_usec
 
 	Rounds        int       `json:"rounds"`          // phases of each kind, alternated
 	CallsPerPhase int       `json:"calls_per_phase"` // script runs measured in each phase
 	SeedPhases    []float64 `json:"seed_phases_usec"`
 	CheckoutPhase []float64 `json:"checkout_phases_usec"`
+	DebitPhases   []float64 `json:"debit_phases_usec"`
 	// Commands are the Redis commands one checkout calls from Lua: calls and
 	// server time (usec) per checkout, from the same phases.
 	Commands []CommandCost `json:"commands_per_checkout,omitempty"`
@@ -63,7 +66,7 @@ type Stage struct {
 	StageUsec      float64 `json:"stage_usec"`
 }
 
-// Compare is the engine against raw EVALSHA of the same arguments.
+// Compare is the engine against raw FCALL of the same arguments.
 type Compare struct {
 	EnginePerSec float64 `json:"engine_per_sec"` // median over the rounds
 	RawPerSec    float64 `json:"raw_per_sec"`    // median over the rounds
@@ -134,8 +137,10 @@ type Memory struct {
 	BytesPerHolder float64 `json:"bytes_per_holder"`
 	// WithTransient counts the idempotency record and the outbox event too.
 	WithTransient float64 `json:"bytes_per_holder_with_transient"`
-	TxRecord      float64 `json:"tx_record_bytes"`    // used_memory freed per holder by DEL of the records
-	OutboxEvent   float64 `json:"outbox_event_bytes"` // used_memory freed per holder by XDEL of the events
+	// TxRecord is MEMORY USAGE of one remembered id of a 1-op debit.
+	TxRecord    float64 `json:"tx_record_bytes"`
+	OpenRecord  float64 `json:"open_record_bytes"`  // used_memory freed per holder by DEL of the records of the instructions that opened them
+	OutboxEvent float64 `json:"outbox_event_bytes"` // used_memory freed per holder by XDEL of the events
 	// Keys is MEMORY USAGE of each key of a holder, averaged over a sample,
 	// plus the holder's share of its slot's expiry index and outbox (their
 	// growth over the holders).

@@ -15,26 +15,31 @@ import (
 	"github.com/atomledger/atomledger/lua"
 )
 
-// seedDeduct is the seed article's deduct script: one key, GET, check that
-// it exists, that the amount is positive and that the balance covers it,
-// then DECRBY.
-const seedDeduct = `local v = redis.call('GET', KEYS[1])
-if not v then return -1 end
-local amount = tonumber(ARGV[1])
-if amount == nil or amount <= 0 then return -2 end
-if tonumber(v) < amount then return -3 end
-return redis.call('DECRBY', KEYS[1], amount)
+// seedDeduct is the seed article's deduct script as a function, so that
+// both sides are measured as FCALL: one key, GET, check that it exists,
+// that the amount is positive and that the balance covers it, then DECRBY.
+const seedDeduct = `#!lua name=atomledger_bench_seed
+redis.register_function('seed_deduct', function(KEYS, ARGV)
+  local v = redis.call('GET', KEYS[1])
+  if not v then return -1 end
+  local amount = tonumber(ARGV[1])
+  if amount == nil or amount <= 0 then return -2 end
+  if tonumber(v) < amount then return -3 end
+  return redis.call('DECRBY', KEYS[1], amount)
+end)
 `
 
-// scriptCost runs the script_cost part: Rounds checkout phases and Rounds
-// deduct phases, alternated, each on fresh keys and measured alone between
-// a CONFIG RESETSTAT and an INFO commandstats, so that the two scripts'
-// EVALSHA figures never mix. Then, with Settings.Breakdown, the variants.
+const seedFn = "seed_deduct"
+
+// scriptCost runs the script_cost part: Rounds checkout phases, Rounds
+// 1-op debit phases and Rounds deduct phases, alternated, each on fresh keys
+// and measured alone between a CONFIG RESETSTAT and an INFO commandstats,
+// so that the functions' FCALL figures never mix. Then, with
+// Settings.Breakdown, the variants.
 type scriptCost struct {
-	e       *env
-	seedSHA string
-	phase   int            // counter that keeps each phase's keys apart
-	keep    func(int) bool // the slots of the one master measured
+	e     *env
+	phase int            // counter that keeps each phase's keys apart
+	keep  func(int) bool // the slots of the one master measured
 }
 
 func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
@@ -44,7 +49,7 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 	if sc.keep, err = e.oneMaster(ctx); err != nil {
 		return ScriptCost{}, err
 	}
-	if sc.seedSHA, err = e.loadScript(ctx, seedDeduct); err != nil {
+	if err = e.loadLibrary(ctx, seedDeduct); err != nil {
 		return ScriptCost{}, err
 	}
 	var stages []variant
@@ -53,21 +58,22 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 			return ScriptCost{}, err
 		}
 	}
-	total := 2*e.s.Rounds + e.s.BreakdownRnd*len(stages)
+	total := 3*e.s.Rounds + e.s.BreakdownRnd*len(stages)
 	done := 0
 
-	var seeds, checkouts []float64
+	var seeds, checkouts, debits []float64
 	perCmd := map[string][]CommandCost{}
 	for r := range e.s.Rounds {
 		// Alternate which kind goes first, so that a drift of the machine
 		// weighs on both alike.
-		kinds := []string{"checkout", "deduct"}
+		kinds := []string{"checkout", "debit", "deduct"}
 		if r%2 == 1 {
 			slices.Reverse(kinds)
 		}
 		for _, k := range kinds {
-			if k == "checkout" {
-				usec, stats, err := sc.checkoutPhase(ctx, lua.Apply.SHA1, true, e.s.Calls)
+			switch k {
+			case "checkout":
+				usec, stats, err := sc.checkoutPhase(ctx, lua.FuncApply, true, e.s.Calls)
 				if err != nil {
 					return ScriptCost{}, err
 				}
@@ -75,7 +81,13 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 				for name, c := range commandsPerCall(stats, e.s.Calls) {
 					perCmd[name] = append(perCmd[name], c)
 				}
-			} else {
+			case "debit":
+				usec, err := sc.debitPhase(ctx)
+				if err != nil {
+					return ScriptCost{}, err
+				}
+				debits = append(debits, usec)
+			default:
 				usec, err := sc.deductPhase(ctx)
 				if err != nil {
 					return ScriptCost{}, err
@@ -90,6 +102,11 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 	out.SeedDeductUsec = round(median(seeds))
 	out.CheckoutUsec = round(median(checkouts))
 	out.Ratio = round(ratio(median(checkouts), median(seeds)))
+	out.DebitUsec = round(median(debits))
+	out.DebitRatio = round(ratio(median(debits), median(seeds)))
+	for _, v := range debits {
+		out.DebitPhases = append(out.DebitPhases, round(v))
+	}
 	for _, v := range seeds {
 		out.SeedPhases = append(out.SeedPhases, round(v))
 	}
@@ -119,7 +136,7 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 				slices.Reverse(order)
 			}
 			for _, i := range order {
-				usec, _, err := sc.checkoutPhase(ctx, stages[i].sha, stages[i].full, e.s.BreakdownCalls)
+				usec, _, err := sc.checkoutPhase(ctx, stages[i].fn, stages[i].full, e.s.BreakdownCalls)
 				if err != nil {
 					return ScriptCost{}, fmt.Errorf("breakdown %q: %w", stages[i].name, err)
 				}
@@ -156,10 +173,10 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 }
 
 // checkoutPhase opens calls fresh holders (outside the measure), then runs
-// one checkout on each through the script sha, and returns the server's
-// usec per EVALSHA and the phase's command statistics. With check, every
+// one checkout on each through the function fn, and returns the server's
+// usec per FCALL and the phase's command statistics. With check, every
 // reply must be an applied instruction.
-func (sc *scriptCost) checkoutPhase(ctx context.Context, sha string, check bool, calls int) (float64, map[string]cmdStat, error) {
+func (sc *scriptCost) checkoutPhase(ctx context.Context, fn string, check bool, calls int) (float64, map[string]cmdStat, error) {
 	e := sc.e
 	sc.phase++
 	holders := e.holderIDsWhere("co"+strconv.Itoa(sc.phase), calls, sc.keep)
@@ -174,10 +191,30 @@ func (sc *scriptCost) checkoutPhase(ctx context.Context, sha string, check bool,
 	if check {
 		verify = appliedReply
 	}
-	if err := e.pipeEval(ctx, sha, keys, args, verify); err != nil {
+	if err := e.pipeCall(ctx, fn, keys, args, verify); err != nil {
 		return 0, nil, err
 	}
 	return phaseUsec(ctx, e, len(keys))
+}
+
+// debitPhase opens Calls fresh holders (outside the measure), then runs one
+// 1-op debit, with its idempotency record and event, on each.
+func (sc *scriptCost) debitPhase(ctx context.Context) (float64, error) {
+	e := sc.e
+	sc.phase++
+	holders := e.holderIDsWhere("db"+strconv.Itoa(sc.phase), e.s.Calls, sc.keep)
+	keys, args, err := e.prepare(ctx, holders, openRich, oneDebit)
+	if err != nil {
+		return 0, err
+	}
+	if err := e.resetStats(ctx); err != nil {
+		return 0, err
+	}
+	if err := e.pipeCall(ctx, lua.FuncApply, keys, args, appliedReply); err != nil {
+		return 0, err
+	}
+	usec, _, err := phaseUsec(ctx, e, len(keys))
+	return usec, err
 }
 
 // deductPhase sets Calls fresh balances (outside the measure), then runs
@@ -204,7 +241,7 @@ func (sc *scriptCost) deductPhase(ctx context.Context) (float64, error) {
 	if err := e.resetStats(ctx); err != nil {
 		return 0, err
 	}
-	err := e.pipeEval(ctx, sc.seedSHA, keys, args, func(v any) error {
+	err := e.pipeCall(ctx, seedFn, keys, args, func(v any) error {
 		if n, ok := v.(int64); !ok || n < 0 {
 			return fmt.Errorf("deduct script answered %v", v)
 		}
@@ -217,16 +254,16 @@ func (sc *scriptCost) deductPhase(ctx context.Context) (float64, error) {
 	return usec, err
 }
 
-// phaseUsec reads the phase's statistics: usec per EVALSHA, after checking
+// phaseUsec reads the phase's statistics: usec per FCALL, after checking
 // that commandstats counted exactly the phase's calls.
 func phaseUsec(ctx context.Context, e *env, calls int) (float64, map[string]cmdStat, error) {
 	stats, err := e.commandStats(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
-	st := stats["evalsha"]
+	st := stats["fcall"]
 	if st.Calls != int64(calls) {
-		return 0, nil, fmt.Errorf("commandstats counted %d evalsha in a phase of %d (is something else using this Redis?)", st.Calls, calls)
+		return 0, nil, fmt.Errorf("commandstats counted %d fcall in a phase of %d (is something else using this Redis?)", st.Calls, calls)
 	}
 	return float64(st.Usec) / float64(st.Calls), stats, nil
 }
@@ -236,7 +273,7 @@ func phaseUsec(ctx context.Context, e *env, calls int) (float64, map[string]cmdS
 func commandsPerCall(stats map[string]cmdStat, calls int) map[string]CommandCost {
 	out := map[string]CommandCost{}
 	for name, st := range stats {
-		if name == "evalsha" || st.Calls*2 < int64(calls) {
+		if name == "fcall" || st.Calls*2 < int64(calls) {
 			continue
 		}
 		out[strings.ToUpper(name)] = CommandCost{Calls: float64(st.Calls) / float64(calls), Usec: float64(st.Usec) / float64(calls)}
@@ -244,7 +281,7 @@ func commandsPerCall(stats map[string]cmdStat, calls int) map[string]CommandCost
 	return out
 }
 
-// appliedReply checks an apply script reply: {0, "ok\n..."}.
+// appliedReply checks a reply of the apply function: {0, "ok\n..."}.
 func appliedReply(v any) error {
 	r, ok := v.([]any)
 	if !ok || len(r) != 2 {
@@ -257,7 +294,7 @@ func appliedReply(v any) error {
 }
 
 // prepare opens holders with setup (outside any measure) and encodes one
-// instruction per holder, built by mk, for the apply script.
+// instruction per holder, built by mk, for the apply function.
 func (e *env) prepare(ctx context.Context, holders []string, setup func(string) instructions.Instruction, mk func(string, int) instructions.Instruction) ([][]string, [][]any, error) {
 	ins := make([]instructions.Instruction, len(holders))
 	for i, h := range holders {
@@ -277,15 +314,15 @@ func (e *env) prepare(ctx context.Context, holders []string, setup func(string) 
 	return keys, args, nil
 }
 
-// pipeEval runs EVALSHA sha with each keys[i], args[i], in pipelines of
-// 100, and checks every reply.
-func (e *env) pipeEval(ctx context.Context, sha string, keys [][]string, args [][]any, check func(any) error) error {
+// pipeCall runs FCALL fn with each keys[i], args[i], in pipelines of 100,
+// and checks every reply.
+func (e *env) pipeCall(ctx context.Context, fn string, keys [][]string, args [][]any, check func(any) error) error {
 	const chunk = 100
 	for lo := 0; lo < len(keys); lo += chunk {
 		pipe := e.rdb.Pipeline()
 		cmds := make([]*redis.Cmd, 0, chunk)
 		for i := lo; i < min(lo+chunk, len(keys)); i++ {
-			cmds = append(cmds, pipe.EvalSha(ctx, sha, keys[i], args[i]...))
+			cmds = append(cmds, pipe.FCall(ctx, fn, keys[i], args[i]...))
 		}
 		_, _ = pipe.Exec(ctx)
 		for _, c := range cmds {

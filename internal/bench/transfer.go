@@ -228,12 +228,11 @@ func runTransfer(ctx context.Context, e *env) (Transfer, error) {
 	return out, nil
 }
 
-// scriptUsec is the servers' time in script runs (EVALSHA, and EVAL where a
-// script was not loaded yet) since their statistics were reset, summed over
-// the masters.
+// scriptUsec is the servers' time in runs of the library's functions
+// (FCALL) since their statistics were reset, summed over the masters.
 func (e *env) scriptUsec(ctx context.Context) (float64, error) {
 	st, err := e.commandStats(ctx)
-	return float64(st["evalsha"].Usec + st["eval"].Usec), err
+	return float64(st["fcall"].Usec), err
 }
 
 // sums reads every holder and adds up available+frozen per asset, in minor

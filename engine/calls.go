@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/lua"
+)
+
+// The KEYS and ARGV of every library call, and the idempotency record's
+// form: the one Go file that knows them (lua/atomledger.lua's header says
+// the same from the other side).
+
+// The KEYS of apply.
+const (
+	keyHolder = iota // the holder hash {h:X}
+	keyTx            // the idempotency record
+	keyOutbox        // the slot's outbox stream
+	keyExpiry        // the slot's expiry index
+)
+
+// The ARGV of apply: these, then argsPerOp per op (op, asset or leg, units,
+// hold, coupon or other hold, ms).
+const (
+	argHolder = iota
+	argID
+	argFP
+	argTTL
+	argCP
+	argMemo
+	argXfer
+	argsFixed
+	argsPerOp = 6
+)
+
+// recordFP is how much of the fingerprint an idempotency record keeps:
+// 64 bits tell two bodies sent under one id apart.
+const recordFP = 16
+
+// call is an instruction ready for apply.
+type call struct {
+	n    instructions.Normalized
+	keys []string
+	args []any
+}
+
+func (c call) req() req { return req{fn: lua.FuncApply, keys: c.keys, args: c.args} }
+
+// build gives apply's keys and arguments for a normalized instruction.
+func (e *Engine) build(n instructions.Normalized) call {
+	slot := cluster.HolderSlot(n.Holder)
+	keys := []string{cluster.Holder(n.Holder), cluster.Tx(n.Holder, n.ID), cluster.Outbox(slot), cluster.Expiry(slot)}
+
+	args := make([]any, argsFixed, argsFixed+argsPerOp*len(n.Steps))
+	args[argHolder], args[argID], args[argTTL], args[argCP], args[argMemo], args[argXfer] =
+		n.Holder, n.ID, e.idemTTL, n.Counterparty, n.Memo, n.Transfer
+	for _, s := range n.Steps {
+		args = append(args, opArg(s.Op), s.Asset, numArg(s.Units), s.Hold, s.Coupon, numArg(s.Ms))
+	}
+	args[argFP] = fingerprint(args)
+	return call{n: n, keys: keys, args: args}
+}
+
+// transferReq is one action of the transfer function on transfer id's record.
+func transferReq(id, action string, args ...any) req {
+	keys := []string{cluster.Transfer(id), cluster.Transfers(cluster.TransferSlot(id))}
+	return req{fn: lua.FuncTransfer, keys: keys, args: append([]any{action, id}, args...)}
+}
+
+// A string put in an interface is copied to the heap: the op names and "0",
+// which most steps have, are put in interfaces once, here, for every call.
+var (
+	opArgs      = map[string]any{}
+	zeroArg any = "0"
+)
+
+func init() {
+	for _, op := range instructions.Ops() {
+		opArgs[op.Name] = op.Name
+	}
+}
+
+func opArg(op string) any {
+	if a, ok := opArgs[op]; ok {
+		return a
+	}
+	return op
+}
+
+func numArg(v int64) any {
+	if v == 0 {
+		return zeroArg
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// record is an idempotency record as apply writes it: the start of the
+// fingerprint, then the kept result (keptResult) of an applied instruction or
+// the rejection "err\n<code>\n<op index>\n<detail>".
+func record(fp, outcome string) string {
+	if len(fp) > recordFP {
+		fp = fp[:recordFP]
+	}
+	return fp + outcome
+}
+
+// keptResult is what an idempotency record keeps of a result json as apply
+// writes it (an event's state): "<seq>", then for each account in the
+// result's order " b<asset>/<available>/<frozen>", " c<coupon>/<state>",
+// " h<hold>/<hold>" and " p<available>/<frozen>". That is all an answer
+// needs, in about half the bytes. A result it cannot read is kept whole.
+func keptResult(result string) string {
+	var b strings.Builder
+	p := plainJSON{result}
+	ok := p.object(func(key string) bool {
+		switch key {
+		case "s":
+			s, ok := p.str()
+			b.WriteString(s)
+			return ok
+		case "st":
+			_, ok := p.str()
+			return ok
+		case "b", "c", "h":
+			return p.object(func(name string) bool {
+				b.WriteString(" " + key + name + "/")
+				if key == "b" {
+					v, ok := p.pair()
+					b.WriteString(v[0] + "/" + v[1])
+					return ok
+				}
+				v, ok := p.str()
+				b.WriteString(v)
+				return ok
+			})
+		case "p":
+			v, ok := p.pair()
+			b.WriteString(" p" + v[0] + "/" + v[1])
+			return ok
+		}
+		return false
+	})
+	if !ok || p.s != "" || b.Len() == 0 || b.String()[0] == ' ' {
+		return result
+	}
+	return b.String()
+}

@@ -1,0 +1,706 @@
+#!lua name=atomledger_v2
+-- atomledger, key format 2: the Redis Functions library. Its name carries the format version,
+-- so that two versions can live side by side during an upgrade.
+--
+-- FCALL apply 4 <holder hash> <idempotency record> <slot's outbox> <slot's expiry index>
+--   holder, instruction id, request fingerprint, idempotency ttl (ms, at least 1), counterparty,
+--   memo, transfer id ("" outside a transfer), then six per op: op, asset or leg, units, hold,
+--   coupon (for take and give: the other hold), ms (ttl_ms of a new hold, a coupon's expires_ms,
+--   or the expiry a sweeper's release requires of its hold). Units and ms are decimal digits,
+--   "0" when absent.
+--   Besides the contract's ops, four serve transfers (the engine sends them, clients cannot):
+--   check (opens the transfer's hold, empty if nothing else fills it, so that the part's commit
+--   or abort has a hold to consume; with units, checks that a credit of them to the asset or
+--   leg, added to the call's earlier checks of it, would not pass 2^53-1), take (units of a
+--   leg from a hold, checked like a settle, into another hold this instruction creates; the first hold stays open even if
+--   emptied, so that give can restore it), give (units of a leg from a hold back into another
+--   hold if that one is open, else to available) and close (a hold left empty by take; nothing
+--   if it is not open and empty).
+--   Reply: {replayed (0 or 1), outcome}, outcome being "ok\n<result json>" ("ok\n" and the
+--   idempotency record's short form of it for a replay, below) or
+--   "err\n<code>\n<op index>\n<detail>"; the detail is the figure that failed the check, in
+--   minor units ("<asset>:<units>" for OVERFLOW, the coupon's state for COUPON_UNAVAILABLE).
+--
+-- FCALL transfer 2 <transfer record> <slot's index of unfinished transfers>
+--   action, transfer id, then per action:
+--   begin  fp, body, prepare timeout (ms), the parts' holders (comma-separated): creates the
+--          record "preparing", due for recovery at the deadline; or finds it (another fp: conflict).
+--   decide status ("committed" or "aborted"), error, retry (ms): the commit point. Only a
+--          "preparing" record changes; one that has been decided keeps its decision.
+--   finish ttl (ms), the number of parts, then part indexes (from 0): those parts' commit (or
+--          abort) applied, now or before; a finished part is never sent again. Once every part
+--          is finished, the record is done: it leaves the index and expires. Refused while
+--          preparing.
+--   read   nothing: the record as it is.
+--   Reply: {outcome, status, error, done, created ms, deadline ms, holders, finished}, outcome
+--   being "new", "found", "conflict" or "missing"; finished has one character per part, "1"
+--   for a finished part, "0" for another ("" for none yet). Record fields: status, fp, body,
+--   holders, created_ms, deadline_ms, err, decided_ms, finished, done ("1"), done_ms.
+--
+-- The holder hash: status, seq, digest, created_ms; b:<asset> and f:<asset> available and frozen
+-- minor units; p:a and p:f points; c:<coupon> "<state>" or "<state>|<expires ms>"; h:<hold>
+-- "<expires ms or 0>|<leg>=<units>,...|<coupon>,...". A frozen field at zero and a closed hold
+-- are deleted; status and seq never are, so the hash never vanishes under a call.
+-- The idempotency record: the first 16 characters of the fingerprint, then, for an applied
+-- instruction, what its answer needs of the result, short: "<seq>" and for each touched
+-- account " b<asset>/<available>/<frozen>", " c<coupon>/<state>", " h<hold>/<hold>",
+-- " p<available>/<frozen>", in the result's order; for a rejection
+-- "err\n<code>\n<op index>\n<detail>". A replay answers "ok\n" and that short form.
+--
+-- Why it is shaped like this (each rule is a trap):
+-- * Redis does not roll back a failed call: every read and check comes before the first write,
+--   and after it nothing can fail. The first write is the XADD (a stream of another type fails
+--   there); the expiry index, written only when a hold with a ttl opens or closes, has its type
+--   checked first.
+-- * A key emptied by a delete vanishes, and touching it again fails during a slot migration:
+--   one HSET of the holder hash, then at most one HDEL, deletes last.
+-- * Lua numbers are doubles: amounts arrive as digit strings, are matched strictly, stay within
+--   2^53-1, and become text again only through string.format('%d').
+-- * Per call only the call's own work: helpers and the handler table are built once, when the
+--   library loads; the holder hash is read with one HMGET of every field the ops name (a
+--   whole-hold settle or release reads the legs and coupons it meets on its own); each figure
+--   is formatted once, for the result and the writes alike.
+-- * Redis 7.0 lets a library's load-time code reach only `redis` (and that without call): the
+--   standard libraries and redis.call are bound on the first call.
+
+local MAX = 9007199254740991
+
+local fmt, find, match, gmatch, sub, byte, concat, sort, floor, call, sha1hex, unpk
+local function bind()
+  fmt, find, match, gmatch, sub, byte = string.format, string.find, string.match, string.gmatch, string.sub, string.byte
+  concat, sort, floor = table.concat, table.sort, math.floor
+  call, sha1hex, unpk = redis.call, redis.sha1hex, unpack
+end
+
+-- "<n>:" for every byte length n a digest term usually has, made once: the digest's encoding
+-- then costs a table lookup per term, not a string.format. (".." prints these small integers
+-- exactly; rule 5 is about amounts, which may pass 14 digits.)
+local LENS = {}
+for n = 0, 2047 do LENS[n] = n .. ':' end
+
+-- The state of the call under way. A function runs to its end before the next one starts, so
+-- these are set at its start and read by the helpers below.
+local K, now, status
+local fields, raw, nn                -- the holder hash's fields read: place -> name and name -> place; values
+-- The tables below are made when an op first needs them (nil until then): a call pays only for
+-- the kinds of account it touches.
+local bal, bal0, frz, frz0, assets   -- per asset touched: available and frozen, now and as read
+local pa, pf, pa0, pf0               -- points, nil until touched
+local cpn, cpn_dirty, cpn_order      -- coupon -> {st, exp} or false
+local hld, hld_order                 -- hold -> {legs, cpns, exp, was_exp, open, new}
+local ev, nmv                        -- the event's ops as JSON text, movements in the op under way
+local incoming                       -- per asset or leg, the credits check has let through
+
+local NONE = {} -- an empty list, never written
+local UNSAFE = '[%c"\\]' -- what JSON text would have to escape
+
+-- Strict digits, 1 .. 2^53-1; nil for anything else.
+local function units(s)
+  if #s > 16 or not find(s, '^%d+$') then return nil end
+  local v = tonumber(s)
+  if v < 1 or v > MAX then return nil end
+  return v
+end
+
+-- A field of the holder hash: from the call's one HMGET, or alone when the ops did not name it.
+local function get(f)
+  local j = fields[f]
+  if j then return raw[j] end
+  local v = call('HGET', K, f)
+  nn = nn + 1
+  fields[nn], fields[f], raw[nn] = f, nn, v
+  return v
+end
+
+-- want adds a field to the HMGET.
+local function want(f)
+  if not fields[f] then
+    nn = nn + 1
+    fields[nn], fields[f] = f, nn
+  end
+end
+local function want_leg(a)
+  if a == 'points' then want('p:a'); want('p:f')
+  elseif a ~= '' then want('b:' .. a); want('f:' .. a) end
+end
+
+-- The fields each op names, by op (a, h, c: asset or leg, hold, coupon or other hold).
+local NAMES = {
+  credit = function(a) want_leg(a) end,
+  debit = function(a) want_leg(a) end,
+  freeze = function(a, h) want_leg(a); want('h:' .. h) end,
+  freeze_points = function(_, h) want_leg('points'); want('h:' .. h) end,
+  lock_coupon = function(_, h, c) want('h:' .. h); want('c:' .. c) end,
+  settle = function(a, h) want('h:' .. h); want_leg(a) end,
+  release = function(a, h) want('h:' .. h); want_leg(a) end,
+  earn_points = function() want_leg('points') end,
+  spend_points = function() want_leg('points') end,
+  grant_coupon = function(_, _, c) want('c:' .. c) end,
+  redeem_coupon = function(_, _, c) want('c:' .. c) end,
+  take = function(_, h, c) want('h:' .. h); want('h:' .. c) end,
+  give = function(a, h, c) want('h:' .. h); want('h:' .. c); want_leg(a) end,
+  close = function(_, h) want('h:' .. h) end,
+  check = function(a, h) want('h:' .. h); want_leg(a) end,
+}
+
+-- The ops that take value out: a suspended holder is refused them (instructions.Ops says the same).
+local TAKES_OUT = {debit = true, freeze = true, freeze_points = true, lock_coupon = true,
+  spend_points = true, redeem_coupon = true}
+
+local function asset(a)
+  if not bal then bal, bal0, frz, frz0, assets = {}, {}, {}, {}, {} end
+  if bal[a] == nil then
+    bal[a], frz[a] = tonumber(get('b:' .. a) or '0'), tonumber(get('f:' .. a) or '0')
+    bal0[a], frz0[a] = bal[a], frz[a]
+    assets[#assets + 1] = a
+  end
+end
+
+local function points()
+  if pa == nil then
+    pa, pf = tonumber(get('p:a') or '0'), tonumber(get('p:f') or '0')
+    pa0, pf0 = pa, pf
+  end
+end
+
+local function coupon(c)
+  if not cpn then cpn, cpn_dirty, cpn_order = {}, {}, {} end
+  if cpn[c] == nil then
+    local v = get('c:' .. c)
+    if v then
+      local st, exp = match(v, '^([^|]+)|?(%d*)$')
+      cpn[c] = {st = st, exp = tonumber(exp) or 0}
+    else
+      cpn[c] = false
+    end
+    cpn_order[#cpn_order + 1] = c
+  end
+  return cpn[c]
+end
+local function set_coupon(c, st, exp)
+  local v = cpn[c]
+  if v then v.st = st else cpn[c] = {st = st, exp = exp} end
+  cpn_dirty[c] = true
+end
+
+-- was_exp is false if Redis had no such hold; new, if this instruction created it.
+local function hold(h)
+  if not hld then hld, hld_order = {}, {} end
+  local v = hld[h]
+  if v == nil then
+    v = {legs = {}, cpns = {}, exp = 0, was_exp = false, open = false, new = false}
+    local s = get('h:' .. h)
+    if s then
+      local exp, legs, cs = match(s, '^(%d+)|([^|]*)|(.*)$')
+      v.exp, v.was_exp, v.open = tonumber(exp), tonumber(exp), true
+      for a, n in gmatch(legs, '([^,=]+)=(%d+)') do v.legs[a] = tonumber(n) end
+      for c in gmatch(cs, '[^,]+') do v.cpns[#v.cpns + 1] = c end
+    end
+    hld[h] = v
+    hld_order[#hld_order + 1] = h
+  end
+  return v
+end
+local function encode_hold(v)
+  local names_, legs = {}, {}
+  for a in pairs(v.legs) do names_[#names_ + 1] = a end
+  sort(names_)
+  for j, a in ipairs(names_) do legs[j] = a .. '=' .. fmt('%d', v.legs[a]) end
+  return fmt('%d', v.exp) .. '|' .. concat(legs, ',') .. '|' .. concat(v.cpns, ',')
+end
+
+-- The first op naming a new hold creates it, later ones in the same instruction add to it.
+local function hold_for_reserve(h, ttl)
+  local v = hold(h)
+  if v.open and not v.new then return nil, 'HOLD_EXISTS' end
+  if not v.open then
+    -- A hold that is not open has neither legs nor coupons: never opened, or closed by emptying.
+    v.open, v.new = true, true
+    v.exp = (ttl > 0) and (now + ttl) or 0
+  end
+  return v
+end
+
+local function move(a, from, to, n)
+  ev[#ev + 1] = (nmv == 0 and ',"mv":[["' or ',["') .. a .. '","' .. from .. '","' .. to .. '","' .. fmt('%d', n) .. '"]'
+  nmv = nmv + 1
+end
+
+-- Moves n of leg a out of the hold's frozen funds to 'avail' (release) or 'cp' (settle).
+local function take_leg(v, a, n, to)
+  if a == 'points' then
+    points()
+    if to == 'avail' then
+      if pa + n > MAX then return 'OVERFLOW', 'points:' .. fmt('%d', pa) end
+      pa = pa + n
+    end
+    pf = pf - n
+  else
+    asset(a)
+    if to == 'avail' then
+      if bal[a] + n > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', bal[a]) end
+      bal[a] = bal[a] + n
+    end
+    frz[a] = frz[a] - n
+  end
+  v.legs[a] = v.legs[a] - n
+  if v.legs[a] == 0 then v.legs[a] = nil end
+  move(a, 'frozen', to, n)
+end
+
+local function close_if_empty(v)
+  if next(v.legs) == nil and #v.cpns == 0 then v.open = false end
+end
+
+-- settle (to = 'cp') and release (to = 'avail'). A release with a non-zero exp (the sweeper's)
+-- applies only to the hold of that expiry: a hold of the same name opened since is another.
+local function unhold(h, leg, amt, to, exp)
+  local v = hold(h)
+  if not v.open or (exp > 0 and v.exp ~= exp) then return 'HOLD_NOT_FOUND' end
+  if to == 'cp' and v.exp > 0 and now >= v.exp then return 'HOLD_EXPIRED' end
+  if leg == '' then
+    local ls = {}
+    for a in pairs(v.legs) do ls[#ls + 1] = a end
+    sort(ls)
+    for _, a in ipairs(ls) do
+      local code, detail = take_leg(v, a, v.legs[a], to)
+      if code then return code, detail end
+    end
+    for _, c in ipairs(v.cpns) do
+      local cv = coupon(c)
+      set_coupon(c, to == 'cp' and 'used' or 'available', cv and cv.exp or 0)
+    end
+    v.cpns = {}
+  else
+    local have = v.legs[leg]
+    if not have then return 'EXCEEDS_HOLD', '' end
+    local n = have
+    if amt ~= '0' then
+      n = units(amt)
+      if not n then return 'INVALID_AMOUNT' end
+      if n > have then return 'EXCEEDS_HOLD', fmt('%d', have) end
+    end
+    local code, detail = take_leg(v, leg, n, to)
+    if code then return code, detail end
+  end
+  close_if_empty(v)
+end
+
+-- The checks of a coupon that is to be used or held.
+local function usable(cv)
+  if not cv then return 'COUPON_NOT_FOUND' end
+  if cv.exp > 0 and now >= cv.exp then return 'COUPON_EXPIRED' end
+  if cv.st ~= 'available' then return 'COUPON_UNAVAILABLE', cv.st end
+end
+
+-- One handler per op: (asset or leg, units, hold, coupon or other hold, ms as a number) ->
+-- nothing, or an error code and its detail.
+local OPS = {}
+function OPS.open()
+  if status then return 'HOLDER_EXISTS' end
+  status = 'active'
+end
+function OPS.suspend() status = 'suspended' end
+function OPS.resume() status = 'active' end
+-- check: a transfer part's prepare opens the transfer's hold h (a part that only receives leaves
+-- it empty: its commit consumes it all the same, so that a commit run twice fails HOLD_NOT_FOUND
+-- rather than credit twice), and checks that the credit its commit will make of amt of a fits,
+-- with the call's earlier checks of a (incoming).
+function OPS.check(a, amt, h)
+  local v, code = hold_for_reserve(h, 0)
+  if not v then return code end
+  if amt == '0' then return end
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  local have
+  if a == 'points' then
+    points()
+    have = pa
+  else
+    asset(a)
+    have = bal[a]
+  end
+  incoming = incoming or {}
+  local total = (incoming[a] or 0) + n
+  if have + total > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', have) end
+  incoming[a] = total
+end
+function OPS.credit(a, amt)
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  asset(a)
+  if bal[a] + n > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', bal[a]) end
+  bal[a] = bal[a] + n
+  move(a, 'cp', 'avail', n)
+end
+function OPS.debit(a, amt)
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  asset(a)
+  if bal[a] < n then return 'INSUFFICIENT_FUNDS', fmt('%d', bal[a]) end
+  bal[a] = bal[a] - n
+  move(a, 'avail', 'cp', n)
+end
+function OPS.freeze(a, amt, h, _, ms)
+  local v, code = hold_for_reserve(h, ms)
+  if not v then return code end
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  asset(a)
+  if bal[a] < n then return 'INSUFFICIENT_FUNDS', fmt('%d', bal[a]) end
+  if frz[a] + n > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', frz[a]) end
+  bal[a], frz[a] = bal[a] - n, frz[a] + n
+  v.legs[a] = (v.legs[a] or 0) + n
+  move(a, 'avail', 'frozen', n)
+end
+function OPS.freeze_points(_, amt, h, _, ms)
+  local v, code = hold_for_reserve(h, ms)
+  if not v then return code end
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  points()
+  if pa < n then return 'INSUFFICIENT_POINTS', fmt('%d', pa) end
+  if pf + n > MAX then return 'OVERFLOW', 'points:' .. fmt('%d', pf) end
+  pa, pf = pa - n, pf + n
+  v.legs.points = (v.legs.points or 0) + n
+  move('points', 'avail', 'frozen', n)
+end
+function OPS.earn_points(_, amt)
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  points()
+  if pa + n > MAX then return 'OVERFLOW', 'points:' .. fmt('%d', pa) end
+  pa = pa + n
+  move('points', 'cp', 'avail', n)
+end
+function OPS.spend_points(_, amt)
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  points()
+  if pa < n then return 'INSUFFICIENT_POINTS', fmt('%d', pa) end
+  pa = pa - n
+  move('points', 'avail', 'cp', n)
+end
+function OPS.lock_coupon(_, _, h, c, ms)
+  local v, code = hold_for_reserve(h, ms)
+  if not v then return code end
+  local cv = coupon(c)
+  local detail
+  code, detail = usable(cv)
+  if code then return code, detail end
+  set_coupon(c, 'held:' .. h, cv.exp)
+  v.cpns[#v.cpns + 1] = c
+end
+function OPS.grant_coupon(_, _, _, c, ms)
+  if coupon(c) then return 'COUPON_EXISTS' end
+  set_coupon(c, 'available', ms)
+end
+function OPS.redeem_coupon(_, _, _, c)
+  local cv = coupon(c)
+  local code, detail = usable(cv)
+  if code then return code, detail end
+  set_coupon(c, 'used', cv.exp)
+end
+function OPS.settle(a, amt, h, _, ms) return unhold(h, a, amt, 'cp', ms) end
+function OPS.release(a, amt, h, _, ms) return unhold(h, a, amt, 'avail', ms) end
+-- take: n of leg from hold h (checked as a settle would be) into hold dst, which this
+-- instruction creates; the funds stay frozen. h stays open even when emptied: an abort gives
+-- back into it, a commit closes it.
+function OPS.take(leg, amt, h, dst)
+  local v = hold(h)
+  if not v.open then return 'HOLD_NOT_FOUND' end
+  if v.exp > 0 and now >= v.exp then return 'HOLD_EXPIRED' end
+  local w, code = hold_for_reserve(dst, 0)
+  if not w then return code end
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  local have = v.legs[leg]
+  if not have then return 'EXCEEDS_HOLD', '' end
+  if n > have then return 'EXCEEDS_HOLD', fmt('%d', have) end
+  v.legs[leg] = (have > n) and (have - n) or nil
+  w.legs[leg] = (w.legs[leg] or 0) + n
+end
+-- give: n of leg from hold h back into hold origin if it is still open, else to available.
+function OPS.give(leg, amt, h, origin)
+  local v = hold(h)
+  if not v.open then return 'HOLD_NOT_FOUND' end
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  local have = v.legs[leg]
+  if not have then return 'EXCEEDS_HOLD', '' end
+  if n > have then return 'EXCEEDS_HOLD', fmt('%d', have) end
+  local w = hold(origin)
+  if not w.open then
+    local code, detail = take_leg(v, leg, n, 'avail')
+    if code then return code, detail end
+  else
+    v.legs[leg] = (have > n) and (have - n) or nil
+    w.legs[leg] = (w.legs[leg] or 0) + n
+  end
+  close_if_empty(v)
+end
+function OPS.close(_, _, h)
+  local v = hold(h)
+  if v.open then close_if_empty(v) end
+end
+
+-- "<byte length>:" of a digest term longer than LENS knows.
+local function len(s) return fmt('%d:', #s) end
+
+local function apply(keys, argv)
+  if not fmt then bind() end
+  local K_TX, K_OUT, K_EXP = keys[2], keys[3], keys[4]
+  K = keys[1]
+  local holder, id, fp, idem_ttl, cp, memo, xfer = argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[7]
+  local fpk = sub(fp, 1, 16)
+
+  -- Idempotency: the same id always gets the same outcome.
+  local rec = call('GET', K_TX)
+  if rec then
+    if sub(rec, 1, 16) ~= fpk then return {0, 'err\nIDEMPOTENCY_CONFLICT\n-1\n'} end
+    if byte(rec, 33) == 10 and byte(rec, 20) ~= 10 then
+      -- Written by key format 1 ("<fp>\n<outcome>"), before an upgrade; gone within the TTL.
+      if sub(rec, 1, 32) ~= fp then return {0, 'err\nIDEMPOTENCY_CONFLICT\n-1\n'} end
+      return {1, sub(rec, 34)}
+    end
+    if byte(rec, 17) == 101 then return {1, sub(rec, 17)} end -- 101: "e", a rejection
+    return {1, 'ok\n' .. sub(rec, 17)}
+  end
+
+  local nargs = #argv
+  local nops = (nargs - 7) / 6
+  if nops < 1 or nops > 64 or nops ~= floor(nops) or #idem_ttl > 15 or not find(idem_ttl, '^%d+$')
+      or tonumber(idem_ttl) < 1 or #fp < 16 then
+    return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments'}
+  end
+
+  local t = call('TIME')
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+
+  fields, nn = {'status', 'seq', 'digest', status = 1, seq = 2, digest = 3}, 3
+  for b = 8, nargs, 6 do
+    local a, amt, h, c = argv[b + 1], argv[b + 2], argv[b + 3], argv[b + 4]
+    -- The op arguments go into the event's and the result's JSON as they are: none may need
+    -- escaping. (The engine sends only ids, asset codes and digits; this keeps a direct caller
+    -- from writing an event the ledger could not read. The op is a key of NAMES or OPS, the
+    -- ms digits, or the op is refused.)
+    if find(a, UNSAFE) or find(amt, UNSAFE) or find(h, UNSAFE) or find(c, UNSAFE) then
+      return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments'}
+    end
+    local f = NAMES[argv[b]]
+    if f then f(a, h, c) end
+  end
+  raw = call('HMGET', K, unpk(fields))
+  status = raw[1] or nil
+  local existed, status0 = status ~= nil, status
+  local seq = tonumber(raw[2] or '0')
+  local digest = raw[3] or ''
+
+  bal, bal0, frz, frz0, assets = nil, nil, nil, nil, nil
+  pa, pf, pa0, pf0 = nil, nil, nil, nil
+  cpn, cpn_dirty, cpn_order = nil, nil, nil
+  hld, hld_order = nil, nil
+  ev, nmv, incoming = {}, 0, nil
+
+  for i = 0, nops - 1 do
+    local b = 8 + i * 6
+    local op, a, amt, h, c, ms = argv[b], argv[b + 1], argv[b + 2], argv[b + 3], argv[b + 4], argv[b + 5]
+    ev[#ev + 1] = (i == 0 and '[{"op":"' or ',{"op":"') .. op .. '"' ..
+      (a ~= '' and ',"asset":"' .. a .. '"' or '') .. (amt ~= '0' and ',"units":"' .. amt .. '"' or '') ..
+      (h ~= '' and ',"hold":"' .. h .. '"' or '') ..
+      (c ~= '' and ((op == 'take' or op == 'give') and ',"to":"' or ',"coupon":"') .. c .. '"' or '') ..
+      (ms ~= '0' and ',"ms":"' .. ms .. '"' or '')
+    nmv = 0
+    local code, detail
+    if not status and op ~= 'open' then code = 'HOLDER_NOT_FOUND'
+    elseif status == 'suspended' and TAKES_OUT[op] then code = 'HOLDER_SUSPENDED'
+    else
+      local f = OPS[op]
+      -- Most ops have no ms: "0" skips the pattern and tonumber.
+      if ms == '0' then ms = 0
+      elseif #ms <= 16 and find(ms, '^%d+$') then ms = tonumber(ms)
+      else f = nil end
+      if f then code, detail = f(a, amt, h, c, ms) else code = 'INVALID_INSTRUCTION' end
+    end
+    if code then
+      -- A rejection is recorded under its id, unless the holder does not exist: nothing is
+      -- ever written for an unknown holder.
+      local out = 'err\n' .. code .. '\n' .. fmt('%d', i) .. '\n' .. (detail or '')
+      if existed then call('SET', K_TX, fpk .. out, 'PX', idem_ttl) end
+      return {0, out}
+    end
+    ev[#ev + 1] = nmv > 0 and ']}' or '}'
+  end
+  ev[#ev + 1] = ']'
+
+  -- Every check passed. Build the result and the writes (still reading), then write.
+  seq = seq + 1
+  local sseq, ts = fmt('%d', seq), fmt('%d', now)
+  local hset = {'HSET', K, 'seq', sseq}
+  local hdel, zadd, zrem -- made when needed
+  local r = {'{"s":"', sseq, '","st":"', status, '","b":{'}
+  local k = {fpk, sseq} -- the idempotency record
+  for j, a in ipairs(assets or NONE) do
+    local bs, fs = fmt('%d', bal[a]), fmt('%d', frz[a])
+    r[#r + 1] = (j > 1 and ',"' or '"') .. a .. '":["' .. bs .. '","' .. fs .. '"]'
+    k[#k + 1] = ' b' .. a .. '/' .. bs .. '/' .. fs
+    if bal[a] ~= bal0[a] then hset[#hset + 1] = 'b:' .. a; hset[#hset + 1] = bs end
+    if frz[a] > 0 then
+      if frz[a] ~= frz0[a] then hset[#hset + 1] = 'f:' .. a; hset[#hset + 1] = fs end
+    elseif frz0[a] > 0 then
+      hdel = hdel or {'HDEL', K}
+      hdel[#hdel + 1] = 'f:' .. a
+    end
+  end
+  r[#r + 1] = '},"c":{'
+  local sep = ''
+  for _, c in ipairs(cpn_order or NONE) do
+    local v = cpn[c]
+    if v then
+      local s = v.exp > 0 and (v.st .. '|' .. fmt('%d', v.exp)) or v.st
+      r[#r + 1] = sep .. '"' .. c .. '":"' .. s .. '"'
+      k[#k + 1] = ' c' .. c .. '/' .. s
+      sep = ','
+      if cpn_dirty[c] then hset[#hset + 1] = 'c:' .. c; hset[#hset + 1] = s end
+    end
+  end
+  r[#r + 1] = '},"h":{'
+  sep = ''
+  for _, h in ipairs(hld_order or NONE) do
+    local v = hld[h]
+    if v.open then
+      local s = encode_hold(v)
+      r[#r + 1] = sep .. '"' .. h .. '":"' .. s .. '"'
+      k[#k + 1] = ' h' .. h .. '/' .. s
+      sep = ','
+      hset[#hset + 1] = 'h:' .. h; hset[#hset + 1] = s
+    elseif v.was_exp then
+      hdel = hdel or {'HDEL', K}
+      hdel[#hdel + 1] = 'h:' .. h
+    end
+    local exp = v.open and v.exp or 0
+    if exp > 0 and exp ~= v.was_exp then
+      zadd = zadd or {'ZADD', K_EXP}
+      zadd[#zadd + 1] = fmt('%d', exp); zadd[#zadd + 1] = holder .. ' ' .. h
+    elseif exp == 0 and (v.was_exp or 0) > 0 then
+      zrem = zrem or {'ZREM', K_EXP}
+      zrem[#zrem + 1] = holder .. ' ' .. h
+    end
+  end
+  r[#r + 1] = '}'
+  if pa ~= nil then
+    local as, fs = fmt('%d', pa), fmt('%d', pf)
+    r[#r + 1] = ',"p":["' .. as .. '","' .. fs .. '"]'
+    k[#k + 1] = ' p' .. as .. '/' .. fs
+    if pa ~= pa0 or pf ~= pf0 then hset[#hset + 1] = 'p:a'; hset[#hset + 1] = as end
+    if pf > 0 then
+      if pf ~= pf0 then hset[#hset + 1] = 'p:f'; hset[#hset + 1] = fs end
+    elseif pf0 > 0 then
+      hdel = hdel or {'HDEL', K}
+      hdel[#hdel + 1] = 'p:f'
+    end
+  end
+  r[#r + 1] = '}'
+  local result = concat(r)
+  local ops_json = concat(ev)
+  -- One concatenation, so one string is made.
+  digest = sha1hex((LENS[#digest] or len(digest)) .. digest .. (LENS[#holder] or len(holder)) .. holder ..
+    (LENS[#sseq] or len(sseq)) .. sseq .. (LENS[#id] or len(id)) .. id .. (LENS[#fp] or len(fp)) .. fp ..
+    (LENS[#ts] or len(ts)) .. ts .. (LENS[#cp] or len(cp)) .. cp .. (LENS[#ops_json] or len(ops_json)) .. ops_json ..
+    (LENS[#result] or len(result)) .. result .. (LENS[#memo] or len(memo)) .. memo .. (LENS[#xfer] or len(xfer)) .. xfer)
+  hset[#hset + 1] = 'digest'; hset[#hset + 1] = digest
+  if status ~= status0 then hset[#hset + 1] = 'status'; hset[#hset + 1] = status end
+  if not existed then hset[#hset + 1] = 'created_ms'; hset[#hset + 1] = ts end
+
+  -- The expiry index is written only here: a key of another type there must fail now, before
+  -- the first write.
+  if zadd or zrem then call('ZCARD', K_EXP) end
+
+  -- Writes: the XADD first (a key of another type fails it before anything is written), sets,
+  -- then deletes.
+  if xfer ~= '' then
+    call('XADD', K_OUT, '*', 'holder', holder, 'seq', sseq, 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
+      'ops', ops_json, 'state', result, 'digest', digest, 'memo', memo, 'dv', '2', 'xfer', xfer)
+  else
+    call('XADD', K_OUT, '*', 'holder', holder, 'seq', sseq, 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
+      'ops', ops_json, 'state', result, 'digest', digest, 'memo', memo, 'dv', '2')
+  end
+  if zadd then call(unpk(zadd)) end
+  call(unpk(hset))
+  call('SET', K_TX, concat(k), 'PX', idem_ttl)
+  if hdel then call(unpk(hdel)) end
+  if zrem then call(unpk(zrem)) end
+  return {0, 'ok\n' .. result}
+end
+
+-- The transfer function's reply, from the record's fields r.
+local function record_reply(outcome, r)
+  return {outcome, r[1] or '', r[3] or '', r[4] or '', r[5] or '', r[6] or '', r[7] or '', r[8] or ''}
+end
+
+local function ms_arg(s)
+  if not s or not find(s, '^%d+$') or #s > 15 then error('bad ms argument') end
+  return tonumber(s)
+end
+
+local function transfer(keys, argv)
+  if not fmt then bind() end
+  local K_REC, K_IDX = keys[1], keys[2]
+  local action, id = argv[1], argv[2]
+  local t = call('TIME')
+  local tnow = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  local r = call('HMGET', K_REC, 'status', 'fp', 'err', 'done', 'created_ms', 'deadline_ms', 'holders',
+    'finished')
+
+  if action == 'begin' then
+    local fp, body, timeout, holders = argv[3], argv[4], ms_arg(argv[5]), argv[6]
+    if r[1] then
+      if r[2] ~= fp then return record_reply('conflict', r) end
+      return record_reply('found', r)
+    end
+    local deadline = fmt('%d', tnow + timeout)
+    call('ZADD', K_IDX, deadline, id)
+    call('HSET', K_REC, 'status', 'preparing', 'fp', fp, 'body', body, 'holders', holders,
+      'created_ms', fmt('%d', tnow), 'deadline_ms', deadline)
+    return record_reply('new', {'preparing', fp, false, false, fmt('%d', tnow), deadline, holders, false})
+  end
+
+  if not r[1] then return record_reply('missing', r) end
+
+  if action == 'read' then
+    return record_reply('found', r)
+  elseif action == 'decide' then
+    local to, err, retry = argv[3], argv[4], ms_arg(argv[5])
+    if to ~= 'committed' and to ~= 'aborted' then return redis.error_reply('ERR bad status argument') end
+    if r[1] == 'preparing' then
+      call('ZADD', K_IDX, fmt('%d', tnow + retry), id)
+      call('HSET', K_REC, 'status', to, 'err', err, 'decided_ms', fmt('%d', tnow))
+      r[1], r[3] = to, err
+    end
+    return record_reply('found', r)
+  elseif action == 'finish' then
+    local ttl = ms_arg(argv[3])
+    if r[1] == 'preparing' then return redis.error_reply('ERR an undecided transfer has no part to finish') end
+    if r[4] then return record_reply('found', r) end
+    local f = r[8] or string.rep('0', ms_arg(argv[4]))
+    for i = 5, #argv do
+      local k = ms_arg(argv[i])
+      if k >= #f then return redis.error_reply('ERR bad part argument') end
+      f = sub(f, 1, k) .. '1' .. sub(f, k + 2)
+    end
+    if find(f, '0', 1, true) then
+      call('HSET', K_REC, 'finished', f)
+    else
+      call('HSET', K_REC, 'finished', f, 'done', '1', 'done_ms', fmt('%d', tnow))
+      call('PEXPIRE', K_REC, fmt('%d', ttl))
+      call('ZREM', K_IDX, id)
+      r[4] = '1'
+    end
+    r[8] = f
+    return record_reply('found', r)
+  end
+  return redis.error_reply('ERR unknown action')
+end
+
+redis.register_function('apply', apply)
+redis.register_function('transfer', transfer)
