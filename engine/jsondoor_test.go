@@ -23,12 +23,21 @@ import (
 // MOVED), and returns the reply's replayed flag and outcome.
 func cliJSON(t *testing.T, holder, id, text string) (replayed int, outcome string) {
 	t.Helper()
+	return cliJSONKeys(t, jsonKeys(holder, id), text)
+}
+
+// jsonKeys are the KEYS of apply_json for holder and instruction id.
+func jsonKeys(holder, id string) []string {
 	slot := cluster.HolderSlot(holder)
+	return []string{cluster.Holder(holder), cluster.Tx(holder, id), cluster.Outbox(slot), cluster.Expiry(slot)}
+}
+
+func cliJSONKeys(t *testing.T, keys []string, text string) (replayed int, outcome string) {
+	t.Helper()
 	host, port, ok := strings.Cut(testCluster.MasterAddrs()[0], ":")
 	require.True(t, ok)
-	out, err := exec.Command("redis-cli", "-c", "-h", host, "-p", port, "--json",
-		"FCALL", lua.FuncApplyJSON, "4", cluster.Holder(holder), cluster.Tx(holder, id),
-		cluster.Outbox(slot), cluster.Expiry(slot), text).CombinedOutput()
+	args := append([]string{"-c", "-h", host, "-p", port, "--json", "FCALL", lua.FuncApplyJSON, "4"}, keys...)
+	out, err := exec.Command("redis-cli", append(args, text)...).CombinedOutput()
 	require.NoError(t, err, "redis-cli: %s", out)
 	var reply []any
 	require.NoError(t, json.Unmarshal(out, &reply), "redis-cli: %s", out)
@@ -168,6 +177,21 @@ func TestJSONDoor_ThroughRedisCLI(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("KEYS of another holder, id or stream are INVALID_INSTRUCTION", func(t *testing.T) {
+		id := newID("j")
+		text := `{"id":"` + id + `","holder":"` + h + `","ops":[{"op":"earn_points","amount":"1"}]}`
+		right := jsonKeys(h, id)
+		before := holderHash(t, h)
+		// All in the holder's slot: a key of another slot the cluster refuses itself (CROSSSLOT).
+		for i, wrong := range []string{cluster.Holder(h) + ":x", cluster.Tx(h, id+"x"), cluster.Holder(h) + ":outbox", cluster.Holder(h) + ":expiry"} {
+			keys := append([]string(nil), right...)
+			keys[i] = wrong
+			_, outcome := cliJSONKeys(t, keys, text)
+			assert.Equal(t, string(instructions.CodeInvalidInstruction), cliCode(outcome), "KEYS[%d] = %s: %q", i+1, wrong, outcome)
+		}
+		assert.Equal(t, before, holderHash(t, h), "the holder changed")
+	})
 
 	t.Run("the same text replays and another text under the same id is a conflict", func(t *testing.T) {
 		id := newID("j")

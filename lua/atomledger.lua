@@ -819,10 +819,14 @@ local function apply_json(keys, argv)
   if nops > 0 then for _ in pairs(ops) do count = count + 1 end end
   if nops == 0 or count ~= nops then return bad('INVALID_INSTRUCTION', -1, 'ops must be a list of 1 to 64 ops') end
   if nops > 64 then return bad('TOO_MANY_OPS', -1, fmt('%d ops, at most 64', nops)) end
-  -- The key of the holder hash must be the instruction's holder's: another would take the
-  -- instruction to a holder it does not name.
-  if match(keys[1], '^{h:(.*)}$') ~= holder then
-    return bad('INVALID_INSTRUCTION', -1, 'KEYS[1] is not the holder hash of the instruction\'s holder')
+  -- The caller names the keys; these checks catch the likely mistakes, since a wrong key would
+  -- apply the instruction to a holder it does not name, or put its event in a stream the relay
+  -- never reads. (Whether a slot tag is the one of its slot, only the tag table knows: the
+  -- cluster's cross-slot check catches a tag of another slot.)
+  local tag = match(keys[3], '^{([0-9a-z]+)}:outbox$')
+  if match(keys[1], '^{h:(.*)}$') ~= holder or sub(keys[2], 1, #keys[1]) ~= keys[1]
+      or sub(keys[2], -#id - 1) ~= ':' .. id or not tag or #tag > 4 or match(keys[4], '^{([0-9a-z]+)}:expiry$') ~= tag then
+    return bad('INVALID_INSTRUCTION', -1, 'KEYS must be the holder hash, idempotency record, outbox and expiry index of the instruction\'s holder and id')
   end
   local flat = {holder, id, sha1hex(text), ttl, cp, memo, ''}
   for i = 1, nops do
