@@ -106,6 +106,11 @@ func TestJSONDoor_ThroughRedisCLI(t *testing.T) {
 		name, holder, ops, top, code string
 	}{
 		{"text that is not JSON is INVALID_INSTRUCTION", h, "", `{"id":`, string(instructions.CodeInvalidInstruction)},
+		{"an array instead of an object is INVALID_INSTRUCTION", h, "", `[]`, string(instructions.CodeInvalidInstruction)},
+		{"an id that is a number is INVALID_INSTRUCTION", h, "", `{"id":5,"holder":"` + h + `","ops":[{"op":"earn_points","amount":"1"}]}`, string(instructions.CodeInvalidInstruction)},
+		{"ops as an object is INVALID_INSTRUCTION", h, "", `{"id":"o-obj","holder":"` + h + `","ops":{"a":{"op":"earn_points","amount":"1"}}}`, string(instructions.CodeInvalidInstruction)},
+		{"a key given twice is INVALID_INSTRUCTION", h, `{"op":"credit","asset":"CNY","amount":"1","amount":"100000"}`, "", string(instructions.CodeInvalidInstruction)},
+		{"a key given twice, the last null, is INVALID_INSTRUCTION", h, `{"op":"credit","asset":"CNY","amount":"1"}`, `"memo":"a\":b","memo":null`, string(instructions.CodeInvalidInstruction)},
 		{"an unknown field is INVALID_INSTRUCTION", h, `{"op":"credit","asset":"CNY","amount":"1","x":1}`, "", string(instructions.CodeInvalidInstruction)},
 		{"an unknown op is INVALID_INSTRUCTION", h, `{"op":"burn"}`, "", string(instructions.CodeInvalidInstruction)},
 		{"an op of the engine's own is INVALID_INSTRUCTION", h, `{"op":"check"}`, "", string(instructions.CodeInvalidInstruction)},
@@ -118,6 +123,7 @@ func TestJSONDoor_ThroughRedisCLI(t *testing.T) {
 		{"a memo over 256 bytes is INVALID_INSTRUCTION", h, `{"op":"earn_points","amount":"1"}`, `"memo":"` + strings.Repeat("m", 257) + `"`, string(instructions.CodeInvalidInstruction)},
 		{"a ttl_ms of zero is INVALID_INSTRUCTION", h, `{"op":"freeze","asset":"CNY","amount":"1","hold":"t0","ttl_ms":0}`, "", string(instructions.CodeInvalidInstruction)},
 		{"an amount as a JSON number is INVALID_AMOUNT", h, `{"op":"credit","asset":"CNY","amount":100}`, "", string(instructions.CodeInvalidAmount)},
+		{"a null amount is INVALID_AMOUNT", h, `{"op":"credit","asset":"CNY","amount":null}`, "", string(instructions.CodeInvalidAmount)},
 		{"a decimal amount is INVALID_AMOUNT", h, `{"op":"credit","asset":"CNY","amount":"1.5"}`, "", string(instructions.CodeInvalidAmount)},
 		{"an amount of zero is INVALID_AMOUNT", h, `{"op":"credit","asset":"CNY","amount":"0"}`, "", string(instructions.CodeInvalidAmount)},
 		{"an amount above 2^53-1 is INVALID_AMOUNT", h, `{"op":"credit","asset":"CNY","amount":"9007199254740992"}`, "", string(instructions.CodeInvalidAmount)},
@@ -157,7 +163,7 @@ func TestJSONDoor_ThroughRedisCLI(t *testing.T) {
 			if c.ops == "" {
 				text = "{" + top + "}"
 			}
-			if strings.HasPrefix(c.top, `{"id":`) {
+			if strings.HasPrefix(c.top, `{"id":`) || c.top == `[]` {
 				text = c.top
 			}
 			before := holderHash(t, c.holder)

@@ -694,6 +694,7 @@ local JSON_OPS = {
 local JSON_FIELDS = {'asset', 'amount', 'hold', 'leg', 'coupon', 'ttl_ms', 'expires_ms'}
 local JSON_OP_KEYS = {op = true, asset = true, amount = true, hold = true, leg = true, coupon = true,
   ttl_ms = true, expires_ms = true}
+local JSON_TEXT_FIELDS = {'id', 'holder', 'counterparty', 'memo'}
 local JSON_TOP = {id = true, holder = true, counterparty = true, memo = true, ops = true}
 local MAX_TTL = 315360000000 -- ten years in ms, instructions.MaxTTLMs
 local DEFAULT_IDEM_TTL = '86400000' -- 24 h, the engine's default
@@ -733,11 +734,35 @@ local function valid_memo(s)
   return true
 end
 
--- A JSON object decoded by cjson: a table whose keys are all strings. (cjson decodes {} and [] alike.)
+-- A JSON object decoded by cjson: a table whose keys are all strings (cjson decodes {} and []
+-- alike); its number of keys, or false.
 local function object(v)
   if type(v) ~= 'table' then return false end
-  for k in pairs(v) do if type(k) ~= 'string' then return false end end
-  return true
+  local n = 0
+  for k in pairs(v) do
+    if type(k) ~= 'string' then return false end
+    n = n + 1
+  end
+  return n
+end
+
+-- The keys written in a JSON text that cjson has accepted: the strings followed by a colon.
+-- cjson keeps the last of two equal keys; the engine refuses an instruction whose meaning
+-- depends on which one wins, and so does this door, by counting the keys the text has.
+local function text_keys(text)
+  local n, i = 0, 1
+  while true do
+    local s = find(text, '"', i, true)
+    if not s then return n end
+    local j = s + 1
+    while true do -- to the string's closing quote, over escapes
+      local q = find(text, '["\\]', j)
+      if not q then return n end
+      if byte(text, q) == 92 then j = q + 2 else j = q; break end
+    end
+    if find(text, '^%s*:', j + 1) then n = n + 1 end
+    i = j + 1
+  end
 end
 
 -- The flat arguments of one op, or nil and the error reply.
@@ -745,7 +770,7 @@ local function json_op(o, i, out)
   if not object(o) then return nil, bad('INVALID_INSTRUCTION', i, 'op must be an object') end
   for k in pairs(o) do
     if not JSON_OP_KEYS[k] then
-      return nil, bad('INVALID_INSTRUCTION', i, 'unknown field "' .. k .. '"')
+      return nil, bad('INVALID_INSTRUCTION', i, 'unknown field "' .. sub(k, 1, 64) .. '"')
     end
   end
   local op = o.op
@@ -753,7 +778,8 @@ local function json_op(o, i, out)
   if not spec then return nil, bad('INVALID_INSTRUCTION', i, 'unknown op') end
   for _, f in ipairs(JSON_FIELDS) do
     local v = o[f]
-    if v == '' then v = nil; o[f] = nil end -- an empty string is an absent field, as in Go
+    -- Absent, as the engine reads them; a null amount is a JSON value that is not digits there too.
+    if v == '' or (v == cjson.null and f ~= 'amount') then v = nil; o[f] = nil end
     if spec[f] == true and v == nil then return nil, bad('INVALID_INSTRUCTION', i, op .. ' needs ' .. f) end
     if spec[f] == nil and v ~= nil then return nil, bad('INVALID_INSTRUCTION', i, op .. ' takes no ' .. f) end
     if v ~= nil and f ~= 'amount' and type(v) ~= ((f == 'ttl_ms' or f == 'expires_ms') and 'number' or 'string') then
@@ -802,17 +828,28 @@ local function apply_json(keys, argv)
   end
   if #text > 65536 then return bad('INVALID_INSTRUCTION', -1, 'instruction over 64 KiB') end
   local ok, in_ = pcall(cjson.decode, text)
-  if not ok or not object(in_) then return bad('INVALID_INSTRUCTION', -1, 'not a JSON object') end
-  for k in pairs(in_) do
-    if not JSON_TOP[k] then return bad('INVALID_INSTRUCTION', -1, 'unknown field "' .. k .. '"') end
+  -- cjson decodes [] as it does {}: the text must open an object.
+  if not ok or not object(in_) or not find(text, '^%s*{') then return bad('INVALID_INSTRUCTION', -1, 'not a JSON object') end
+  local nkeys = object(in_)
+  if type(in_.ops) == 'table' then
+    for _, o in pairs(in_.ops) do nkeys = nkeys + (object(o) or 0) end
   end
-  local id, holder, cp, memo, ops = in_.id, in_.holder, in_.counterparty, in_.memo, in_.ops
+  if text_keys(text) ~= nkeys then return bad('INVALID_INSTRUCTION', -1, 'a key given twice') end
+  for k in pairs(in_) do
+    if not JSON_TOP[k] then return bad('INVALID_INSTRUCTION', -1, 'unknown field "' .. sub(k, 1, 64) .. '"') end
+  end
+  -- null is an absent field, and an absent id or holder an empty one, as the engine reads them.
+  for _, k in ipairs(JSON_TEXT_FIELDS) do
+    local v = in_[k]
+    if v == cjson.null then in_[k] = nil
+    elseif v ~= nil and type(v) ~= 'string' then return bad('INVALID_INSTRUCTION', -1, k .. ' must be a string') end
+  end
+  local id, holder, cp, memo, ops = in_.id or '', in_.holder or '', in_.counterparty, in_.memo or '', in_.ops
   if cp == nil or cp == '' then cp = 'external' end
-  if memo == nil then memo = '' end
   if not valid_id(id) then return bad('INVALID_ID', -1, 'id must match [A-Za-z0-9_.:-]{1,64}') end
   if not valid_id(holder) then return bad('INVALID_ID', -1, 'holder must match [A-Za-z0-9_.:-]{1,64}') end
   if not valid_id(cp) then return bad('INVALID_ID', -1, 'counterparty must match [A-Za-z0-9_.:-]{1,64}') end
-  if type(memo) ~= 'string' or not valid_memo(memo) then
+  if not valid_memo(memo) then
     return bad('INVALID_INSTRUCTION', -1, 'memo must be UTF-8 of at most 256 bytes without control characters')
   end
   local nops, count = type(ops) == 'table' and #ops or 0, 0
