@@ -834,7 +834,7 @@ local function apply_json(keys, argv)
   if type(in_.ops) == 'table' then
     for _, o in pairs(in_.ops) do nkeys = nkeys + (object(o) or 0) end
   end
-  if text_keys(text) ~= nkeys then return bad('INVALID_INSTRUCTION', -1, 'a key given twice') end
+  if text_keys(text) ~= nkeys then return bad('INVALID_INSTRUCTION', -1, 'a key given twice, or an object where a value belongs') end
   for k in pairs(in_) do
     if not JSON_TOP[k] then return bad('INVALID_INSTRUCTION', -1, 'unknown field "' .. sub(k, 1, 64) .. '"') end
   end
