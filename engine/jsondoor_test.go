@@ -17,6 +17,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/lua"
 )
 
@@ -269,8 +270,20 @@ func TestJSONDoor_ThroughRedisCLI(t *testing.T) {
 			}
 		}
 		// The JSON door's events carry the fingerprint of the text, the
-		// engine's that of its arguments: the ledger takes both.
+		// engine's that of its arguments: the ledger reads them alike, and
+		// the digest chain holds.
 		assert.Len(t, b[0]["fp"], 40)
+		prev := ""
+		for i, raw := range b {
+			f := map[string]string{}
+			for k, v := range raw {
+				f[k] = v.(string)
+			}
+			ev, err := ledger.ParseEvent(f)
+			require.NoError(t, err, "event %d", i)
+			assert.Equal(t, ledger.Digest(prev, ev), ev.Digest, "event %d's digest", i)
+			prev = ev.Digest
+		}
 	})
 }
 
