@@ -18,7 +18,8 @@ var (
 // over [0-9a-z] that lands in it, enumerating shorter strings before longer ones
 // and each length in alphabet order: the table never changes between builds or
 // versions, so key names built from it are stable. Every tag has 1 to 4
-// characters and none contains a brace.
+// characters and none contains a brace. Clients in other languages compute
+// the same tags by this rule (docs/json-door.md shows how).
 //
 // SlotTag panics if slot is not in [0, Slots).
 func SlotTag(slot int) string {

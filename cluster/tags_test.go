@@ -1,6 +1,10 @@
 package cluster
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -47,4 +51,20 @@ func TestSlotTag_IsFirstInEnumeration(t *testing.T) {
 func TestSlotTag_PanicsOutOfRange(t *testing.T) {
 	assert.Panics(t, func() { SlotTag(-1) })
 	assert.Panics(t, func() { SlotTag(Slots) })
+}
+
+// docs/json-door.md tells clients in other languages how to name a slot's
+// outbox and expiry index; its examples must be what the engine uses.
+func TestSlotTag_JSONDoorExamplesMatch(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "json-door.md"))
+	require.NoError(t, err)
+	rows := regexp.MustCompile("(?m)^\\| ([A-Za-z0-9_.:-]+) \\| (\\d+) \\| `\\{([0-9a-z]+)\\}:outbox` \\| `\\{([0-9a-z]+)\\}:expiry` \\|$").
+		FindAllStringSubmatch(string(doc), -1)
+	require.NotEmpty(t, rows, "the examples table")
+	for _, r := range rows {
+		slot := HolderSlot(r[1])
+		assert.Equal(t, r[2], strconv.Itoa(slot), "slot of %s", r[1])
+		assert.Equal(t, Outbox(slot), "{"+r[3]+"}:outbox", "outbox of %s", r[1])
+		assert.Equal(t, Expiry(slot), "{"+r[4]+"}:expiry", "expiry index of %s", r[1])
+	}
 }

@@ -301,3 +301,19 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// Fields gives the JSON fields the op takes, in the order they are checked:
+// those it needs and those it may have. (The library's JSON door has the
+// same table, and a test holds the two equal.)
+func (s OpSpec) Fields() (required, optional []string) {
+	for bit, name := range fieldNames {
+		f := field(1) << bit
+		switch {
+		case s.required&f != 0:
+			required = append(required, name)
+		case s.optional&f != 0:
+			optional = append(optional, name)
+		}
+	}
+	return required, optional
+}

@@ -21,6 +21,16 @@
 --   "err\n<code>\n<op index>\n<detail>"; the detail is the figure that failed the check, in
 --   minor units ("<asset>:<units>" for OVERFLOW, the coupon's state for COUPON_UNAVAILABLE).
 --
+-- FCALL apply_json 4 <holder hash> <idempotency record> <slot's outbox> <slot's expiry index>
+--   <instruction json> [idempotency ttl (ms), default 86400000]
+--   The JSON door, for clients in any language (docs/json-door.md): the contract's instruction
+--   {"id","holder","counterparty"?,"memo"?,"ops":[...]} with every amount in minor units as a
+--   string of digits (a JSON number is INVALID_AMOUNT: cjson would make it an inexact double),
+--   ttl_ms and expires_ms JSON integers. It checks what the engine checks before Redis (codes
+--   INVALID_INSTRUCTION, INVALID_ID, INVALID_AMOUNT, TOO_MANY_OPS; UNKNOWN_ASSET only for an
+--   asset code of the wrong form, as the asset registry lives in the engine), writing nothing
+--   when a check fails, then runs apply with the fingerprint sha1hex(json text). Same reply.
+--
 -- FCALL transfer 2 <transfer record> <slot's index of unfinished transfers>
 --   action, transfer id, then per action:
 --   begin  fp, body, prepare timeout (ms), the parts' holders (comma-separated): creates the
@@ -702,5 +712,213 @@ local function transfer(keys, argv)
   return redis.error_reply('ERR unknown action')
 end
 
+-- The JSON door: apply_json decodes one JSON instruction, checks what the Go engine checks before
+-- Redis, and hands apply the same flat arguments the engine would send, so the same handlers,
+-- checks, idempotency, event and digest follow. Nothing is written when a check here fails.
+
+-- The fields each client op takes: true required, false optional (instructions.Ops says the same;
+-- the engine's own ops, check, take, give and close, are not here: clients are refused them).
+local JSON_OPS = {
+  open = {}, suspend = {}, resume = {},
+  credit = {asset = true, amount = true},
+  debit = {asset = true, amount = true},
+  freeze = {asset = true, amount = true, hold = true, ttl_ms = false},
+  freeze_points = {amount = true, hold = true, ttl_ms = false},
+  lock_coupon = {coupon = true, hold = true, ttl_ms = false},
+  settle = {hold = true, leg = false, amount = false},
+  release = {hold = true, leg = false, amount = false},
+  earn_points = {amount = true},
+  spend_points = {amount = true},
+  grant_coupon = {coupon = true, expires_ms = false},
+  redeem_coupon = {coupon = true},
+}
+-- Every field an op may have, in the order the engine checks their presence.
+local JSON_FIELDS = {'asset', 'amount', 'hold', 'leg', 'coupon', 'ttl_ms', 'expires_ms'}
+local JSON_OP_KEYS = {op = true, asset = true, amount = true, hold = true, leg = true, coupon = true,
+  ttl_ms = true, expires_ms = true}
+local JSON_TEXT_FIELDS = {'id', 'holder', 'counterparty', 'memo'}
+local JSON_TOP = {id = true, holder = true, counterparty = true, memo = true, ops = true}
+local MAX_TTL = 315360000000 -- ten years in ms, instructions.MaxTTLMs
+local DEFAULT_IDEM_TTL = '86400000' -- 24 h, the engine's default
+
+local function bad(code, i, msg)
+  return {0, 'err\n' .. code .. '\n' .. fmt('%d', i) .. '\n' .. msg}
+end
+
+local function valid_id(s)
+  return type(s) == 'string' and #s >= 1 and #s <= 64 and find(s, '^[%w_.:-]+$') ~= nil
+    and find(s, '^%.+$') == nil
+end
+
+-- valid_memo: at most 256 bytes of UTF-8 (no overlong forms, surrogates or values past U+10FFFF),
+-- no control characters.
+local function valid_memo(s)
+  if #s > 256 or find(s, '%c') then return false end
+  local i, n = 1, #s
+  while i <= n do
+    local c = byte(s, i)
+    local len, lo, hi = 1, 128, 191
+    if c < 128 then len = 1
+    elseif c >= 194 and c <= 223 then len = 2
+    elseif c >= 224 and c <= 239 then
+      len = 3
+      if c == 224 then lo = 160 elseif c == 237 then hi = 159 end
+    elseif c >= 240 and c <= 244 then
+      len = 4
+      if c == 240 then lo = 144 elseif c == 244 then hi = 143 end
+    else return false end
+    for j = 1, len - 1 do
+      local d = byte(s, i + j)
+      if not d or d < (j == 1 and lo or 128) or d > (j == 1 and hi or 191) then return false end
+    end
+    i = i + len
+  end
+  return true
+end
+
+-- A JSON object decoded by cjson: a table whose keys are all strings (cjson decodes {} and []
+-- alike); its number of keys, or false.
+local function object(v)
+  if type(v) ~= 'table' then return false end
+  local n = 0
+  for k in pairs(v) do
+    if type(k) ~= 'string' then return false end
+    n = n + 1
+  end
+  return n
+end
+
+-- The keys written in a JSON text that cjson has accepted: the strings followed by a colon.
+-- cjson keeps the last of two equal keys; the engine refuses an instruction whose meaning
+-- depends on which one wins, and so does this door, by counting the keys the text has.
+local function text_keys(text)
+  local n, i = 0, 1
+  while true do
+    local s = find(text, '"', i, true)
+    if not s then return n end
+    local j = s + 1
+    while true do -- to the string's closing quote, over escapes
+      local q = find(text, '["\\]', j)
+      if not q then return n end
+      if byte(text, q) == 92 then j = q + 2 else j = q; break end
+    end
+    if find(text, '^%s*:', j + 1) then n = n + 1 end
+    i = j + 1
+  end
+end
+
+-- The flat arguments of one op, or nil and the error reply.
+local function json_op(o, i, out)
+  if not object(o) then return nil, bad('INVALID_INSTRUCTION', i, 'op must be an object') end
+  for k in pairs(o) do
+    if not JSON_OP_KEYS[k] then
+      return nil, bad('INVALID_INSTRUCTION', i, 'unknown field "' .. sub(k, 1, 64) .. '"')
+    end
+  end
+  local op = o.op
+  local spec = type(op) == 'string' and JSON_OPS[op]
+  if not spec then return nil, bad('INVALID_INSTRUCTION', i, 'unknown op') end
+  for _, f in ipairs(JSON_FIELDS) do
+    local v = o[f]
+    -- Absent, as the engine reads them; a null amount is a JSON value that is not digits there too.
+    if v == '' or (v == cjson.null and f ~= 'amount') then v = nil; o[f] = nil end
+    if spec[f] == true and v == nil then return nil, bad('INVALID_INSTRUCTION', i, op .. ' needs ' .. f) end
+    if spec[f] == nil and v ~= nil then return nil, bad('INVALID_INSTRUCTION', i, op .. ' takes no ' .. f) end
+    if v ~= nil and f ~= 'amount' and type(v) ~= ((f == 'ttl_ms' or f == 'expires_ms') and 'number' or 'string') then
+      return nil, bad('INVALID_INSTRUCTION', i, f .. ' has the wrong type')
+    end
+  end
+  if o.amount and not o.leg and (op == 'settle' or op == 'release') then
+    return nil, bad('INVALID_INSTRUCTION', i, op .. ' with an amount needs a leg')
+  end
+  if o.hold and not valid_id(o.hold) then return nil, bad('INVALID_ID', i, 'hold must match [A-Za-z0-9_.:-]{1,64}') end
+  if o.coupon and not valid_id(o.coupon) then return nil, bad('INVALID_ID', i, 'coupon must match [A-Za-z0-9_.:-]{1,64}') end
+  if o.hold and sub(o.hold, 1, 2) == 'x:' then
+    return nil, bad('INVALID_ID', i, 'hold: names beginning with "x:" are the holds of transfers')
+  end
+  local a = o.leg or o.asset or ''
+  if a ~= '' and not (find(a, '^[A-Z0-9_]+$') and #a <= 16) and not (a == 'points' and o.leg) then
+    return nil, bad('UNKNOWN_ASSET', i, 'asset must match [A-Z0-9_]{1,16} (or a leg "points")')
+  end
+  local amt = '0'
+  if o.amount ~= nil then
+    local n = type(o.amount) == 'string' and units(o.amount)
+    if not n then return nil, bad('INVALID_AMOUNT', i, 'amount must be a string of digits, 1 .. 2^53-1 minor units') end
+    amt = fmt('%d', n)
+  end
+  local ms, lim = o.ttl_ms or o.expires_ms, o.ttl_ms and MAX_TTL or MAX
+  if ms ~= nil then
+    if ms ~= ms or ms < 1 or ms > lim or ms ~= floor(ms) then
+      return nil, bad('INVALID_INSTRUCTION', i, (o.ttl_ms and 'ttl_ms' or 'expires_ms') .. ' must be an integer in 1 .. ' .. fmt('%d', lim))
+    end
+    ms = fmt('%d', ms)
+  end
+  local n = #out
+  out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5], out[n + 6] =
+    op, a, amt, o.hold or '', o.coupon or '', ms or '0'
+  return true
+end
+
+local function apply_json(keys, argv)
+  if not fmt then bind() end
+  local text, ttl = argv[1], argv[2] or DEFAULT_IDEM_TTL
+  if #keys ~= 4 or not text or #argv > 2 then
+    return bad('INVALID_INSTRUCTION', -1, 'FCALL apply_json 4 <holder> <record> <outbox> <expiry> <json> [ttl ms]')
+  end
+  if #ttl > 15 or not find(ttl, '^%d+$') or tonumber(ttl) < 1 then
+    return bad('INVALID_INSTRUCTION', -1, 'the idempotency ttl must be 1 or more ms')
+  end
+  if #text > 65536 then return bad('INVALID_INSTRUCTION', -1, 'instruction over 64 KiB') end
+  local ok, in_ = pcall(cjson.decode, text)
+  -- cjson decodes [] as it does {}: the text must open an object.
+  if not ok or not object(in_) or not find(text, '^%s*{') then return bad('INVALID_INSTRUCTION', -1, 'not a JSON object') end
+  local nkeys = object(in_)
+  if type(in_.ops) == 'table' then
+    for _, o in pairs(in_.ops) do nkeys = nkeys + (object(o) or 0) end
+  end
+  if text_keys(text) ~= nkeys then return bad('INVALID_INSTRUCTION', -1, 'a key given twice, or an object where a value belongs') end
+  for k in pairs(in_) do
+    if not JSON_TOP[k] then return bad('INVALID_INSTRUCTION', -1, 'unknown field "' .. sub(k, 1, 64) .. '"') end
+  end
+  -- null is an absent field, and an absent id or holder an empty one, as the engine reads them.
+  for _, k in ipairs(JSON_TEXT_FIELDS) do
+    local v = in_[k]
+    if v == cjson.null then in_[k] = nil
+    elseif v ~= nil and type(v) ~= 'string' then return bad('INVALID_INSTRUCTION', -1, k .. ' must be a string') end
+  end
+  local id, holder, cp, memo, ops = in_.id or '', in_.holder or '', in_.counterparty, in_.memo or '', in_.ops
+  if cp == nil or cp == '' then cp = 'external' end
+  if not valid_id(id) then return bad('INVALID_ID', -1, 'id must match [A-Za-z0-9_.:-]{1,64}') end
+  if not valid_id(holder) then return bad('INVALID_ID', -1, 'holder must match [A-Za-z0-9_.:-]{1,64}') end
+  if not valid_id(cp) then return bad('INVALID_ID', -1, 'counterparty must match [A-Za-z0-9_.:-]{1,64}') end
+  if not valid_memo(memo) then
+    return bad('INVALID_INSTRUCTION', -1, 'memo must be UTF-8 of at most 256 bytes without control characters')
+  end
+  local nops, count = type(ops) == 'table' and #ops or 0, 0
+  if nops > 0 then for _ in pairs(ops) do count = count + 1 end end
+  if nops == 0 or count ~= nops then return bad('INVALID_INSTRUCTION', -1, 'ops must be a list of 1 to 64 ops') end
+  if nops > 64 then return bad('TOO_MANY_OPS', -1, fmt('%d ops, at most 64', nops)) end
+  -- The caller names the keys; these checks catch the likely mistakes, since a wrong key would
+  -- apply the instruction to a holder it does not name, or put its event in a stream the relay
+  -- never reads. (Whether a slot tag is the one of its slot, only the tag table knows: the
+  -- cluster's cross-slot check catches a tag of another slot.)
+  local tag = match(keys[3], '^{([0-9a-z]+)}:outbox$')
+  if match(keys[1], '^{h:(.*)}$') ~= holder or sub(keys[2], 1, #keys[1]) ~= keys[1]
+      or sub(keys[2], -#id - 1) ~= ':' .. id or not tag or #tag > 4 or match(keys[4], '^{([0-9a-z]+)}:expiry$') ~= tag then
+    return bad('INVALID_INSTRUCTION', -1, 'KEYS must be the holder hash, idempotency record, outbox and expiry index of the instruction\'s holder and id')
+  end
+  local flat = {holder, id, sha1hex(text), ttl, cp, memo, ''}
+  for i = 1, nops do
+    local done, reply = json_op(ops[i], i - 1, flat)
+    if not done then return reply end
+  end
+  -- Ids of the engine's own steps: a client may not take them first.
+  if sub(id, 1, 2) == 'x:' then return bad('INVALID_ID', -1, 'id: names beginning with "x:" are those of transfers') end
+  if sub(cp, 1, 2) == 'x:' then return bad('INVALID_ID', -1, 'counterparty: names beginning with "x:" are those of transfers') end
+  if sub(id, 1, 6) == 'sweep-' then return bad('INVALID_ID', -1, 'id: names beginning with "sweep-" are the sweeper\'s') end
+  return apply(keys, flat)
+end
+
 redis.register_function('apply', apply)
 redis.register_function('transfer', transfer)
+redis.register_function('apply_json', apply_json)

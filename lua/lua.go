@@ -4,11 +4,14 @@
 // # Basics
 //
 // atomledger.lua is one library, named after the key format it writes
-// (atomledger_v2), with two functions: apply applies a whole instruction to
+// (atomledger_v2), with three functions: apply applies a whole instruction to
 // one holder's hash, all or nothing, with its idempotency record, its outbox
-// event and its expiry index entries, in one run; transfer keeps the record
-// of a cross-holder transfer, whose commit point is one run of it. Neither
-// has the no-writes flag, so Redis refuses a call before it runs (OOM,
+// event and its expiry index entries, in one run, from flat arguments (the
+// engine's door); apply_json does the same from one JSON instruction, for
+// clients in any language (it checks what the engine checks before Redis,
+// then hands apply the same arguments); transfer keeps the record of a
+// cross-holder transfer, whose commit point is one run of it. None has the
+// no-writes flag, so Redis refuses a call before it runs (OOM,
 // READONLY, NOREPLICAS, cross-slot keys) instead of at its first write, and
 // each touches only the keys it is given.
 //
@@ -40,8 +43,9 @@ var Library = struct {
 
 // The library's functions, as FCALL names them.
 const (
-	FuncApply    = "apply"
-	FuncTransfer = "transfer"
+	FuncApply     = "apply"
+	FuncApplyJSON = "apply_json" // for clients other than the engine: docs/json-door.md
+	FuncTransfer  = "transfer"
 )
 
 func sha1Hex(s string) string {

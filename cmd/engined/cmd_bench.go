@@ -26,8 +26,9 @@ Bench measures atomledger against its baselines, side by side in one run,
 and prints a table (docs/benchmarks.md explains each figure):
 
   script_cost  server time per FCALL (INFO commandstats) of a four-op checkout
-               and of a 1-op debit against the seed article's single-key
-               deduct script, run as a function
+               (with flat arguments, and as JSON through apply_json) and of a
+               1-op debit against the seed article's single-key deduct
+               script, run as a function
   pipeline     ApplyBatch against raw pipelined FCALL, same arguments
   concurrent   Apply from many goroutines against raw FCALL
   http         engined serve (a process of its own) under keep-alive clients
@@ -248,6 +249,7 @@ func printBenchTables(w io.Writer, r *bench.Report) {
 	} else {
 		t.AppendRow(table.Row{"script_cost", "server usec per call", "checkout " + f(sc.CheckoutUsec), "seed deduct " + f(sc.SeedDeductUsec), f(sc.Ratio)})
 		t.AppendRow(table.Row{"script_cost", "server usec per call", "1-op debit " + f(sc.DebitUsec), "seed deduct " + f(sc.SeedDeductUsec), f(sc.DebitRatio)})
+		t.AppendRow(table.Row{"script_cost", "server usec per call", "checkout as JSON " + f(sc.JSONUsec), "seed deduct " + f(sc.SeedDeductUsec), f(sc.JSONRatio)})
 	}
 	for _, cp := range []struct {
 		name, measure string

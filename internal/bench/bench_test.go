@@ -79,6 +79,7 @@ func TestVariantSource_EachCutStopsBeforeOneLine(t *testing.T) {
 				assert.Equal(t, 1, strings.Count(src, stopEarly))
 				assert.Contains(t, src, "redis.register_function('cut', apply)")
 				assert.NotContains(t, src, "register_function('"+lua.FuncTransfer+"'")
+				assert.NotContains(t, src, "register_function('"+lua.FuncApplyJSON+"'", "function names are global: two libraries cannot both register it")
 			}
 		})
 	}
@@ -126,6 +127,9 @@ func TestRun_QuickCountsRight(t *testing.T) {
 	assert.Empty(t, sc.Skipped)
 	assert.Len(t, sc.SeedPhases, s.Rounds)
 	assert.Len(t, sc.CheckoutPhase, s.Rounds)
+	assert.Len(t, sc.JSONPhases, s.Rounds)
+	assert.Positive(t, sc.JSONUsec)
+	assert.Positive(t, sc.JSONRatio)
 	assert.Positive(t, sc.CheckoutUsec)
 	assert.Positive(t, sc.SeedDeductUsec)
 	assert.Len(t, sc.Breakdown, len(cuts))

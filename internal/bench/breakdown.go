@@ -94,6 +94,7 @@ func variantSource(src string, c cut, fn string) (string, error) {
 	}
 	rest = strings.Replace(rest, "redis.register_function('"+lua.FuncApply+"', apply)", "redis.register_function('"+fn+"', apply)", 1)
 	rest = strings.Replace(rest, "redis.register_function('"+lua.FuncTransfer+"', transfer)\n", "", 1)
+	rest = strings.Replace(rest, "redis.register_function('"+lua.FuncApplyJSON+"', apply_json)\n", "", 1)
 	return "#!lua name=" + fn + "\n" + rest, nil
 }
 

@@ -102,6 +102,15 @@ func checkout(holder string, n int) instructions.Instruction {
 		Freeze("USDT", "100.000000", order, 15*time.Minute)
 }
 
+// checkoutJSON is checkout as the JSON door takes it: amounts in minor
+// units (CNY has 2 decimals, USDT 6), the TTL in ms.
+func checkoutJSON(holder string, n int) string {
+	i := strconv.Itoa(n)
+	return `{"id":"checkout-` + i + `","holder":"` + holder + `","counterparty":"merchant:88","memo":"checkout order ` + i + `","ops":[` +
+		`{"op":"debit","asset":"CNY","amount":"8000"},{"op":"spend_points","amount":"2000"},` +
+		`{"op":"redeem_coupon","coupon":"c-1"},{"op":"freeze","asset":"USDT","amount":"100000000","hold":"ord-` + i + `","ttl_ms":900000}]}`
+}
+
 // debit is the one-op payment of the load parts.
 func debit(id, holder string) instructions.Instruction {
 	return instructions.New(id, holder).Debit("CNY", "0.01")

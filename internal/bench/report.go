@@ -28,12 +28,20 @@ type ScriptCost struct {
 	Ratio          float64 `json:"ratio"`            // checkout_usec / seed_deduct_usec
 	DebitUsec      float64 `json:"debit_usec"`       // a 1-op debit with its record and event, median over its phases
 	DebitRatio     float64 `json:"debit_ratio"`      // debit_usec / seed_deduct_usec
+	// JSONUsec is the same checkout sent through the JSON door (apply_json:
+	// one JSON argument, decoded and checked in Lua), median over its phases;
+	// JSONRatio is json_checkout_usec / seed_deduct_usec, beside ratio, and
+	// JSONOverFlat json_checkout_usec / checkout_usec. No target.
+	JSONUsec     float64 `json:"json_checkout_usec"`
+	JSONRatio    float64 `json:"json_ratio"`
+	JSONOverFlat float64 `json:"json_over_flat"`
 
 	Rounds        int       `json:"rounds"`          // phases of each kind, alternated
 	CallsPerPhase int       `json:"calls_per_phase"` // script runs measured in each phase
 	SeedPhases    []float64 `json:"seed_phases_usec"`
 	CheckoutPhase []float64 `json:"checkout_phases_usec"`
 	DebitPhases   []float64 `json:"debit_phases_usec"`
+	JSONPhases    []float64 `json:"json_phases_usec"`
 	// Commands are the Redis commands one checkout calls from Lua: calls and
 	// server time (usec) per checkout, from the same phases.
 	Commands []CommandCost `json:"commands_per_checkout,omitempty"`

@@ -32,7 +32,8 @@ end)
 const seedFn = "seed_deduct"
 
 // scriptCost runs the script_cost part: Rounds checkout phases, Rounds
-// 1-op debit phases and Rounds deduct phases, alternated, each on fresh keys
+// phases of the same checkout through the JSON door, Rounds 1-op debit
+// phases and Rounds deduct phases, alternated, each on fresh keys
 // and measured alone between a CONFIG RESETSTAT and an INFO commandstats,
 // so that the functions' FCALL figures never mix. Then, with
 // Settings.Breakdown, the variants.
@@ -58,15 +59,15 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 			return ScriptCost{}, err
 		}
 	}
-	total := 3*e.s.Rounds + e.s.BreakdownRnd*len(stages)
+	total := 4*e.s.Rounds + e.s.BreakdownRnd*len(stages)
 	done := 0
 
-	var seeds, checkouts, debits []float64
+	var seeds, checkouts, debits, jsons []float64
 	perCmd := map[string][]CommandCost{}
 	for r := range e.s.Rounds {
 		// Alternate which kind goes first, so that a drift of the machine
 		// weighs on both alike.
-		kinds := []string{"checkout", "debit", "deduct"}
+		kinds := []string{"checkout", "json", "debit", "deduct"}
 		if r%2 == 1 {
 			slices.Reverse(kinds)
 		}
@@ -81,6 +82,12 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 				for name, c := range commandsPerCall(stats, e.s.Calls) {
 					perCmd[name] = append(perCmd[name], c)
 				}
+			case "json":
+				usec, err := sc.jsonPhase(ctx)
+				if err != nil {
+					return ScriptCost{}, err
+				}
+				jsons = append(jsons, usec)
 			case "debit":
 				usec, err := sc.debitPhase(ctx)
 				if err != nil {
@@ -104,6 +111,12 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 	out.Ratio = round(ratio(median(checkouts), median(seeds)))
 	out.DebitUsec = round(median(debits))
 	out.DebitRatio = round(ratio(median(debits), median(seeds)))
+	out.JSONUsec = round(median(jsons))
+	out.JSONRatio = round(ratio(median(jsons), median(seeds)))
+	out.JSONOverFlat = round(ratio(median(jsons), median(checkouts)))
+	for _, v := range jsons {
+		out.JSONPhases = append(out.JSONPhases, round(v))
+	}
 	for _, v := range debits {
 		out.DebitPhases = append(out.DebitPhases, round(v))
 	}
@@ -211,6 +224,31 @@ func (sc *scriptCost) debitPhase(ctx context.Context) (float64, error) {
 		return 0, err
 	}
 	if err := e.pipeCall(ctx, lua.FuncApply, keys, args, appliedReply); err != nil {
+		return 0, err
+	}
+	usec, _, err := phaseUsec(ctx, e, len(keys))
+	return usec, err
+}
+
+// jsonPhase opens Calls fresh holders (outside the measure), then runs the
+// checkout on each through the JSON door: the same instruction, in minor
+// units, as one JSON argument.
+func (sc *scriptCost) jsonPhase(ctx context.Context) (float64, error) {
+	e := sc.e
+	sc.phase++
+	holders := e.holderIDsWhere("js"+strconv.Itoa(sc.phase), e.s.Calls, sc.keep)
+	keys, _, err := e.prepare(ctx, holders, openRich, checkout)
+	if err != nil {
+		return 0, err
+	}
+	args := make([][]any, len(holders))
+	for i, h := range holders {
+		args[i] = []any{checkoutJSON(h, i)}
+	}
+	if err := e.resetStats(ctx); err != nil {
+		return 0, err
+	}
+	if err := e.pipeCall(ctx, lua.FuncApplyJSON, keys, args, appliedReply); err != nil {
 		return 0, err
 	}
 	usec, _, err := phaseUsec(ctx, e, len(keys))
