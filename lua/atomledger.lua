@@ -457,7 +457,10 @@ end
 -- "<byte length>:" of a digest term longer than LENS knows.
 local function len(s) return fmt('%d:', #s) end
 
-local function apply(keys, argv)
+-- keep_result (the JSON door's) keeps the whole result in the idempotency record, so that a
+-- replay answers byte for byte what the first call did; the engine's own calls keep the short
+-- form, which it reads back with the request in hand.
+local function apply(keys, argv, keep_result)
   if not fmt then bind() end
   local K_TX, K_OUT, K_EXP = keys[2], keys[3], keys[4]
   K = keys[1]
@@ -637,7 +640,7 @@ local function apply(keys, argv)
   end
   if zadd then call(unpk(zadd)) end
   call(unpk(hset))
-  call('SET', K_TX, concat(k), 'PX', idem_ttl)
+  call('SET', K_TX, keep_result and fpk .. result or concat(k), 'PX', idem_ttl)
   if hdel then call(unpk(hdel)) end
   if zrem then call(unpk(zrem)) end
   return {0, 'ok\n' .. result}
@@ -916,7 +919,7 @@ local function apply_json(keys, argv)
   if sub(id, 1, 2) == 'x:' then return bad('INVALID_ID', -1, 'id: names beginning with "x:" are those of transfers') end
   if sub(cp, 1, 2) == 'x:' then return bad('INVALID_ID', -1, 'counterparty: names beginning with "x:" are those of transfers') end
   if sub(id, 1, 6) == 'sweep-' then return bad('INVALID_ID', -1, 'id: names beginning with "sweep-" are the sweeper\'s') end
-  return apply(keys, flat)
+  return apply(keys, flat, true)
 end
 
 redis.register_function('apply', apply)
