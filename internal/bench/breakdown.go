@@ -35,7 +35,7 @@ var cuts = []cut{
 }
 
 // applyHead is the line that opens the apply function.
-const applyHead = "local function apply(keys, argv)\n"
+const applyHead = "local function apply(keys, argv, keep_result)\n"
 
 // callProbe is a library whose function only makes callProbeN cheap
 // redis.calls: what it costs over the empty variant, divided by
