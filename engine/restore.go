@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // This file holds what a rebuild writes back to Redis: a holder's whole
@@ -50,7 +51,7 @@ var ErrStateDiffers = errors.New("redis has the snapshot's seq and digest but ot
 //
 // Errors: ErrRedisAhead, ErrStateDiffers, UNAVAILABLE, INTERNAL (a stored
 // value that is not a number).
-func (e *Engine) Restore(ctx context.Context, s *Snapshot, force bool) (bool, error) {
+func (e *Engine) Restore(ctx context.Context, s *stored.Snapshot, force bool) (bool, error) {
 	key := cluster.Holder(s.Holder)
 	slot := cluster.HolderSlot(s.Holder)
 	exp := cluster.Expiry(slot)
@@ -132,7 +133,7 @@ func AppliedRecord(fp, state string) string {
 
 // snapshotFields are the fields of the holder hash that hold s, as apply
 // writes them: no frozen field at zero.
-func snapshotFields(s *Snapshot) []any {
+func snapshotFields(s *stored.Snapshot) []any {
 	f := []any{cluster.FieldStatus, s.Status, cluster.FieldSeq, strconv.FormatInt(s.Seq, 10),
 		cluster.FieldDigest, s.Digest, cluster.FieldCreatedMs, strconv.FormatInt(s.CreatedMs, 10)}
 	for a, b := range s.Balances {

@@ -12,45 +12,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/stored"
 )
 
-// This file holds a holder's raw state as reconciliation and rebuild read
-// it from Redis, and how two accounts of it are compared.
-
-// Snapshot is a holder's whole state in Redis's own terms: minor units, and
-// coupons and holds in their stored form. ledger.Snapshot has the same shape.
-type Snapshot struct {
-	Holder    string
-	Status    string
-	Seq       int64
-	Digest    string
-	CreatedMs int64
-	Balances  map[string][2]int64 // asset -> available, frozen
-	Points    *[2]int64           // available, frozen; nil if the holder has no points fields (p:a, p:f)
-	Coupons   map[string]string   // coupon -> "<state>" or "<state>|<expires ms>"
-	Holds     map[string]string   // open hold -> "<expires ms or 0>|<leg>=<units>,...|<coupon>,..."
-	Recent    []RecentInstruction // instructions whose idempotency records Restore writes; Snapshots leaves it empty
-}
-
-// RecentInstruction is an applied instruction whose idempotency record
-// Restore writes: the record is the start of FP, then State without what a
-// replay does not need (keptResult), as the library writes it,
-// and lives until TsMs plus the idempotency TTL. It is an alias of an unnamed
-// struct, like ledger.RecentInstruction, so that the ledger's snapshots
-// convert to this package's.
-type RecentInstruction = struct {
-	ID    string
-	FP    string // the request fingerprint
-	TsMs  int64  // when it was applied: Redis server time, Unix ms
-	State string // the result json, as the instruction's event carries it
-}
+// This file reads a holder's raw state from Redis for reconciliation and
+// rebuild, and compares two accounts of it.
 
 // Snapshots reads the raw state of holders in pipelines; a holder Redis does
 // not have is absent from the map. Recent stays empty: idempotency records
 // have keys of their own, which only a SCAN would find.
 //
 // Errors: UNAVAILABLE, INTERNAL (a stored value that is not a number).
-func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*Snapshot, error) {
+func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*stored.Snapshot, error) {
 	pipe := e.rdb.Pipeline()
 	cmds := make([]*redis.MapStringStringCmd, len(holders))
 	for i, h := range holders {
@@ -59,7 +32,7 @@ func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*S
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, redisFailure("", err)
 	}
-	out := make(map[string]*Snapshot, len(holders))
+	out := make(map[string]*stored.Snapshot, len(holders))
 	for i, h := range holders {
 		s, err := snapshotOf(h, cmds[i].Val())
 		if err != nil {
@@ -79,11 +52,11 @@ func readState(ctx context.Context, c redis.Cmdable, h string) *redis.MapStringS
 
 // snapshotOf parses the holder hash m that readState read; nil when Redis
 // lacks the holder.
-func snapshotOf(h string, m map[string]string) (*Snapshot, error) {
+func snapshotOf(h string, m map[string]string) (*stored.Snapshot, error) {
 	if m[cluster.FieldStatus] == "" {
 		return nil, nil
 	}
-	s := &Snapshot{Holder: h, Status: m[cluster.FieldStatus], Digest: m[cluster.FieldDigest],
+	s := &stored.Snapshot{Holder: h, Status: m[cluster.FieldStatus], Digest: m[cluster.FieldDigest],
 		Balances: map[string][2]int64{}, Coupons: map[string]string{}, Holds: map[string]string{}}
 	var errs []error
 	num := func(what, v string) int64 {
@@ -121,7 +94,7 @@ func snapshotOf(h string, m map[string]string) (*Snapshot, error) {
 // rule): digest, status, created_ms, balances, points, coupons and holds,
 // one line each. The seq is not compared: callers judge it first. An absent
 // balance or points hash counts as zero, as the holder's State shows it.
-func Differences(r, o *Snapshot, other string) []string {
+func Differences(r, o *stored.Snapshot, other string) []string {
 	var d []string
 	add := func(what string, rv, ov any) { d = append(d, fmt.Sprintf("%s: redis %v, %s %v", what, rv, other, ov)) }
 	if r.Digest != o.Digest {

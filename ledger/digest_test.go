@@ -52,7 +52,7 @@ func TestSink_V1HistoryThenV2Events(t *testing.T) {
 
 	snaps, err := l.Snapshots(ctx, []string{h}, 0)
 	require.NoError(t, err)
-	s := engine.Snapshot(*snaps[h])
+	s := *snaps[h]
 	wrote, err := eng.Restore(ctx, &s, false)
 	require.NoError(t, err)
 	require.True(t, wrote, "rebuilt from the ledger")

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/ledger/ledgertest"
@@ -41,7 +40,7 @@ func requireSameAsRedis(t *testing.T, l *ledger.Ledger, holders []string) {
 	require.NoError(t, err)
 	for _, h := range holders {
 		require.Contains(t, fromPG, h)
-		assert.Equal(t, *fromRedis[h], engine.Snapshot(*fromPG[h]), "holder %s", h)
+		assert.Equal(t, *fromRedis[h], *fromPG[h], "holder %s", h)
 	}
 	unbalanced, err := l.Unbalanced(ctx, 10)
 	require.NoError(t, err)

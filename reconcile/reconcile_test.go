@@ -71,7 +71,7 @@ func TestReconcile_TransferInFlightThenUnbalanced(t *testing.T) {
 	// transfer is complete. Nothing is on its way any more.
 	snaps, err := r.led.Snapshots(ctx, []string{seller}, 0)
 	require.NoError(t, err)
-	es := engine.Snapshot(*snaps[seller])
+	es := *snaps[seller]
 	_, err = r.eng.Restore(ctx, &es, true)
 	require.NoError(t, err)
 
