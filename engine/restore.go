@@ -157,13 +157,8 @@ func snapshotFields(s *stored.Snapshot) []any {
 	return f
 }
 
-// holdExpiry reads the expiry of a stored hold.
+// holdExpiry reads the expiry of a stored hold (0: none, or unreadable).
 func holdExpiry(raw string) int64 {
-	for i := 0; i < len(raw); i++ {
-		if raw[i] == '|' {
-			ms, _ := strconv.ParseInt(raw[:i], 10, 64)
-			return ms
-		}
-	}
-	return 0
+	ms, _, _ := stored.ReadHold(raw, func(string, string) {})
+	return ms
 }

@@ -7,7 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
+
+	"github.com/atomledger/atomledger/stored"
 )
 
 // Event is one outbox event: the fields of its stream entry (docs/events.md).
@@ -31,7 +32,7 @@ type Event struct {
 	DV int
 
 	ops   []EventOp
-	state eventState
+	state stored.Result // the state field: every touched account after the instruction
 }
 
 // EventOp is one op of an event, normalized, with its movements.
@@ -44,15 +45,6 @@ type EventOp struct {
 	Ms     string      `json:"ms,omitempty"`
 	To     string      `json:"to,omitempty"` // take and give: the hold the units go to
 	Moves  [][4]string `json:"mv,omitempty"` // asset, from, to, units; from/to among avail, frozen, cp
-}
-
-// eventState is the state field: every touched account after the instruction.
-type eventState struct {
-	Seq      string               `json:"s"`
-	Balances map[string][2]string `json:"b"`
-	Points   *[2]string           `json:"p"`
-	Coupons  map[string]string    `json:"c"`
-	Holds    map[string]string    `json:"h"`
 }
 
 // Account sides a movement names.
@@ -120,7 +112,7 @@ func ParseEvent(f map[string]string) (Event, error) {
 	if err := json.Unmarshal([]byte(e.Ops), &e.ops); err != nil {
 		return e, fmt.Errorf("event %s/%d: ops: %w", e.Holder, e.Seq, err)
 	}
-	if err := json.Unmarshal([]byte(e.State), &e.state); err != nil {
+	if e.state, err = stored.ParseResult(e.State); err != nil {
 		return e, fmt.Errorf("event %s/%d: state: %w", e.Holder, e.Seq, err)
 	}
 	if e.state.Seq != f["seq"] {
@@ -128,7 +120,7 @@ func ParseEvent(f map[string]string) (Event, error) {
 	}
 	for h, raw := range e.state.Holds {
 		// flush parses them: a malformed one must be refused here, with its event.
-		if _, _, _, err := ParseHold(raw); err != nil {
+		if _, _, _, err := stored.ParseHold(raw); err != nil {
 			return e, fmt.Errorf("event %s/%d: state of hold %q: %w", e.Holder, e.Seq, h, err)
 		}
 	}
@@ -195,38 +187,4 @@ func Digest(prev string, e Event) string {
 		h.Write([]byte(s))
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// ParseCoupon reads a stored coupon, "<state>" or "<state>|<expires ms>".
-func ParseCoupon(raw string) (state string, expiresMs int64) {
-	st, exp, _ := strings.Cut(raw, "|")
-	expiresMs, _ = strconv.ParseInt(exp, 10, 64)
-	return st, expiresMs
-}
-
-// ParseHold reads a stored hold, "<expires ms or 0>|<leg>=<units>,...|<coupon>,...".
-func ParseHold(raw string) (expiresMs int64, legs map[string]int64, coupons []string, err error) {
-	parts := strings.SplitN(raw, "|", 3)
-	if len(parts) != 3 {
-		return 0, nil, nil, fmt.Errorf("hold %q", raw)
-	}
-	if expiresMs, err = strconv.ParseInt(parts[0], 10, 64); err != nil {
-		return 0, nil, nil, fmt.Errorf("hold %q", raw)
-	}
-	legs = map[string]int64{}
-	if parts[1] != "" {
-		for _, leg := range strings.Split(parts[1], ",") {
-			a, u, ok := strings.Cut(leg, "=")
-			n, err := strconv.ParseInt(u, 10, 64)
-			if !ok || err != nil {
-				return 0, nil, nil, fmt.Errorf("hold %q", raw)
-			}
-			legs[a] = n
-		}
-	}
-	coupons = []string{}
-	if parts[2] != "" {
-		coupons = strings.Split(parts[2], ",")
-	}
-	return expiresMs, legs, coupons, nil
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/atomledger/atomledger/stored"
 )
 
 // Report tells what one Write did with its batch.
@@ -546,7 +548,7 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 		var hs, cs, states, raws []string
 		var exps []int64
 		for k, raw := range w.coupons {
-			st, exp := ParseCoupon(raw)
+			st, exp := stored.ParseCoupon(raw)
 			hs, cs, states, raws, exps = append(hs, k.holder), append(cs, k.name), append(states, st), append(raws, raw), append(exps, exp)
 		}
 		b.Queue(`INSERT INTO ledger.coupons (holder, coupon, state, expires_ms, raw)
@@ -562,7 +564,7 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 			closedH, closedN = append(closedH, k.holder), append(closedN, k.name)
 			continue
 		}
-		exp, legs, cs, err := ParseHold(*raw)
+		exp, legs, cs, err := stored.ParseHold(*raw)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package stored
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -18,37 +19,67 @@ type Result struct {
 	Holds    map[string]string    `json:"h"`
 }
 
-// ParseCoupon reads a stored coupon, "<state>" or "<state>|<expires ms>".
+// ParseResult reads a result json. It checks the JSON only: the coupons and
+// holds in it are read with ParseCoupon and ReadHold or ParseHold.
+func ParseResult(body string) (Result, error) {
+	var r Result
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		return Result{}, err
+	}
+	return r, nil
+}
+
+// ParseCoupon reads a stored coupon, "<state>" or "<state>|<expires ms>"
+// (0 without an expiry).
 func ParseCoupon(raw string) (state string, expiresMs int64) {
 	st, exp, _ := strings.Cut(raw, "|")
 	expiresMs, _ = strconv.ParseInt(exp, 10, 64)
 	return st, expiresMs
 }
 
-// ParseHold reads a stored hold, "<expires ms or 0>|<leg>=<units>,...|<coupon>,...".
-// legs maps each asset to its minor units; coupons is never nil.
-func ParseHold(raw string) (expiresMs int64, legs map[string]int64, coupons []string, err error) {
-	parts := strings.SplitN(raw, "|", 3)
-	if len(parts) != 3 {
-		return 0, nil, nil, fmt.Errorf("hold %q", raw)
+// ReadHold reads a stored hold, "<expires ms or 0>|<leg>=<units>,...|<coupon>,...",
+// calling leg with the asset and units (decimal minor units, as stored) of
+// each leg. It reads what it can of a malformed hold, skipping a leg without
+// "=", and reports the first flaw in err: the engine shows a caller what
+// the hold holds all the same, the ledger refuses it (ParseHold). coupons is
+// never nil.
+func ReadHold(raw string, leg func(asset, units string)) (expiresMs int64, coupons []string, err error) {
+	exp, rest, ok1 := strings.Cut(raw, "|")
+	legs, cs, ok2 := strings.Cut(rest, "|")
+	if !ok1 || !ok2 {
+		err = fmt.Errorf("hold %q", raw)
 	}
-	if expiresMs, err = strconv.ParseInt(parts[0], 10, 64); err != nil {
-		return 0, nil, nil, fmt.Errorf("hold %q", raw)
+	expiresMs, perr := strconv.ParseInt(exp, 10, 64)
+	if perr != nil && err == nil {
+		err = fmt.Errorf("hold %q", raw)
 	}
-	legs = map[string]int64{}
-	if parts[1] != "" {
-		for _, leg := range strings.Split(parts[1], ",") {
-			a, u, ok := strings.Cut(leg, "=")
-			n, err := strconv.ParseInt(u, 10, 64)
-			if !ok || err != nil {
-				return 0, nil, nil, fmt.Errorf("hold %q", raw)
+	if legs != "" {
+		for l := range strings.SplitSeq(legs, ",") {
+			a, units, ok := strings.Cut(l, "=")
+			if _, perr := strconv.ParseInt(units, 10, 64); (!ok || perr != nil) && err == nil {
+				err = fmt.Errorf("hold %q", raw)
 			}
-			legs[a] = n
+			if ok {
+				leg(a, units)
+			}
 		}
 	}
 	coupons = []string{}
-	if parts[2] != "" {
-		coupons = strings.Split(parts[2], ",")
+	if cs != "" {
+		coupons = strings.Split(cs, ",")
+	}
+	return expiresMs, coupons, err
+}
+
+// ParseHold reads a well-formed stored hold (see ReadHold): legs maps each
+// asset to its minor units. A malformed one is an error.
+func ParseHold(raw string) (expiresMs int64, legs map[string]int64, coupons []string, err error) {
+	legs = map[string]int64{}
+	expiresMs, coupons, err = ReadHold(raw, func(a, units string) {
+		legs[a], _ = strconv.ParseInt(units, 10, 64)
+	})
+	if err != nil {
+		return 0, nil, nil, err
 	}
 	return expiresMs, legs, coupons, nil
 }
