@@ -72,10 +72,10 @@ func (l *Ledger) Snapshots(ctx context.Context, holders []string, since int64) (
 			continue
 		}
 		i := 0
-		if kind == SideFrozen {
+		if kind == stored.SideFrozen {
 			i = 1
 		}
-		if asset == PointsAsset {
+		if asset == stored.PointsAsset {
 			if s.Points == nil {
 				s.Points = &[2]int64{}
 			}

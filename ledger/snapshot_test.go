@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/stored"
 )
 
@@ -16,11 +15,11 @@ func TestSnapshots_RecentInstructionsForRebuild(t *testing.T) {
 	ctx := context.Background()
 	h, evs := holderEvents(t)
 	l := openLedger(t)
-	_, err := l.Apply(ctx, evs)
+	_, err := l.Apply(ctx, stored.Entries(evs...))
 	require.NoError(t, err)
 	var want []stored.RecentInstruction
 	for _, f := range evs {
-		ev, err := ledger.ParseEvent(f)
+		ev, err := stored.ParseEvent(f)
 		require.NoError(t, err)
 		want = append(want, stored.RecentInstruction{ID: ev.ID, FP: ev.FP, TsMs: ev.TS, State: ev.State})
 	}

@@ -1,8 +1,10 @@
 // Package stored holds the shapes of what the library stores, in its own
 // terms, and reads them in one place: a holder's whole state (Snapshot), the
-// stored hold and coupon strings, and the result json that a call answers
-// and an event's state field carries. The engine reads them from Redis, the
-// ledger from the outbox and PostgreSQL, reconciliation compares the two.
+// outbox event (Event, ParseEvent, Digest) and the entry the relay hands its
+// sink (Entry), the stored hold and coupon strings, and the result json that
+// a call answers and an event's state field carries. The engine reads them
+// from Redis, the ledger from the outbox and PostgreSQL, reconciliation
+// compares the two.
 //
 // # Basics
 //

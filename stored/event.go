@@ -1,4 +1,4 @@
-package ledger
+package stored
 
 import (
 	"crypto/sha1"
@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-
-	"github.com/atomledger/atomledger/stored"
 )
 
 // Event is one outbox event: the fields of its stream entry (docs/events.md).
@@ -32,7 +30,7 @@ type Event struct {
 	DV int
 
 	ops   []EventOp
-	state stored.Result // the state field: every touched account after the instruction
+	state Result // the state field: every touched account after the instruction
 }
 
 // EventOp is one op of an event, normalized, with its movements.
@@ -112,7 +110,7 @@ func ParseEvent(f map[string]string) (Event, error) {
 	if err := json.Unmarshal([]byte(e.Ops), &e.ops); err != nil {
 		return e, fmt.Errorf("event %s/%d: ops: %w", e.Holder, e.Seq, err)
 	}
-	if e.state, err = stored.ParseResult(e.State); err != nil {
+	if e.state, err = ParseResult(e.State); err != nil {
 		return e, fmt.Errorf("event %s/%d: state: %w", e.Holder, e.Seq, err)
 	}
 	if e.state.Seq != f["seq"] {
@@ -120,7 +118,7 @@ func ParseEvent(f map[string]string) (Event, error) {
 	}
 	for h, raw := range e.state.Holds {
 		// flush parses them: a malformed one must be refused here, with its event.
-		if _, _, _, err := stored.ParseHold(raw); err != nil {
+		if _, _, _, err := ParseHold(raw); err != nil {
 			return e, fmt.Errorf("event %s/%d: state of hold %q: %w", e.Holder, e.Seq, h, err)
 		}
 	}
@@ -154,6 +152,48 @@ func (e Event) Fields() map[string]string {
 
 // ParsedOps gives the event's ops as ParseEvent read them.
 func (e Event) ParsedOps() []EventOp { return e.ops }
+
+// ParsedState gives the event's state as ParseEvent read it.
+func (e Event) ParsedState() Result { return e.state }
+
+// Entry is an outbox entry as the relay hands it to a sink: where it was
+// read (its stream and entry id; none for an event not read from a stream)
+// and the event, as ParseEvent read it from Fields. When Err is set, the
+// fields are not an event (Event is then zero): a sink keeps such an entry,
+// with its fields as they were, set aside rather than lose it.
+type Entry struct {
+	Stream, ID string
+	Fields     map[string]string
+	Event      Event
+	Err        error
+}
+
+// Read gives the entry's event, reading it from Fields if ReadEntry did not.
+func (e Entry) Read() (Event, error) {
+	if e.Err != nil || e.Event.Seq > 0 { // ParseEvent gives a seq of 1 or more
+		return e.Event, e.Err
+	}
+	return ParseEvent(e.Fields)
+}
+
+// Entries gives the entries of events not read from a stream, each read by
+// ReadEntry.
+func Entries(fields ...map[string]string) []Entry {
+	out := make([]Entry, len(fields))
+	for i, f := range fields {
+		out[i] = ReadEntry("", "", f)
+	}
+	return out
+}
+
+// ReadEntry reads an outbox entry's fields into an Entry.
+func ReadEntry(stream, id string, fields map[string]string) Entry {
+	ev, err := ParseEvent(fields)
+	if err != nil {
+		ev = Event{}
+	}
+	return Entry{Stream: stream, ID: id, Fields: fields, Event: ev, Err: err}
+}
 
 // Digest computes an event's digest on the holder's previous one ("" before
 // the first event), by the event's version (e.DV): the SHA-1, in hex, of the
