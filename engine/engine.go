@@ -119,7 +119,7 @@ func (e *Engine) Load(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("load library: %w", err)
 		}
-		if v := infoField(info, "redis_version"); !versionAtLeast(v, MinRedisVersion) {
+		if v := InfoField(info, "redis_version"); !versionAtLeast(v, MinRedisVersion) {
 			return fmt.Errorf("load library: %s runs Redis %q, atomledger needs %s or newer", c.Options().Addr, v, MinRedisVersion)
 		}
 		return loadLibrary(ctx, c)
@@ -138,7 +138,10 @@ func (e *Engine) forEachMaster(ctx context.Context, fn func(context.Context, *re
 	}
 }
 
-func infoField(info, name string) string {
+// InfoField returns the value of field name in the text of an INFO reply
+// ("" if it has none). The engine reads redis_version with it; tools that
+// read INFO beside the engine use it too.
+func InfoField(info, name string) string {
 	for _, line := range strings.Split(info, "\n") {
 		if v, ok := strings.CutPrefix(line, name+":"); ok {
 			return strings.TrimSpace(v)

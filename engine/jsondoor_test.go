@@ -17,8 +17,8 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
-	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/lua"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // cliJSON sends text to the library's JSON door with the redis-cli binary
@@ -279,9 +279,9 @@ func TestJSONDoor_ThroughRedisCLI(t *testing.T) {
 			for k, v := range raw {
 				f[k] = v.(string)
 			}
-			ev, err := ledger.ParseEvent(f)
+			ev, err := stored.ParseEvent(f)
 			require.NoError(t, err, "event %d", i)
-			assert.Equal(t, ledger.Digest(prev, ev), ev.Digest, "event %d's digest", i)
+			assert.Equal(t, stored.Digest(prev, ev), ev.Digest, "event %d's digest", i)
 			prev = ev.Digest
 		}
 	})

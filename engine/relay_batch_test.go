@@ -14,6 +14,7 @@ import (
 
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // recordSink keeps every write: its events as "holder/seq", in order.
@@ -23,12 +24,12 @@ type recordSink struct {
 	at     map[string]time.Time // holder/seq -> when written
 }
 
-func (s *recordSink) Write(_ context.Context, batch []map[string]string) error {
+func (s *recordSink) Write(_ context.Context, batch []stored.Entry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := make([]string, len(batch))
-	for i, f := range batch {
-		w[i] = f["holder"] + "/" + f["seq"]
+	for i, e := range batch {
+		w[i] = e.Event.Holder + "/" + strconv.FormatInt(e.Event.Seq, 10)
 		if s.at != nil {
 			s.at[w[i]] = time.Now()
 		}

@@ -1,7 +1,6 @@
-// The relay's delivery: what it hands to the sink (the Sink and EntrySink
-// contracts, each event with its stream and entry id so that one set aside
-// keeps them), in stream and id order, then acknowledging and deleting what
-// the sink has.
+// The relay's delivery: what it hands to the sink (the Sink contract, each
+// event with its stream and entry id so that one set aside keeps them), in
+// stream and id order, then acknowledging and deleting what the sink has.
 
 package engine
 
@@ -13,32 +12,20 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/atomledger/atomledger/stored"
 )
 
-// Sink receives outbox events, each as the fields of its stream entry
-// (docs/events.md). Write returns nil only once the whole batch is durable
-// (an event the sink cannot apply recorded as set aside, not lost): the
-// relay deletes the events from Redis after that, never before. It must
-// take the same event twice, and events of a holder out of order, without
-// harm: a relay re-delivers after any failure. ledger.Ledger is one.
+// Sink receives outbox events, each as an entry of its stream: where it
+// was read and the event, read by stored.ReadEntry (docs/events.md). Write
+// returns nil only once the whole batch is durable (an event the sink
+// cannot apply, or an entry that is not an event, recorded as set aside
+// with its stream and entry id, not lost): the relay deletes the events
+// from Redis after that, never before. It must take the same event twice,
+// and events of a holder out of order, without harm: a relay re-delivers
+// after any failure. ledger.Ledger is one.
 type Sink interface {
-	Write(ctx context.Context, batch []map[string]string) error
-}
-
-// OutboxEntry is an outbox event as the relay read it: its stream, its entry
-// id and its fields. It is an alias of an unnamed struct, like ledger.Entry.
-type OutboxEntry = struct {
-	Stream, ID string
-	Fields     map[string]string
-}
-
-// An EntrySink is a Sink also told where each event was read. The relay
-// writes to it with WriteEntries, which has Write's contract; a sink that
-// sets an event aside (one it cannot apply, docs/events.md) keeps its stream
-// and entry id with it. ledger.Ledger is one.
-type EntrySink interface {
-	Sink
-	WriteEntries(ctx context.Context, batch []OutboxEntry) error
+	Write(ctx context.Context, batch []stored.Entry) error
 }
 
 // deliver writes what a round read to the sink, in writes of at most
@@ -114,14 +101,14 @@ func compareIDs(a, b string) int {
 // write writes one batch to the sink, then acknowledges and deletes it. An
 // entry deleted while pending (no fields) is only acknowledged.
 func (r *Relay) write(ctx context.Context, batch []relayEntry) error {
-	events := make([]OutboxEntry, 0, len(batch))
+	events := make([]stored.Entry, 0, len(batch))
 	for _, e := range batch {
 		if e.fields != nil {
-			events = append(events, OutboxEntry{Stream: e.stream, ID: e.id, Fields: e.fields})
+			events = append(events, stored.ReadEntry(e.stream, e.id, e.fields))
 		}
 	}
 	if len(events) > 0 {
-		if err := r.writeSink(ctx, events); err != nil {
+		if err := r.sink.Write(ctx, events); err != nil {
 			r.sinkDown.Store(true)
 			return fmt.Errorf("relay: sink: %w", err)
 		}
@@ -143,19 +130,6 @@ func (r *Relay) write(ctx context.Context, batch []relayEntry) error {
 	r.relayed.Add(int64(len(events)))
 	r.batches.Add(1)
 	return nil
-}
-
-// writeSink hands events to the sink, with their stream and entry id if it
-// takes them.
-func (r *Relay) writeSink(ctx context.Context, events []OutboxEntry) error {
-	if s, ok := r.sink.(EntrySink); ok {
-		return s.WriteEntries(ctx, events)
-	}
-	fields := make([]map[string]string, len(events))
-	for i, e := range events {
-		fields[i] = e.Fields
-	}
-	return r.sink.Write(ctx, fields)
 }
 
 // holdBackUnreplicated tells, with an error, that no replica of g's master

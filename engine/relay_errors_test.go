@@ -14,6 +14,7 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // The relay's error paths, each made to happen rather than left to chance:
@@ -103,7 +104,7 @@ type denySink struct {
 	deny func()
 }
 
-func (s *denySink) Write(ctx context.Context, batch []map[string]string) error {
+func (s *denySink) Write(ctx context.Context, batch []stored.Entry) error {
 	if err := s.memSink.Write(ctx, batch); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
@@ -30,15 +32,19 @@ type memSink struct {
 	writes int
 }
 
-func (s *memSink) Write(_ context.Context, batch []map[string]string) error {
+func (s *memSink) Write(_ context.Context, batch []stored.Entry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.down {
 		return errors.New("sink down")
 	}
 	s.writes++
-	for _, f := range batch {
-		s.events[f["holder"]+"/"+f["seq"]]++
+	for _, e := range batch {
+		// The relay hands events read: an entry it could not read fails the write.
+		if e.Err != nil || e.Stream == "" || e.ID == "" {
+			return fmt.Errorf("entry %s %s not read: %v", e.Stream, e.ID, e.Err)
+		}
+		s.events[e.Event.Holder+"/"+strconv.FormatInt(e.Event.Seq, 10)]++
 	}
 	return nil
 }

@@ -6,26 +6,17 @@ import (
 	"strconv"
 	"strings"
 
-	json "github.com/goccy/go-json"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // The apply function answers {replayed, outcome}: outcome is "ok\n<result
 // json>" ("ok\n" and the idempotency record's short form for a replay) or
 // "err\n<code>\n<op index>\n<detail>". This file is the one place that
-// reads it, and the raw coupon and hold values both scripts return.
-
-// scriptResult is the result json of the library's apply function: amounts in minor units, coupons
-// and holds in their stored form.
-type scriptResult struct {
-	Seq      string               `json:"s"`
-	Balances map[string][2]string `json:"b"`
-	Points   *[2]string           `json:"p"`
-	Coupons  map[string]string    `json:"c"`
-	Holds    map[string]string    `json:"h"`
-}
+// reads it; the stored forms in it (the result json, coupons, holds) are read
+// by package stored.
 
 func (e *Engine) finish(c call, cmd *redis.Cmd) Outcome {
 	v, err := cmd.Result()
@@ -55,8 +46,8 @@ func (e *Engine) parseReply(n instructions.Normalized, v any) (instructions.Resu
 		if res, ok := e.plainResult(n, replayed == 1, body); ok {
 			return res, nil
 		}
-		var sr scriptResult
-		if err := json.Unmarshal([]byte(body), &sr); err != nil {
+		sr, err := stored.ParseResult(body)
+		if err != nil {
 			return instructions.Result{}, e.internal(n.ID, "script result: %v", err)
 		}
 		return e.result(n, replayed == 1, sr)
@@ -81,7 +72,7 @@ func (e *Engine) internal(id, format string, args ...any) *Error {
 	return err
 }
 
-func (e *Engine) result(n instructions.Normalized, replayed bool, sr scriptResult) (instructions.Result, error) {
+func (e *Engine) result(n instructions.Normalized, replayed bool, sr stored.Result) (instructions.Result, error) {
 	seq, err := strconv.ParseInt(sr.Seq, 10, 64)
 	if err != nil {
 		return instructions.Result{}, e.internal(n.ID, "script result seq %q", sr.Seq)
@@ -275,26 +266,18 @@ func (e *Engine) amount(asset, units string) string {
 	return instructions.FromUnits(n, scale)
 }
 
-// couponState reads a stored coupon, "<state>" or "<state>|<expires ms>".
+// couponState reads the state of a stored coupon.
 func couponState(raw string) string {
-	st, _, _ := strings.Cut(raw, "|")
+	st, _ := stored.ParseCoupon(raw)
 	return st
 }
 
-// hold reads a stored hold, "<expires ms or 0>|<leg>=<units>,...|<coupon>,...".
+// hold reads a stored hold for a caller, its legs at their assets' scales.
+// A malformed one (which the library does not write) shows what can be read
+// of it rather than nothing.
 func (e *Engine) hold(raw string) instructions.Hold {
-	h := instructions.Hold{Legs: map[string]string{}, Coupons: []string{}}
-	exp, rest, _ := strings.Cut(raw, "|")
-	legs, coupons, _ := strings.Cut(rest, "|")
-	h.ExpiresMs, _ = strconv.ParseInt(exp, 10, 64)
-	for leg := range strings.SplitSeq(legs, ",") {
-		if a, units, ok := strings.Cut(leg, "="); ok {
-			h.Legs[a] = e.amount(a, units)
-		}
-	}
-	if coupons != "" {
-		h.Coupons = strings.Split(coupons, ",")
-	}
+	h := instructions.Hold{Legs: map[string]string{}}
+	h.ExpiresMs, h.Coupons, _ = stored.ReadHold(raw, func(a, units string) { h.Legs[a] = e.amount(a, units) })
 	return h
 }
 

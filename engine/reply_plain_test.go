@@ -7,18 +7,18 @@ import (
 	"testing"
 	"time"
 
-	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // decodedResult reads a result json the general way, as parseReply did
 // before it had plainResult.
 func decodedResult(e *Engine, n instructions.Normalized, replayed bool, body string) (instructions.Result, error) {
-	var sr scriptResult
-	if err := json.Unmarshal([]byte(body), &sr); err != nil {
+	sr, err := stored.ParseResult(body)
+	if err != nil {
 		return instructions.Result{}, err
 	}
 	return e.result(n, replayed, sr)

@@ -12,12 +12,13 @@ import (
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // v1Events makes a holder's first two events as a version without dv wrote
 // them: opened with 10.00 CNY, then credited 5.00, digests of version 1.
 func v1Events(holder string) []map[string]string {
-	evs := []ledger.Event{
+	evs := []stored.Event{
 		{Holder: holder, Seq: 1, ID: "o1", FP: "fp1", TS: 1700000000000, CP: "external",
 			Ops:   `[{"op":"open"},{"op":"credit","asset":"CNY","units":"1000","mv":[["CNY","cp","avail","1000"]]}]`,
 			State: `{"s":"1","st":"active","b":{"CNY":["1000","0"]},"c":{},"h":{}}`},
@@ -28,7 +29,7 @@ func v1Events(holder string) []map[string]string {
 	prev := ""
 	var out []map[string]string
 	for _, ev := range evs {
-		ev.Digest = ledger.Digest(prev, ev)
+		ev.Digest = stored.Digest(prev, ev)
 		prev = ev.Digest
 		out = append(out, ev.Fields())
 	}
@@ -46,13 +47,13 @@ func TestSink_V1HistoryThenV2Events(t *testing.T) {
 	h := "dv-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	l := openLedger(t)
 
-	rep, err := l.Apply(ctx, v1Events(h))
+	rep, err := l.Apply(ctx, stored.Entries(v1Events(h)...))
 	require.NoError(t, err)
 	require.Equal(t, ledger.Report{Applied: 2}, rep)
 
 	snaps, err := l.Snapshots(ctx, []string{h}, 0)
 	require.NoError(t, err)
-	s := engine.Snapshot(*snaps[h])
+	s := *snaps[h]
 	wrote, err := eng.Restore(ctx, &s, false)
 	require.NoError(t, err)
 	require.True(t, wrote, "rebuilt from the ledger")
@@ -79,24 +80,24 @@ func TestSink_V1HistoryThenV2Events(t *testing.T) {
 	t.Run("a v2 event without its dv does not verify", func(t *testing.T) {
 		bad := copyFields(evs[0])
 		delete(bad, "dv")
-		rep, err := l.Apply(ctx, []map[string]string{bad})
+		rep, err := l.Apply(ctx, stored.Entries(bad))
 		require.NoError(t, err)
 		assert.Equal(t, ledger.Report{SetAside: 1}, rep, "a chain that does not verify is set aside")
 	})
 	t.Run("a v2 event whose xfer moved into its memo does not verify", func(t *testing.T) {
-		rep, err := l.Apply(ctx, evs[:1])
+		rep, err := l.Apply(ctx, stored.Entries(evs[:1]...))
 		require.NoError(t, err)
 		require.Equal(t, 1, rep.Applied)
 		require.Equal(t, "4", part["seq"], "the transfer's first step follows the credit")
 		bad := copyFields(part)
 		bad["memo"] += "\n" + bad["xfer"]
 		delete(bad, "xfer")
-		rep, err = l.Apply(ctx, []map[string]string{bad})
+		rep, err = l.Apply(ctx, stored.Entries(bad))
 		require.NoError(t, err)
 		assert.Equal(t, ledger.Report{SetAside: 1}, rep, "a chain that does not verify is set aside")
 	})
 	t.Run("the v2 events chain on the v1 history", func(t *testing.T) {
-		rep, err := l.Apply(ctx, evs[1:])
+		rep, err := l.Apply(ctx, stored.Entries(evs[1:]...))
 		require.NoError(t, err)
 		assert.Equal(t, ledger.Report{Applied: len(evs) - 1}, rep)
 		requireSameAsRedis(t, l, []string{h})
@@ -109,16 +110,16 @@ func TestSink_V1HistoryThenV2Events(t *testing.T) {
 		var dvs []int
 		prev := ""
 		for rows.Next() {
-			ev := ledger.Event{Holder: h}
+			ev := stored.Event{Holder: h}
 			require.NoError(t, rows.Scan(&ev.Seq, &ev.ID, &ev.FP, &ev.TS, &ev.CP, &ev.Ops, &ev.State, &ev.Digest, &ev.Memo, &ev.Xfer, &ev.DV))
-			assert.Equal(t, ev.Digest, ledger.Digest(prev, ev), "seq %d", ev.Seq)
+			assert.Equal(t, ev.Digest, stored.Digest(prev, ev), "seq %d", ev.Seq)
 			prev = ev.Digest
 			dvs = append(dvs, ev.DV)
 		}
 		require.NoError(t, rows.Err())
-		want := []int{ledger.DigestV1, ledger.DigestV1}
+		want := []int{stored.DigestV1, stored.DigestV1}
 		for range evs {
-			want = append(want, ledger.DigestV2)
+			want = append(want, stored.DigestV2)
 		}
 		assert.Equal(t, want, dvs)
 	})

@@ -9,8 +9,8 @@
 // in its own transaction, under an advisory lock, so several processes may
 // start at once). Everything lives in the schema "ledger".
 //
-// Write takes a batch of outbox events (the fields of their stream entries,
-// see docs/events.md) and commits it in one transaction. Per holder, events
+// Write takes a batch of outbox events (stored.Entry: each stream entry read
+// as an event, see docs/events.md) and commits it in one transaction. Per holder, events
 // apply in seq order, exactly once:
 //
 //   - an event at or below the holder's seq is a duplicate and is skipped

@@ -9,6 +9,8 @@ import (
 	"math/big"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/atomledger/atomledger/stored"
 )
 
 // ErrNotSetAside is Repair's error for a row that is not an event set aside
@@ -46,7 +48,7 @@ func (l *Ledger) Repair(ctx context.Context, id int64, fields map[string]string,
 		if fields == nil {
 			fields = orig
 		}
-		ev, err := ParseEvent(fields)
+		ev, err := stored.ParseEvent(fields)
 		if err != nil {
 			return fmt.Errorf("set aside %d: %w", id, err)
 		}
@@ -61,7 +63,7 @@ func (l *Ledger) Repair(ctx context.Context, id int64, fields map[string]string,
 		if ev.Seq != hd.seq+1 {
 			return fmt.Errorf("set aside %d: holder %s is at seq %d in the ledger: seq %d cannot apply next", id, holder, hd.seq, ev.Seq)
 		}
-		if got := Digest(hd.digest, ev); got != ev.Digest && note == "" {
+		if got := stored.Digest(hd.digest, ev); got != ev.Digest && note == "" {
 			return fmt.Errorf("set aside %d: the digest does not chain (sha1(previous %q, event) is %s, the event says %s): "+
 				"give a note to apply it changed", id, hd.digest, got, ev.Digest)
 		}

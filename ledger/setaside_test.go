@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // TestSink_SetsAsideWhatItCannotApply writes one batch of 50 holders' events
@@ -50,15 +51,15 @@ func TestSink_SetsAsideWhatItCannotApply(t *testing.T) {
 	}
 	spoil(bad[0], func(f map[string]string) {
 		f["memo"] = "poison\x00x"
-		ev, err := ledger.ParseEvent(f)
+		ev, err := stored.ParseEvent(f)
 		require.NoError(t, err)
-		f["digest"] = ledger.Digest(evs[byHolder[bad[0]][1]]["digest"], ev)
+		f["digest"] = stored.Digest(evs[byHolder[bad[0]][1]]["digest"], ev)
 	})
 	spoil(bad[1], func(f map[string]string) { delete(f, "ops") })
 	spoil(bad[2], func(f map[string]string) { f["digest"] = strings.Repeat("0", 40) })
 
 	l := openLedger(t)
-	rep, err := l.Apply(ctx, sent)
+	rep, err := l.Apply(ctx, stored.Entries(sent...))
 	require.NoError(t, err, "one event PostgreSQL refuses does not fail the write")
 	assert.Equal(t, 3, rep.SetAside)
 	assert.Equal(t, behind, rep.Parked, "the three holders' later events wait behind theirs")
@@ -92,7 +93,7 @@ func TestSink_SetsAsideWhatItCannotApply(t *testing.T) {
 
 	// Sent again (a relay whose acknowledgement failed), nothing is set
 	// aside twice.
-	_, err = l.Apply(ctx, sent)
+	_, err = l.Apply(ctx, stored.Entries(sent...))
 	require.NoError(t, err)
 	n, err = l.SetAsideCount(ctx)
 	require.NoError(t, err)
@@ -115,7 +116,7 @@ func TestRepair_AsReadOnceTheCauseIsGone(t *testing.T) {
 	l := openLedger(t)
 	_, err := l.Pool().Exec(ctx, "ALTER TABLE ledger.instructions ADD CONSTRAINT not_x CHECK (holder <> '"+x+"')")
 	require.NoError(t, err)
-	rep, err := l.Apply(ctx, evs)
+	rep, err := l.Apply(ctx, stored.Entries(evs...))
 	require.NoError(t, err)
 	assert.Equal(t, 1, rep.SetAside)
 	set, err := l.SetAside(ctx, 10)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/atomledger/atomledger/stored"
 )
 
 // Report tells what one Write did with its batch.
@@ -27,27 +29,13 @@ type Report struct {
 	SetAside   int // events set aside (recorded in ledger.set_aside); their holders wait behind them
 }
 
-// Entry is an outbox event as the relay read it: its stream, its entry id
-// and its fields. It is an alias of an unnamed struct, like
-// engine.OutboxEntry, so that the relay hands its entries over as they are.
-type Entry = struct {
-	Stream, ID string
-	Fields     map[string]string
-}
-
-// Write applies a batch of outbox events, each given as the fields of its
-// stream entry, in one transaction; see the package documentation. It
-// returns nil once the whole batch is committed: the caller may then delete
-// the events from Redis. It is the sink the relay writes to.
-func (l *Ledger) Write(ctx context.Context, batch []map[string]string) error {
+// Write applies a batch of outbox events in one transaction; see the
+// package documentation. It returns nil once the whole batch is committed:
+// the caller may then delete the events from Redis. An entry the relay could
+// not read as an event (Err set) is set aside with its fields, stream and
+// entry id. It is the sink the relay writes to.
+func (l *Ledger) Write(ctx context.Context, batch []stored.Entry) error {
 	_, err := l.Apply(ctx, batch)
-	return err
-}
-
-// WriteEntries is Write, told where each event was read: an event set aside
-// keeps its stream and entry id. The relay calls it.
-func (l *Ledger) WriteEntries(ctx context.Context, batch []Entry) error {
-	_, err := l.ApplyEntries(ctx, batch)
 	return err
 }
 
@@ -64,9 +52,9 @@ type head struct {
 // pending is an event waiting in a batch: from the batch itself or from
 // ledger.parked.
 type pending struct {
-	ev     Event
+	ev     stored.Event
 	parked bool
-	entry  Entry // as read; no stream for a parked event
+	entry  stored.Entry // as read; no stream for a parked event
 }
 
 // acctKey names an account: owner is the holder, or the counterparty for kind cp.
@@ -85,19 +73,10 @@ type batchWrites struct {
 	unpark       [][2]any            // holder, seq
 	refuse       [][]any             // holder, seq, reason, fields
 	setAside     [][]any             // holder, seq, stream, entry, fields, reason
-	dupChecks    []Event             // duplicates below the head, to compare with what was applied
+	dupChecks    []stored.Event      // duplicates below the head, to compare with what was applied
 }
 
 // Apply is Write, telling what it did.
-func (l *Ledger) Apply(ctx context.Context, batch []map[string]string) (Report, error) {
-	entries := make([]Entry, len(batch))
-	for i, f := range batch {
-		entries[i].Fields = f
-	}
-	return l.ApplyEntries(ctx, entries)
-}
-
-// ApplyEntries is WriteEntries, telling what it did.
 //
 // The batch goes in one transaction. If PostgreSQL refuses it for what an
 // event holds (refusedByData), one event must not hold back the others: the
@@ -106,12 +85,12 @@ func (l *Ledger) Apply(ctx context.Context, batch []map[string]string) (Report, 
 // PostgreSQL refuses alone is set aside, and the holder's later events park
 // behind it (their seq is past the holder's next). Any other failure (the
 // server down, a deadlock) fails the write, to be retried whole.
-func (l *Ledger) ApplyEntries(ctx context.Context, batch []Entry) (Report, error) {
+func (l *Ledger) Apply(ctx context.Context, batch []stored.Entry) (Report, error) {
 	rep, err := l.applyTx(ctx, batch)
 	if err == nil || !refusedByData(err) {
 		return rep, err
 	}
-	byHolder := map[string][]Entry{}
+	byHolder := map[string][]stored.Entry{}
 	for _, e := range batch {
 		byHolder[e.Fields["holder"]] = append(byHolder[e.Fields["holder"]], e)
 	}
@@ -120,7 +99,7 @@ func (l *Ledger) ApplyEntries(ctx context.Context, batch []Entry) (Report, error
 		holders = append(holders, h)
 	}
 	sort.Strings(holders)
-	groups := make([][]Entry, len(holders))
+	groups := make([][]stored.Entry, len(holders))
 	for i, h := range holders {
 		groups[i] = byHolder[h]
 	}
@@ -135,7 +114,7 @@ func (l *Ledger) ApplyEntries(ctx context.Context, batch []Entry) (Report, error
 // together: each half in a transaction of its own, a failing half halved
 // again, a single failing holder one event at a time. failed tells that these
 // groups together already failed: no need to try them again as one.
-func (l *Ledger) isolate(ctx context.Context, groups [][]Entry, rep *Report, failed bool) error {
+func (l *Ledger) isolate(ctx context.Context, groups [][]stored.Entry, rep *Report, failed bool) error {
 	if !failed {
 		r, err := l.applyTx(ctx, slices.Concat(groups...))
 		if err == nil {
@@ -154,9 +133,9 @@ func (l *Ledger) isolate(ctx context.Context, groups [][]Entry, rep *Report, fai
 		return l.isolate(ctx, groups[mid:], rep, false)
 	}
 	evs := slices.Clone(groups[0])
-	slices.SortStableFunc(evs, func(a, b Entry) int { return cmp.Compare(entrySeq(a), entrySeq(b)) })
+	slices.SortStableFunc(evs, func(a, b stored.Entry) int { return cmp.Compare(entrySeq(a), entrySeq(b)) })
 	for _, e := range evs {
-		r, err := l.applyTx(ctx, []Entry{e})
+		r, err := l.applyTx(ctx, []stored.Entry{e})
 		switch {
 		case err == nil:
 			rep.add(r)
@@ -172,7 +151,7 @@ func (l *Ledger) isolate(ctx context.Context, groups [][]Entry, rep *Report, fai
 	return nil
 }
 
-func entrySeq(e Entry) int64 {
+func entrySeq(e stored.Entry) int64 {
 	n, _ := strconv.ParseInt(e.Fields["seq"], 10, 64)
 	return n
 }
@@ -201,7 +180,7 @@ func refusedByData(err error) bool {
 
 // setAsideOne records one event PostgreSQL refused, in a transaction of its
 // own: only the set_aside row, which takes any bytes.
-func (l *Ledger) setAsideOne(ctx context.Context, e Entry, reason string) error {
+func (l *Ledger) setAsideOne(ctx context.Context, e stored.Entry, reason string) error {
 	w := &batchWrites{}
 	w.addSetAside(e, reason)
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error { return w.flush(ctx, tx) })
@@ -216,7 +195,7 @@ func (l *Ledger) setAsideOne(ctx context.Context, e Entry, reason string) error 
 
 // addSetAside adds an event to set aside. The text columns take only what
 // PostgreSQL's text can hold; fields keeps every byte.
-func (w *batchWrites) addSetAside(e Entry, reason string) {
+func (w *batchWrites) addSetAside(e stored.Entry, reason string) {
 	seq, _ := strconv.ParseInt(e.Fields["seq"], 10, 64)
 	fields, _ := json.Marshal(e.Fields) // U+0000 becomes the escape \u0000
 	w.setAside = append(w.setAside, []any{pgText(e.Fields["holder"]), seq, pgText(e.Stream), pgText(e.ID), fields, pgText(reason)})
@@ -238,13 +217,13 @@ func (r *Report) add(o Report) {
 }
 
 // applyTx applies a batch in one transaction.
-func (l *Ledger) applyTx(ctx context.Context, batch []Entry) (Report, error) {
+func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry) (Report, error) {
 	var rep Report
 	w := &batchWrites{deltas: map[acctKey]*big.Int{}, heads: map[string]head{},
 		coupons: map[itemKey]string{}, holds: map[itemKey]*string{}}
 	byHolder := map[string][]pending{}
 	for _, e := range batch {
-		ev, err := ParseEvent(e.Fields)
+		ev, err := e.Read()
 		if err != nil {
 			w.addSetAside(e, "malformed: "+err.Error())
 			continue
@@ -347,11 +326,11 @@ func loadParked(ctx context.Context, tx pgx.Tx, holders []string) (map[string][]
 		if err := rows.Scan(&f); err != nil {
 			return nil, err
 		}
-		ev, err := ParseEvent(f)
+		ev, err := stored.ParseEvent(f)
 		if err != nil {
 			return nil, fmt.Errorf("parked event: %w", err)
 		}
-		out[ev.Holder] = append(out[ev.Holder], pending{ev: ev, parked: true, entry: Entry{Fields: f}})
+		out[ev.Holder] = append(out[ev.Holder], pending{ev: ev, parked: true, entry: stored.Entry{Fields: f}})
 	}
 	return out, rows.Err()
 }
@@ -382,7 +361,7 @@ func (l *Ledger) applyHolder(w *batchWrites, rep *Report, holder string, hd head
 			if p.parked {
 				w.unpark = append(w.unpark, [2]any{holder, ev.Seq})
 			}
-			if got := Digest(hd.digest, ev); got != ev.Digest {
+			if got := stored.Digest(hd.digest, ev); got != ev.Digest {
 				w.addSetAside(p.entry, fmt.Sprintf("digest does not chain: sha1(previous %q, event) is %s, the event says %s", hd.digest, got, ev.Digest))
 				continue
 			}
@@ -405,7 +384,7 @@ func (l *Ledger) applyHolder(w *batchWrites, rep *Report, holder string, hd head
 }
 
 // apply adds one chained event's rows and moves the head.
-func (w *batchWrites) apply(hd *head, ev Event) {
+func (w *batchWrites) apply(hd *head, ev stored.Event) {
 	hd.seq, hd.digest, hd.updatedMs = ev.Seq, ev.Digest, ev.TS
 	if ev.Seq == 1 {
 		hd.createdMs = ev.TS
@@ -416,9 +395,9 @@ func (w *batchWrites) apply(hd *head, ev Event) {
 	}
 	// dv: the digest version this event was verified by, so that its
 	// digest can be checked again from its row.
-	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, ev.ID, ev.FP, ev.TS, ev.CP, ev.Memo, ev.Ops, ev.State, ev.Digest, xfer, int16(max(ev.DV, DigestV1))})
+	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, ev.ID, ev.FP, ev.TS, ev.CP, ev.Memo, ev.Ops, ev.State, ev.Digest, xfer, int16(max(ev.DV, stored.DigestV1))})
 	n := 0
-	for i, op := range ev.ops {
+	for i, op := range ev.ParsedOps() {
 		switch op.Op {
 		case "open", "resume":
 			hd.status = "active"
@@ -432,7 +411,7 @@ func (w *batchWrites) apply(hd *head, ev Event) {
 				amt  int64
 			}{{mv[1], -units}, {mv[2], units}} {
 				acct := acctKey{ev.Holder, e.side, mv[0]}
-				if e.side == SideCP {
+				if e.side == stored.SideCP {
 					acct.owner = ev.CP
 				}
 				w.entries = append(w.entries, []any{ev.Holder, ev.Seq, n, i, acct.owner, acct.kind, acct.asset, e.amt})
@@ -451,17 +430,17 @@ func (w *batchWrites) apply(hd *head, ev Event) {
 			if h == "" {
 				continue
 			}
-			if raw, ok := ev.state.Holds[h]; ok {
+			if raw, ok := ev.ParsedState().Holds[h]; ok {
 				w.holds[itemKey{ev.Holder, h}] = &raw
 			} else {
 				w.holds[itemKey{ev.Holder, h}] = nil
 			}
 		}
 	}
-	for h, raw := range ev.state.Holds {
+	for h, raw := range ev.ParsedState().Holds {
 		w.holds[itemKey{ev.Holder, h}] = &raw
 	}
-	for c, raw := range ev.state.Coupons {
+	for c, raw := range ev.ParsedState().Coupons {
 		w.coupons[itemKey{ev.Holder, c}] = raw
 	}
 }
@@ -546,7 +525,7 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 		var hs, cs, states, raws []string
 		var exps []int64
 		for k, raw := range w.coupons {
-			st, exp := ParseCoupon(raw)
+			st, exp := stored.ParseCoupon(raw)
 			hs, cs, states, raws, exps = append(hs, k.holder), append(cs, k.name), append(states, st), append(raws, raw), append(exps, exp)
 		}
 		b.Queue(`INSERT INTO ledger.coupons (holder, coupon, state, expires_ms, raw)
@@ -562,7 +541,7 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 			closedH, closedN = append(closedH, k.holder), append(closedN, k.name)
 			continue
 		}
-		exp, legs, cs, err := ParseHold(*raw)
+		exp, legs, cs, err := stored.ParseHold(*raw)
 		if err != nil {
 			return err
 		}

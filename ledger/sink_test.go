@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/ledger/ledgertest"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // workload applies n random instructions over holders and returns their
@@ -41,7 +41,7 @@ func requireSameAsRedis(t *testing.T, l *ledger.Ledger, holders []string) {
 	require.NoError(t, err)
 	for _, h := range holders {
 		require.Contains(t, fromPG, h)
-		assert.Equal(t, *fromRedis[h], engine.Snapshot(*fromPG[h]), "holder %s", h)
+		assert.Equal(t, *fromRedis[h], *fromPG[h], "holder %s", h)
 	}
 	unbalanced, err := l.Unbalanced(ctx, 10)
 	require.NoError(t, err)
@@ -59,7 +59,7 @@ func TestSink_RandomEventsInOrder(t *testing.T) {
 	l := openLedger(t)
 	start := time.Now()
 	for lo := 0; lo < len(evs); lo += 1000 {
-		rep, err := l.Apply(context.Background(), evs[lo:min(lo+1000, len(evs))])
+		rep, err := l.Apply(context.Background(), stored.Entries(evs[lo:min(lo+1000, len(evs))]...))
 		require.NoError(t, err)
 		assert.Zero(t, rep.Parked+rep.Refused+rep.Duplicates)
 	}
@@ -87,7 +87,7 @@ func TestSink_DuplicatesAndOutOfOrder(t *testing.T) {
 	var parked int
 	for lo := 0; lo < len(sent); {
 		hi := min(lo+1+rnd.IntN(300), len(sent))
-		rep, err := l.Apply(context.Background(), sent[lo:hi])
+		rep, err := l.Apply(context.Background(), stored.Entries(sent[lo:hi]...))
 		require.NoError(t, err)
 		parked += rep.Parked
 		lo = hi
@@ -131,26 +131,26 @@ func TestSink_RefusesBrokenDigest(t *testing.T) {
 	ctx := context.Background()
 	h, evs := holderEvents(t)
 	l := openLedger(t)
-	_, err := l.Apply(ctx, evs[:1])
+	_, err := l.Apply(ctx, stored.Entries(evs[:1]...))
 	require.NoError(t, err)
 
 	t.Run("an event whose fields were changed is set aside", func(t *testing.T) {
 		bad := copyFields(evs[1])
 		bad["memo"] = "tampered"
-		rep, err := l.Apply(ctx, []map[string]string{bad})
+		rep, err := l.Apply(ctx, stored.Entries(bad))
 		require.NoError(t, err)
 		assert.Equal(t, ledger.Report{SetAside: 1}, rep)
 	})
 	t.Run("an event chained on another history is set aside", func(t *testing.T) {
-		ev, err := ledger.ParseEvent(copyFields(evs[1]))
+		ev, err := stored.ParseEvent(copyFields(evs[1]))
 		require.NoError(t, err)
-		ev.Digest = ledger.Digest("0000", ev)
-		rep, err := l.Apply(ctx, []map[string]string{ev.Fields()})
+		ev.Digest = stored.Digest("0000", ev)
+		rep, err := l.Apply(ctx, stored.Entries(ev.Fields()))
 		require.NoError(t, err)
 		assert.Equal(t, 1, rep.SetAside)
 	})
 	t.Run("the genuine history then applies", func(t *testing.T) {
-		rep, err := l.Apply(ctx, evs[1:])
+		rep, err := l.Apply(ctx, stored.Entries(evs[1:]...))
 		require.NoError(t, err)
 		assert.Equal(t, 2, rep.Applied)
 		requireSameAsRedis(t, l, []string{h})
@@ -158,12 +158,12 @@ func TestSink_RefusesBrokenDigest(t *testing.T) {
 	t.Run("a duplicate that differs is a conflict", func(t *testing.T) {
 		bad := copyFields(evs[1])
 		bad["digest"] = "feed"
-		rep, err := l.Apply(ctx, []map[string]string{bad, evs[2]})
+		rep, err := l.Apply(ctx, stored.Entries(bad, evs[2]))
 		require.NoError(t, err)
 		assert.Equal(t, ledger.Report{Duplicates: 2, Conflicts: 1, Refused: 1}, rep)
 	})
 	t.Run("a malformed event is set aside, the rest applies", func(t *testing.T) {
-		rep, err := l.Apply(ctx, []map[string]string{{"holder": h, "seq": "x"}})
+		rep, err := l.Apply(ctx, stored.Entries(map[string]string{"holder": h, "seq": "x"}))
 		require.NoError(t, err)
 		assert.Equal(t, 1, rep.SetAside)
 	})
@@ -180,14 +180,14 @@ func TestSink_GapWaitsForTheMissingEvent(t *testing.T) {
 	ctx := context.Background()
 	h, evs := holderEvents(t)
 	l := openLedger(t)
-	rep, err := l.Apply(ctx, []map[string]string{evs[2], evs[0]})
+	rep, err := l.Apply(ctx, stored.Entries(evs[2], evs[0]))
 	require.NoError(t, err)
 	assert.Equal(t, ledger.Report{Applied: 1, Parked: 1}, rep)
 	gaps, err := l.Gaps(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), gaps)
 
-	rep, err = l.Apply(ctx, evs[1:2])
+	rep, err = l.Apply(ctx, stored.Entries(evs[1:2]...))
 	require.NoError(t, err)
 	assert.Equal(t, ledger.Report{Applied: 2, Unparked: 1}, rep)
 	gaps, err = l.Gaps(ctx)

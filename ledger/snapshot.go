@@ -5,35 +5,9 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/atomledger/atomledger/stored"
 )
-
-// Snapshot is a holder's whole state as the ledger has it, in Redis's terms:
-// minor units, coupons and holds in their stored form. engine.Snapshot has
-// the same shape, so one converts to the other.
-type Snapshot struct {
-	Holder    string
-	Status    string
-	Seq       int64
-	Digest    string
-	CreatedMs int64
-	Balances  map[string][2]int64 // asset -> available, frozen
-	Points    *[2]int64           // available, frozen; nil if points were never touched
-	Coupons   map[string]string   // coupon -> "<state>" or "<state>|<expires ms>"
-	Holds     map[string]string   // open hold -> "<expires ms or 0>|<leg>=<units>,...|<coupon>,..."
-	Recent    []RecentInstruction // instructions applied since the cut-off given to Snapshots, in seq order
-}
-
-// RecentInstruction is an instruction applied recently enough that Redis may
-// still be asked to remember its id: what a rebuild needs to write its
-// idempotency record again (the start of fp, then state: see lua/atomledger.lua). It is
-// an alias of an unnamed struct, like engine.RecentInstruction, so that a
-// Snapshot converts to an engine.Snapshot.
-type RecentInstruction = struct {
-	ID    string
-	FP    string // the request fingerprint
-	TsMs  int64  // when it was applied: Redis server time, Unix ms
-	State string // the event's state, byte for byte the result json the client got
-}
 
 // Holders lists every holder of the ledger, sorted.
 func (l *Ledger) Holders(ctx context.Context) ([]string, error) {
@@ -57,8 +31,8 @@ func (l *Ledger) Holders(ctx context.Context) ([]string, error) {
 // applied at or after since (Unix ms, compared with the events' server time),
 // the latest per id; since <= 0 reads none (reconciliation compares state
 // only).
-func (l *Ledger) Snapshots(ctx context.Context, holders []string, since int64) (map[string]*Snapshot, error) {
-	out := map[string]*Snapshot{}
+func (l *Ledger) Snapshots(ctx context.Context, holders []string, since int64) (map[string]*stored.Snapshot, error) {
+	out := map[string]*stored.Snapshot{}
 	// One transaction: the reads see the same commit, so Recent ends at Seq.
 	tx, err := l.pool.Begin(ctx)
 	if err != nil {
@@ -73,7 +47,7 @@ func (l *Ledger) Snapshots(ctx context.Context, holders []string, since int64) (
 		return nil, fmt.Errorf("ledger snapshots: %w", err)
 	}
 	for rows.Next() {
-		s := &Snapshot{Balances: map[string][2]int64{}, Coupons: map[string]string{}, Holds: map[string]string{}}
+		s := &stored.Snapshot{Balances: map[string][2]int64{}, Coupons: map[string]string{}, Holds: map[string]string{}}
 		if err := rows.Scan(&s.Holder, &s.Status, &s.Seq, &s.Digest, &s.CreatedMs); err != nil {
 			return nil, err
 		}
@@ -98,10 +72,10 @@ func (l *Ledger) Snapshots(ctx context.Context, holders []string, since int64) (
 			continue
 		}
 		i := 0
-		if kind == SideFrozen {
+		if kind == stored.SideFrozen {
 			i = 1
 		}
-		if asset == PointsAsset {
+		if asset == stored.PointsAsset {
 			if s.Points == nil {
 				s.Points = &[2]int64{}
 			}
@@ -117,10 +91,10 @@ func (l *Ledger) Snapshots(ctx context.Context, holders []string, since int64) (
 	}
 	for _, q := range []struct {
 		sql string
-		put func(s *Snapshot, name, raw string)
+		put func(s *stored.Snapshot, name, raw string)
 	}{
-		{"SELECT holder, coupon, raw FROM ledger.coupons WHERE holder = ANY($1)", func(s *Snapshot, n, r string) { s.Coupons[n] = r }},
-		{"SELECT holder, hold, raw FROM ledger.holds WHERE holder = ANY($1)", func(s *Snapshot, n, r string) { s.Holds[n] = r }},
+		{"SELECT holder, coupon, raw FROM ledger.coupons WHERE holder = ANY($1)", func(s *stored.Snapshot, n, r string) { s.Coupons[n] = r }},
+		{"SELECT holder, hold, raw FROM ledger.holds WHERE holder = ANY($1)", func(s *stored.Snapshot, n, r string) { s.Holds[n] = r }},
 	} {
 		rows, err := tx.Query(ctx, q.sql, holders)
 		if err != nil {
@@ -150,7 +124,7 @@ func (l *Ledger) Snapshots(ctx context.Context, holders []string, since int64) (
 // readRecent fills the snapshots' Recent. An id is unique per holder within
 // the idempotency TTL, but not forever (Redis forgets it after the TTL), so
 // only its latest instruction counts: that is the one Redis would replay.
-func readRecent(ctx context.Context, tx pgx.Tx, holders []string, since int64, out map[string]*Snapshot) error {
+func readRecent(ctx context.Context, tx pgx.Tx, holders []string, since int64, out map[string]*stored.Snapshot) error {
 	rows, err := tx.Query(ctx, `SELECT holder, id, fp, ts_ms, state FROM (
 			SELECT DISTINCT ON (holder, id) holder, seq, id, fp, ts_ms, state FROM ledger.instructions
 			WHERE holder = ANY($1) AND ts_ms >= $2 ORDER BY holder, id, seq DESC) AS latest
@@ -160,7 +134,7 @@ func readRecent(ctx context.Context, tx pgx.Tx, holders []string, since int64, o
 	}
 	for rows.Next() {
 		var h string
-		var r RecentInstruction
+		var r stored.RecentInstruction
 		if err := rows.Scan(&h, &r.ID, &r.FP, &r.TsMs, &r.State); err != nil {
 			return err
 		}

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/stored"
 )
 
 func TestSnapshots_RecentInstructionsForRebuild(t *testing.T) {
@@ -15,13 +15,13 @@ func TestSnapshots_RecentInstructionsForRebuild(t *testing.T) {
 	ctx := context.Background()
 	h, evs := holderEvents(t)
 	l := openLedger(t)
-	_, err := l.Apply(ctx, evs)
+	_, err := l.Apply(ctx, stored.Entries(evs...))
 	require.NoError(t, err)
-	var want []ledger.RecentInstruction
+	var want []stored.RecentInstruction
 	for _, f := range evs {
-		ev, err := ledger.ParseEvent(f)
+		ev, err := stored.ParseEvent(f)
 		require.NoError(t, err)
-		want = append(want, ledger.RecentInstruction{ID: ev.ID, FP: ev.FP, TsMs: ev.TS, State: ev.State})
+		want = append(want, stored.RecentInstruction{ID: ev.ID, FP: ev.FP, TsMs: ev.TS, State: ev.State})
 	}
 
 	t.Run("without a cut-off, none", func(t *testing.T) {
@@ -44,7 +44,7 @@ func TestSnapshots_RecentInstructionsForRebuild(t *testing.T) {
 		require.NoError(t, err)
 		snaps, err := l.Snapshots(ctx, []string{h}, want[0].TsMs)
 		require.NoError(t, err)
-		assert.Equal(t, []ledger.RecentInstruction{want[0], want[2],
+		assert.Equal(t, []stored.RecentInstruction{want[0], want[2],
 			{ID: "a", FP: "fp-again", TsMs: want[2].TsMs + 1, State: "{}"}}, snaps[h].Recent)
 	})
 }

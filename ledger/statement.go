@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/atomledger/atomledger/instructions"
+
+	"github.com/atomledger/atomledger/stored"
 )
 
 // Bounds of a statement page (DESIGN.md, daemon table).
@@ -171,7 +173,7 @@ func (l *Ledger) scanApplied(row pgx.CollectableRow) (AppliedInstruction, error)
 	if err := row.Scan(&a.ID, &a.Seq, &a.TsMs, &a.Counterparty, &a.Memo, &a.Transfer, &ops); err != nil {
 		return a, err
 	}
-	var evOps []EventOp
+	var evOps []stored.EventOp
 	if err := json.Unmarshal([]byte(ops), &evOps); err != nil {
 		return a, fmt.Errorf("instruction %s of seq %d: ops: %w", a.ID, a.Seq, err)
 	}
@@ -190,7 +192,7 @@ func (l *Ledger) scanApplied(row pgx.CollectableRow) (AppliedInstruction, error)
 }
 
 // sideName names the account sides of a movement for people.
-var sideName = map[string]string{SideAvail: "available", SideFrozen: "frozen", SideCP: "counterparty"}
+var sideName = map[string]string{stored.SideAvail: "available", stored.SideFrozen: "frozen", stored.SideCP: "counterparty"}
 
 // amount formats minor units of an asset at its scale, as the engine does.
 func (l *Ledger) amount(asset, units string) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // history makes a holder's events as the library would, digests chained, so
@@ -27,9 +28,9 @@ type history struct {
 func (h *history) next(id, cp, memo, xfer, ops string) map[string]string {
 	h.seq++
 	s := strconv.FormatInt(h.seq, 10)
-	ev := ledger.Event{Holder: h.holder, Seq: h.seq, ID: id, FP: "fp-" + id, TS: 1796000000000 + h.seq, CP: cp,
+	ev := stored.Event{Holder: h.holder, Seq: h.seq, ID: id, FP: "fp-" + id, TS: 1796000000000 + h.seq, CP: cp,
 		Ops: ops, State: fmt.Sprintf(`{"s":"%s","st":"active","b":{"CNY":["%d","0"]}}`, s, h.cny), Memo: memo, Xfer: xfer}
-	ev.Digest = ledger.Digest(h.digest, ev)
+	ev.Digest = stored.Digest(h.digest, ev)
 	h.digest = ev.Digest
 	return ev.Fields()
 }
@@ -47,7 +48,7 @@ func (h *history) open() map[string]string {
 func writeAll(t *testing.T, l *ledger.Ledger, evs []map[string]string) {
 	t.Helper()
 	for lo := 0; lo < len(evs); lo += 1000 {
-		rep, err := l.Apply(context.Background(), evs[lo:min(lo+1000, len(evs))])
+		rep, err := l.Apply(context.Background(), stored.Entries(evs[lo:min(lo+1000, len(evs))]...))
 		require.NoError(t, err)
 		require.Zero(t, rep.Refused+rep.Parked+rep.Duplicates, "%+v", rep)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // tradeEvents opens a buyer and a seller, each with an open order, and
@@ -85,7 +86,7 @@ func TestSink_TransferParts(t *testing.T) {
 		for _, h := range []string{buyer, seller} {
 			prev := ""
 			for i, f := range evs[h] {
-				ev, err := ledger.ParseEvent(f)
+				ev, err := stored.ParseEvent(f)
 				require.NoError(t, err)
 				if i == 0 {
 					assert.NotContains(t, f, "xfer")
@@ -94,9 +95,9 @@ func TestSink_TransferParts(t *testing.T) {
 					assert.Equal(t, instructions.TransferHoldPrefix+ev.Xfer, ev.CP)
 					noXfer := ev
 					noXfer.Xfer = ""
-					assert.NotEqual(t, ev.Digest, ledger.Digest(prev, noXfer))
+					assert.NotEqual(t, ev.Digest, stored.Digest(prev, noXfer))
 				}
-				assert.Equal(t, ev.Digest, ledger.Digest(prev, ev), "%s seq %d chains", h, ev.Seq)
+				assert.Equal(t, ev.Digest, stored.Digest(prev, ev), "%s seq %d chains", h, ev.Seq)
 				assert.Equal(t, f, ev.Fields())
 				prev = ev.Digest
 			}
@@ -104,7 +105,7 @@ func TestSink_TransferParts(t *testing.T) {
 	})
 
 	l := openLedger(t)
-	rep, err := l.Apply(ctx, evs[buyer])
+	rep, err := l.Apply(ctx, stored.Entries(evs[buyer]...))
 	require.NoError(t, err)
 	require.Equal(t, ledger.Report{Applied: 5}, rep)
 
@@ -120,7 +121,7 @@ func TestSink_TransferParts(t *testing.T) {
 		assert.Equal(t, map[string]string{"CNY": "2000"}, open[0].Clearing, "the payment")
 	})
 
-	rep, err = l.Apply(ctx, evs[seller])
+	rep, err = l.Apply(ctx, stored.Entries(evs[seller]...))
 	require.NoError(t, err)
 	require.Equal(t, ledger.Report{Applied: 5}, rep)
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // RebuildResult tells what Rebuild did.
@@ -61,8 +62,7 @@ func Rebuild(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, holder
 					"instructions Redis acknowledged since", h, refused[h]))
 				continue
 			}
-			es := engine.Snapshot(*s)
-			wrote, err := eng.Restore(ctx, &es, force)
+			wrote, err := eng.Restore(ctx, s, force)
 			switch {
 			case errors.Is(err, engine.ErrRedisAhead), errors.Is(err, engine.ErrStateDiffers):
 				res.Refused = append(res.Refused, err.Error())
@@ -84,7 +84,7 @@ func Rebuild(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, holder
 // events the relay had already delivered), and a rebuild would discard them
 // although their clients were answered, while their idempotency records,
 // kept by Redis, would go on replaying those answers.
-func divergedHolders(ctx context.Context, eng *engine.Engine, holders []string, snaps map[string]*ledger.Snapshot, refused map[string]int64) (map[string]bool, error) {
+func divergedHolders(ctx context.Context, eng *engine.Engine, holders []string, snaps map[string]*stored.Snapshot, refused map[string]int64) (map[string]bool, error) {
 	var suspect []string
 	for _, h := range holders {
 		if refused[h] > 0 && snaps[h] != nil {

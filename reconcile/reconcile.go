@@ -10,6 +10,7 @@ import (
 
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // Finding kinds, per holder.
@@ -291,7 +292,7 @@ func checkInFlight(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, 
 // applied events that do not chain on the ledger's, typically after a
 // failover lost events the ledger had), whatever the seqs say: Redis being
 // ahead is then no longer events in flight, as the ledger will refuse them.
-func compareHolder(h string, r *engine.Snapshot, p *ledger.Snapshot, refused bool) (fd Finding, differ bool) {
+func compareHolder(h string, r *stored.Snapshot, p *stored.Snapshot, refused bool) (fd Finding, differ bool) {
 	fd, differ = compareState(h, r, p)
 	if differ && refused && r != nil && (p == nil || r.Seq != p.Seq || r.Digest != p.Digest) {
 		fd.Kind, fd.InFlight = KindDiverged, 0
@@ -300,7 +301,7 @@ func compareHolder(h string, r *engine.Snapshot, p *ledger.Snapshot, refused boo
 }
 
 // compareState compares one holder's seq and state on both sides.
-func compareState(h string, r *engine.Snapshot, p *ledger.Snapshot) (Finding, bool) {
+func compareState(h string, r *stored.Snapshot, p *stored.Snapshot) (Finding, bool) {
 	fd := Finding{Holder: h}
 	if r != nil {
 		fd.RedisSeq = r.Seq
@@ -320,7 +321,7 @@ func compareState(h string, r *engine.Snapshot, p *ledger.Snapshot) (Finding, bo
 	default:
 		// engine.Differences, not a copy here: Restore refuses by the same
 		// comparison, so rebuild and reconcile agree on what a mismatch is.
-		fd.Difference = engine.Differences(r, (*engine.Snapshot)(p), "ledger")
+		fd.Difference = engine.Differences(r, p, "ledger")
 		if len(fd.Difference) == 0 {
 			return fd, false
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // TestReconcile_TransferInFlightThenUnbalanced relays events by hand (no
@@ -38,7 +39,7 @@ func TestReconcile_TransferInFlightThenUnbalanced(t *testing.T) {
 	require.True(t, st.Complete, "%+v", st)
 	sellerEvents := r.eventsOf(t, seller)
 	require.Len(t, sellerEvents, 3, "open, prepare, commit")
-	require.NoError(t, r.led.Write(ctx, append(r.eventsOf(t, buyer), sellerEvents[0])))
+	require.NoError(t, r.led.Write(ctx, stored.Entries(append(r.eventsOf(t, buyer), sellerEvents[0])...)))
 
 	t.Run("one part's events relayed, the other's on their way: in flight, not drift", func(t *testing.T) {
 		rep := r.run(t)
@@ -58,7 +59,7 @@ func TestReconcile_TransferInFlightThenUnbalanced(t *testing.T) {
 		assert.Equal(t, []string{buyer}, tf.Holders)
 	})
 
-	require.NoError(t, r.led.Write(ctx, sellerEvents[1:2]))
+	require.NoError(t, r.led.Write(ctx, stored.Entries(sellerEvents[1:2]...)))
 	t.Run("past the timeout, still in flight while the seller's commit is on its way", func(t *testing.T) {
 		rep, err := Run(ctx, r.eng, r.led, &Options{TransferTimeout: time.Millisecond})
 		require.NoError(t, err)
@@ -71,7 +72,7 @@ func TestReconcile_TransferInFlightThenUnbalanced(t *testing.T) {
 	// transfer is complete. Nothing is on its way any more.
 	snaps, err := r.led.Snapshots(ctx, []string{seller}, 0)
 	require.NoError(t, err)
-	es := engine.Snapshot(*snaps[seller])
+	es := *snaps[seller]
 	_, err = r.eng.Restore(ctx, &es, true)
 	require.NoError(t, err)
 
@@ -162,7 +163,7 @@ func TestReconcile_LostInRelay(t *testing.T) {
 	}
 	require.Len(t, events, 4)
 	// Seq 1 reaches the ledger, and seq 4 too, parked behind the gap.
-	require.NoError(t, r.led.Write(ctx, []map[string]string{events[0], events[3]}))
+	require.NoError(t, r.led.Write(ctx, stored.Entries(events[0], events[3])))
 
 	t.Run("before any event is lost, Redis ahead is in flight", func(t *testing.T) {
 		rep := r.run(t)

@@ -19,8 +19,8 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
-	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/reconcile"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // TestRelay_PoisonEventStallsOnlyItsHolder writes an event PostgreSQL
@@ -68,9 +68,9 @@ func TestRelay_PoisonEventStallsOnlyItsHolder(t *testing.T) {
 	require.NoError(t, err)
 	seq, err := strconv.ParseInt(head[0].(string), 10, 64)
 	require.NoError(t, err)
-	ev := ledger.Event{Holder: a, Seq: seq + 1, ID: "poison-1", FP: strings.Repeat("0", 32), TS: time.Now().UnixMilli(),
-		CP: "external", Ops: "[]", State: fmt.Sprintf(`{"s":"%d","b":{},"c":{},"h":{}}`, seq+1), Memo: "poison\x00x", DV: ledger.DigestV2}
-	ev.Digest = ledger.Digest(head[1].(string), ev)
+	ev := stored.Event{Holder: a, Seq: seq + 1, ID: "poison-1", FP: strings.Repeat("0", 32), TS: time.Now().UnixMilli(),
+		CP: "external", Ops: "[]", State: fmt.Sprintf(`{"s":"%d","b":{},"c":{},"h":{}}`, seq+1), Memo: "poison\x00x", DV: stored.DigestV2}
+	ev.Digest = stored.Digest(head[1].(string), ev)
 	poison := ev.Fields()
 	outbox := cluster.Outbox(cluster.HolderSlot(a))
 	entry, err := r.rdb.XAdd(ctx, &redis.XAddArgs{Stream: outbox, Values: poison}).Result()

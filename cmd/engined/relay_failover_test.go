@@ -20,6 +20,7 @@ import (
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/ledger/ledgertest"
 	"github.com/atomledger/atomledger/reconcile"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // ack is an instruction a worker got a result for.
@@ -197,7 +198,7 @@ func TestRelay_FailoverUnderLoad(t *testing.T) {
 		var prev string
 		for i, ev := range rows[h] {
 			require.Equal(t, int64(i+1), ev.Seq, "holder %s: seq contiguous in the ledger", h)
-			require.Equal(t, ev.Digest, ledger.Digest(prev, ev), "holder %s seq %d: digest chains", h, ev.Seq)
+			require.Equal(t, ev.Digest, stored.Digest(prev, ev), "holder %s seq %d: digest chains", h, ev.Seq)
 			prev = ev.Digest
 			k := h + "/" + ev.ID
 			_, twice := inLedger[k]
@@ -326,15 +327,15 @@ func outboxLen(t *testing.T, rdb *redis.ClusterClient, slots []int) int64 {
 }
 
 // ledgerRows reads the ledger's instructions of holders, in seq order.
-func ledgerRows(t *testing.T, led *ledger.Ledger, holders []string) map[string][]ledger.Event {
+func ledgerRows(t *testing.T, led *ledger.Ledger, holders []string) map[string][]stored.Event {
 	t.Helper()
 	rows, err := led.Pool().Query(context.Background(), `SELECT holder, seq, id, fp, ts_ms, counterparty, ops, state, digest, memo, dv
 		FROM ledger.instructions WHERE holder = ANY($1) ORDER BY holder, seq`, holders)
 	require.NoError(t, err)
 	defer rows.Close()
-	out := map[string][]ledger.Event{}
+	out := map[string][]stored.Event{}
 	for rows.Next() {
-		var e ledger.Event
+		var e stored.Event
 		require.NoError(t, rows.Scan(&e.Holder, &e.Seq, &e.ID, &e.FP, &e.TS, &e.CP, &e.Ops, &e.State, &e.Digest, &e.Memo, &e.DV))
 		out[e.Holder] = append(out[e.Holder], e)
 	}

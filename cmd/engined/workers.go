@@ -14,9 +14,8 @@ import (
 	"github.com/atomledger/atomledger/ledger"
 )
 
-// The relay hands the ledger each event's stream and entry id, which an event
-// set aside keeps.
-var _ engine.EntrySink = (*ledger.Ledger)(nil)
+// The ledger is the relay's sink.
+var _ engine.Sink = (*ledger.Ledger)(nil)
 
 // runWorkers runs the background work of a daemon until ctx is done: the
 // hold-expiry sweeper and the transfer recovery worker always, and the

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -79,7 +78,7 @@ func newEnv(ctx context.Context, opt Options) (_ *env, err error) {
 	err = e.eachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
 		masters++
 		info, err := c.Info(ctx, "server").Result()
-		e.version = infoField(info, "redis_version")
+		e.version = engine.InfoField(info, "redis_version")
 		return err
 	})
 	if err != nil {
@@ -201,7 +200,7 @@ func (e *env) reset(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if infoField(info, "lazyfree_pending_objects") == "0" {
+			if engine.InfoField(info, "lazyfree_pending_objects") == "0" {
 				return nil
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -225,7 +224,7 @@ func (e *env) usedMemory(ctx context.Context) (int64, error) {
 		if err != nil {
 			return err
 		}
-		n, err := strconv.ParseInt(infoField(info, "used_memory"), 10, 64)
+		n, err := strconv.ParseInt(engine.InfoField(info, "used_memory"), 10, 64)
 		total += n
 		return err
 	})
@@ -249,13 +248,4 @@ func (e *env) loadLibrary(ctx context.Context, src string) error {
 	return e.eachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
 		return c.FunctionLoadReplace(ctx, src).Err()
 	})
-}
-
-func infoField(info, name string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(line, name+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }

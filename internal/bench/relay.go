@@ -16,6 +16,7 @@ import (
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/ledger/pgtest"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // The relay part runs engine.Relay into the PostgreSQL ledger while debits
@@ -35,15 +36,15 @@ type lagSink struct {
 	n    atomic.Int64
 }
 
-func (s *lagSink) Write(ctx context.Context, batch []map[string]string) error {
+func (s *lagSink) Write(ctx context.Context, batch []stored.Entry) error {
 	if err := s.led.Write(ctx, batch); err != nil {
 		return err
 	}
 	now := time.Now().UnixMilli()
 	s.mu.Lock()
-	for _, f := range batch {
-		if ts, err := strconv.ParseInt(f["ts"], 10, 64); err == nil {
-			s.lags = append(s.lags, float64(now-ts))
+	for _, e := range batch {
+		if e.Err == nil {
+			s.lags = append(s.lags, float64(now-e.Event.TS))
 		}
 	}
 	s.mu.Unlock()

@@ -1,4 +1,4 @@
-package ledger
+package stored
 
 import (
 	"crypto/sha1"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 )
 
 // Event is one outbox event: the fields of its stream entry (docs/events.md).
@@ -31,7 +30,7 @@ type Event struct {
 	DV int
 
 	ops   []EventOp
-	state eventState
+	state Result // the state field: every touched account after the instruction
 }
 
 // EventOp is one op of an event, normalized, with its movements.
@@ -44,15 +43,6 @@ type EventOp struct {
 	Ms     string      `json:"ms,omitempty"`
 	To     string      `json:"to,omitempty"` // take and give: the hold the units go to
 	Moves  [][4]string `json:"mv,omitempty"` // asset, from, to, units; from/to among avail, frozen, cp
-}
-
-// eventState is the state field: every touched account after the instruction.
-type eventState struct {
-	Seq      string               `json:"s"`
-	Balances map[string][2]string `json:"b"`
-	Points   *[2]string           `json:"p"`
-	Coupons  map[string]string    `json:"c"`
-	Holds    map[string]string    `json:"h"`
 }
 
 // Account sides a movement names.
@@ -120,7 +110,7 @@ func ParseEvent(f map[string]string) (Event, error) {
 	if err := json.Unmarshal([]byte(e.Ops), &e.ops); err != nil {
 		return e, fmt.Errorf("event %s/%d: ops: %w", e.Holder, e.Seq, err)
 	}
-	if err := json.Unmarshal([]byte(e.State), &e.state); err != nil {
+	if e.state, err = ParseResult(e.State); err != nil {
 		return e, fmt.Errorf("event %s/%d: state: %w", e.Holder, e.Seq, err)
 	}
 	if e.state.Seq != f["seq"] {
@@ -163,6 +153,48 @@ func (e Event) Fields() map[string]string {
 // ParsedOps gives the event's ops as ParseEvent read them.
 func (e Event) ParsedOps() []EventOp { return e.ops }
 
+// ParsedState gives the event's state as ParseEvent read it.
+func (e Event) ParsedState() Result { return e.state }
+
+// Entry is an outbox entry as the relay hands it to a sink: where it was
+// read (its stream and entry id; none for an event not read from a stream)
+// and the event, as ParseEvent read it from Fields. When Err is set, the
+// fields are not an event (Event is then zero): a sink keeps such an entry,
+// with its fields as they were, set aside rather than lose it.
+type Entry struct {
+	Stream, ID string
+	Fields     map[string]string
+	Event      Event
+	Err        error
+}
+
+// Read gives the entry's event, reading it from Fields if ReadEntry did not.
+func (e Entry) Read() (Event, error) {
+	if e.Err != nil || e.Event.Seq > 0 { // ParseEvent gives a seq of 1 or more
+		return e.Event, e.Err
+	}
+	return ParseEvent(e.Fields)
+}
+
+// Entries gives the entries of events not read from a stream, each read by
+// ReadEntry.
+func Entries(fields ...map[string]string) []Entry {
+	out := make([]Entry, len(fields))
+	for i, f := range fields {
+		out[i] = ReadEntry("", "", f)
+	}
+	return out
+}
+
+// ReadEntry reads an outbox entry's fields into an Entry.
+func ReadEntry(stream, id string, fields map[string]string) Entry {
+	ev, err := ParseEvent(fields)
+	if err != nil {
+		ev = Event{}
+	}
+	return Entry{Stream: stream, ID: id, Fields: fields, Event: ev, Err: err}
+}
+
 // Digest computes an event's digest on the holder's previous one ("" before
 // the first event), by the event's version (e.DV): the SHA-1, in hex, of the
 // terms prev, holder, seq, id, fp, ts, cp, ops, state, memo, xfer, in that
@@ -195,38 +227,4 @@ func Digest(prev string, e Event) string {
 		h.Write([]byte(s))
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// ParseCoupon reads a stored coupon, "<state>" or "<state>|<expires ms>".
-func ParseCoupon(raw string) (state string, expiresMs int64) {
-	st, exp, _ := strings.Cut(raw, "|")
-	expiresMs, _ = strconv.ParseInt(exp, 10, 64)
-	return st, expiresMs
-}
-
-// ParseHold reads a stored hold, "<expires ms or 0>|<leg>=<units>,...|<coupon>,...".
-func ParseHold(raw string) (expiresMs int64, legs map[string]int64, coupons []string, err error) {
-	parts := strings.SplitN(raw, "|", 3)
-	if len(parts) != 3 {
-		return 0, nil, nil, fmt.Errorf("hold %q", raw)
-	}
-	if expiresMs, err = strconv.ParseInt(parts[0], 10, 64); err != nil {
-		return 0, nil, nil, fmt.Errorf("hold %q", raw)
-	}
-	legs = map[string]int64{}
-	if parts[1] != "" {
-		for _, leg := range strings.Split(parts[1], ",") {
-			a, u, ok := strings.Cut(leg, "=")
-			n, err := strconv.ParseInt(u, 10, 64)
-			if !ok || err != nil {
-				return 0, nil, nil, fmt.Errorf("hold %q", raw)
-			}
-			legs[a] = n
-		}
-	}
-	coupons = []string{}
-	if parts[2] != "" {
-		coupons = strings.Split(parts[2], ",")
-	}
-	return expiresMs, legs, coupons, nil
 }

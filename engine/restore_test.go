@@ -12,16 +12,17 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // recentFromOutbox gives the holder's outbox events as Restore takes them.
-func recentFromOutbox(t *testing.T, holder string) []engine.RecentInstruction {
+func recentFromOutbox(t *testing.T, holder string) []stored.RecentInstruction {
 	t.Helper()
-	var out []engine.RecentInstruction
+	var out []stored.RecentInstruction
 	for _, ev := range readRaw(t, holder).Events {
 		ts, err := strconv.ParseInt(ev["ts"].(string), 10, 64)
 		require.NoError(t, err)
-		out = append(out, engine.RecentInstruction{ID: ev["id"].(string), FP: ev["fp"].(string), TsMs: ts, State: ev["state"].(string)})
+		out = append(out, stored.RecentInstruction{ID: ev["id"].(string), FP: ev["fp"].(string), TsMs: ts, State: ev["state"].(string)})
 	}
 	return out
 }

@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/cluster"
+)
+
+// outboxPage is how many entries Undelivered reads from an outbox at once.
+const outboxPage = 1000
+
+// Undelivered reads the seqs of holders' events still in their slots'
+// outboxes: not read by a relay yet, or read and not yet acknowledged (the
+// relay deletes an event only once the ledger committed it). Those are on
+// their way to the ledger; an event the holder applied that is neither
+// there nor in the ledger is lost. It reads the whole of those outboxes, in
+// pages; a holder none of whose events is there is absent from the map.
+//
+// Errors: UNAVAILABLE.
+func (e *Engine) Undelivered(ctx context.Context, holders []string) (map[string]map[int64]bool, error) {
+	want := map[string]bool{}
+	from := map[string]string{} // outbox -> where its next page starts
+	for _, h := range holders {
+		want[h] = true
+		from[cluster.Outbox(cluster.HolderSlot(h))] = "-"
+	}
+	out := map[string]map[int64]bool{}
+	for len(from) > 0 {
+		pipe := e.rdb.Pipeline()
+		cmds := map[string]*redis.XMessageSliceCmd{}
+		for k, start := range from {
+			cmds[k] = pipe.XRangeN(ctx, k, start, "+", outboxPage)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, redisFailure("", err)
+		}
+		for k, c := range cmds {
+			msgs := c.Val()
+			for _, m := range msgs {
+				h, _ := m.Values["holder"].(string)
+				v, _ := m.Values["seq"].(string)
+				seq, err := strconv.ParseInt(v, 10, 64)
+				if !want[h] || err != nil {
+					continue
+				}
+				if out[h] == nil {
+					out[h] = map[int64]bool{}
+				}
+				out[h][seq] = true
+			}
+			if len(msgs) < outboxPage {
+				delete(from, k)
+			} else {
+				from[k] = "(" + msgs[len(msgs)-1].ID
+			}
+		}
+	}
+	return out, nil
+}
