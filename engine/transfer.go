@@ -284,7 +284,9 @@ func (e *Engine) prepareParts(ctx context.Context, n instructions.NormalizedTran
 			continue
 		}
 		reject := *err
+		// The step's id is the engine's own, not one the client could renew.
 		reject.ID, reject.Replayed = "", false
+		reject.Message = strings.TrimSuffix(reject.Message, ReplayNote)
 		if reject.OpIndex >= 0 {
 			reject.OpIndex = parts[i].origin[reject.OpIndex]
 		}
