@@ -103,6 +103,16 @@ func (e *Engine) confirmAcks(ctx context.Context, calls []call, pending []int, g
 	}
 }
 
+// ackedOn is acked for a transfer's own writes (its record, a fence), whose
+// WAITs tell of their master's replicas like the instructions' do.
+func (e *Engine) ackedOn(s sent) error {
+	err := e.acked(s)
+	if s.node != nil {
+		e.acks.record(s.node.Options().Addr, err)
+	}
+	return err
+}
+
 // unconfirmedAfter is how many WAITs in a row must fall short on a master
 // before CheckReplicas calls its writes unconfirmable: one can be a replica
 // briefly slow, several in a row a master without the replicas it needs.
