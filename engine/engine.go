@@ -75,6 +75,7 @@ type Engine struct {
 
 	minAcks    int           // Options.MinReplicaAcks
 	ackTimeout time.Duration // Options.ReplicaAckTimeout
+	acks       ackHealth
 }
 
 // New builds an Engine on a go-redis client: a *redis.ClusterClient for a
@@ -102,7 +103,7 @@ func New(rdb redis.UniversalClient, opt *Options) *Engine {
 	}
 	return &Engine{rdb: rdb, assets: o.Assets, idemTTL: strconv.FormatInt(o.IdempotencyTTL.Milliseconds(), 10),
 		ttl: o.IdempotencyTTL, log: o.Logger, xferTimeout: o.TransferTimeout,
-		minAcks: max(o.MinReplicaAcks, 0), ackTimeout: o.ReplicaAckTimeout}
+		minAcks: max(o.MinReplicaAcks, 0), ackTimeout: o.ReplicaAckTimeout, acks: ackHealth{short: map[string]int{}}}
 }
 
 // Assets gives the engine's asset registry.

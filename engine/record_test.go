@@ -152,3 +152,29 @@ func TestApply_ReplaysRecordsOfKeyFormat1(t *testing.T) {
 	assert.True(t, e.Replayed)
 	assert.Equal(t, instructions.CodeHoldExpired, e.Code)
 }
+
+// A replayed rejection says why the same id cannot succeed later: its
+// answer is kept, and only a new id is a new attempt. The first answer's
+// message stands as it was, and the note is not carried into a transfer's
+// abort (its step ids are the engine's own).
+func TestApply_ReplayedRejectionSaysANewAttemptNeedsANewID(t *testing.T) {
+	needRedis(t)
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "12.00") })
+	in := instructions.New(newID("pay"), h).Debit("CNY", "80.00")
+	first := applyErr(t, in)
+	require.False(t, first.Replayed)
+	assert.NotContains(t, first.Message, "new id", "a fresh rejection")
+
+	again := applyErr(t, in)
+	assert.True(t, again.Replayed)
+	assert.Equal(t, first.Code, again.Code)
+	assert.Equal(t, first.Message+" (replayed: this id already has this answer; a new attempt needs a new id)", again.Message)
+	assert.Contains(t, again.Error(), "a new attempt needs a new id")
+
+	o, err := eng.Outcome(context.Background(), h, in.ID)
+	require.NoError(t, err)
+	assert.ErrorContains(t, o.Err, "a new attempt needs a new id", "the answer kept under the id, read back")
+
+	fresh := applyErr(t, instructions.New(newID("pay"), h).Debit("CNY", "80.00"))
+	assert.Equal(t, first.Message, fresh.Message, "a new id is a new attempt, answered afresh")
+}

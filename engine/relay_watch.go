@@ -7,6 +7,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"maps"
 	"strings"
 	"sync"
@@ -31,8 +32,15 @@ const watchPing = 10 * time.Second
 
 // syncWatches watches every master and stops watching what is no longer one.
 func (r *Relay) syncWatches(ctx context.Context) {
+	syncWatches(ctx, r.rdb, r.watches, &r.watchWG, r.watch)
+}
+
+// syncWatches starts watch for every master of rdb that watches lacks, and
+// stops those of what is no longer a master.
+func syncWatches(ctx context.Context, rdb redis.UniversalClient, watches map[string]*relayWatch, wg *sync.WaitGroup,
+	watch func(context.Context, *redis.Client, *relayWatch)) {
 	masters := map[string]*redis.Client{}
-	switch c := r.rdb.(type) {
+	switch c := rdb.(type) {
 	case *redis.ClusterClient:
 		var mu sync.Mutex
 		_ = c.ForEachMaster(ctx, func(_ context.Context, n *redis.Client) error {
@@ -44,30 +52,35 @@ func (r *Relay) syncWatches(ctx context.Context) {
 	case *redis.Client:
 		masters[c.Options().Addr] = c
 	}
-	for addr, w := range r.watches {
+	for addr, w := range watches {
 		if masters[addr] == nil {
 			w.stop()
-			delete(r.watches, addr)
+			delete(watches, addr)
 		}
 	}
 	for addr, n := range masters {
-		if r.watches[addr] == nil {
+		if watches[addr] == nil {
 			wctx, stop := context.WithCancel(ctx)
 			w := &relayWatch{stop: stop}
-			r.watches[addr] = w
-			r.watchWG.Go(func() { r.watch(wctx, n, w) })
+			watches[addr] = w
+			wg.Go(func() { watch(wctx, n, w) })
 		}
 	}
 }
 
 // allWatched tells whether every master the relay knows sends notices.
 func (r *Relay) allWatched() bool {
-	for _, w := range r.watches {
+	return allLive(r.watches)
+}
+
+// allLive tells whether watches has any watch and every one is subscribed.
+func allLive(watches map[string]*relayWatch) bool {
+	for _, w := range watches {
 		if !w.live.Load() {
 			return false
 		}
 	}
-	return len(r.watches) > 0
+	return len(watches) > 0
 }
 
 // watch receives the change notices of one master until ctx is done, on a
@@ -78,6 +91,14 @@ func (r *Relay) allWatched() bool {
 // notices for nothing. Whenever it subscribes
 // again, notices may have been lost meanwhile: it asks for a resync.
 func (r *Relay) watch(ctx context.Context, node *redis.Client, w *relayWatch) {
+	watchNotices(ctx, node, w, r.notice, r.o.MaxIdle, r.o.Logger, "relay")
+}
+
+// watchNotices is a watch of node's notices, handed to notice (all: every
+// key may have changed unseen) until ctx is done; after a failure it waits
+// retry before it subscribes again. who names the worker in the log.
+func watchNotices(ctx context.Context, node *redis.Client, w *relayWatch, notice func(keys []string, all bool),
+	retry time.Duration, log *slog.Logger, who string) {
 	// The node's settings (address, auth, TLS, dialer, timeouts), pointers
 	// included. go-redis writes through one of them while the node runs:
 	// the maintenance notifications config, whose Mode the node's first
@@ -107,18 +128,18 @@ func (r *Relay) watch(ctx context.Context, node *redis.Client, w *relayWatch) {
 		// A receive blocked on the socket does not see ctx end: closing the
 		// subscription wakes it, so that the relay stops at once.
 		unblock := context.AfterFunc(ctx, func() { _ = ps.Close() })
-		r.receive(ctx, ps, w)
+		receiveNotices(ctx, ps, w, notice, log, who)
 		unblock()
 		if w.live.Swap(false) {
-			r.notice(nil, true) // back to polling every stream until subscribed again
+			notice(nil, true) // back to polling until subscribed again
 		}
 		_ = ps.Close()
-		sleep(ctx, r.o.MaxIdle)
+		sleep(ctx, retry)
 	}
 }
 
-// receive hands one subscription's notices to the relay until it fails.
-func (r *Relay) receive(ctx context.Context, ps *redis.PubSub, w *relayWatch) {
+// receiveNotices hands one subscription's notices to notice until it fails.
+func receiveNotices(ctx context.Context, ps *redis.PubSub, w *relayWatch, notice func(keys []string, all bool), log *slog.Logger, who string) {
 	pinged := false
 	for {
 		msg, err := ps.ReceiveTimeout(ctx, watchPing)
@@ -126,13 +147,13 @@ func (r *Relay) receive(ctx context.Context, ps *redis.PubSub, w *relayWatch) {
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			w.live.Store(true)
-			r.notice(nil, true)
+			notice(nil, true)
 		case *redis.Message:
-			r.notice(m.PayloadSlice, m.Payload == "" && m.PayloadSlice == nil) // no keys: a flush
+			notice(m.PayloadSlice, m.Payload == "" && m.PayloadSlice == nil) // no keys: a flush
 		case nil:
 			if ctx.Err() != nil || !errors.As(err, &nerr) || !nerr.Timeout() || pinged {
 				if ctx.Err() == nil {
-					r.o.Logger.Warn("relay: change notices lost, polling meanwhile", "err", err)
+					log.Warn(who+": change notices lost, polling meanwhile", "err", err)
 				}
 				return
 			}

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -84,15 +88,124 @@ func (e *Engine) confirmAcks(ctx context.Context, calls []call, pending []int, g
 		g := groups[node]
 		err := e.acked(g.wait)
 		if err == nil && !g.wrote {
+			e.acks.waiting.Add(int64(len(g.kept)))
 			err = e.confirmReplay(ctx, node, calls[g.replayed])
+			e.acks.waiting.Add(-int64(len(g.kept)))
 		}
+		e.acks.record(node.Options().Addr, err)
 		if err != nil {
 			e.reloadAfter(ctx, err)
+			e.acks.unconfirmed.Add(int64(len(g.kept)))
 			for _, i := range g.kept {
 				out[i] = Outcome{Err: notDurable(calls[i].n.ID, node, err)}
 			}
 		}
 	}
+}
+
+// ackedOn is acked for a transfer's own writes (its record, a fence), whose
+// WAITs tell of their master's replicas like the instructions' do.
+func (e *Engine) ackedOn(s sent) error {
+	err := e.acked(s)
+	if s.node != nil {
+		e.acks.record(s.node.Options().Addr, err)
+	}
+	return err
+}
+
+// unconfirmedAfter is how many WAITs in a row must fall short on a master
+// before CheckReplicas calls its writes unconfirmable: one can be a replica
+// briefly slow, several in a row a master without the replicas it needs.
+const unconfirmedAfter = 3
+
+// ackHealth follows what replica acknowledgements gave, for metrics and
+// readiness.
+type ackHealth struct {
+	waiting     atomic.Int64 // answers now waiting for replicas (their pipeline's WAIT)
+	unconfirmed atomic.Int64 // answers given UNAVAILABLE because replicas did not confirm in time
+
+	mu    sync.Mutex
+	short map[string]int // master address -> WAITs in a row that fell short
+}
+
+// record notes how the WAIT of a master's pipeline ended.
+func (a *ackHealth) record(addr string, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err == nil {
+		delete(a.short, addr)
+		return
+	}
+	a.short[addr]++
+}
+
+// ReplicaStats are the figures of replica acknowledgements
+// (Options.MinReplicaAcks), for metrics; all zero when it is off.
+type ReplicaStats struct {
+	Waiting     int64 // answers waiting now for replicas to confirm their writes (WAIT)
+	Unconfirmed int64 // answers given UNAVAILABLE because too few replicas confirmed in time, since start
+}
+
+// ReplicaStats reads the figures; safe to call at any time.
+func (e *Engine) ReplicaStats() ReplicaStats {
+	return ReplicaStats{Waiting: e.acks.waiting.Load(), Unconfirmed: e.acks.unconfirmed.Load()}
+}
+
+// CheckReplicas tells whether writes can be confirmed on every master where
+// the last unconfirmedAfter WAITs fell short: it asks such a master itself
+// (a WAIT on one of its connections, so that the answer does not depend on
+// clients writing: a daemon taken out of service for not being ready gets
+// none), and forgets the master once enough replicas answer. nil when
+// MinReplicaAcks is off; else the error names each such master and what
+// its replicas answered.
+func (e *Engine) CheckReplicas(ctx context.Context) error {
+	if e.minAcks == 0 {
+		return nil
+	}
+	e.acks.mu.Lock()
+	var suspect []string
+	for addr, n := range e.acks.short {
+		if n >= unconfirmedAfter {
+			suspect = append(suspect, addr)
+		}
+	}
+	e.acks.mu.Unlock()
+	slices.Sort(suspect)
+	var errs []string
+	for _, addr := range suspect {
+		n, gone, err := e.probeAcks(ctx, addr)
+		if gone || err == nil && n >= int64(e.minAcks) {
+			e.acks.record(addr, nil)
+			continue
+		}
+		why := fmt.Sprintf("%d of %d replicas acknowledged within %v", n, e.minAcks, e.ackTimeout)
+		if err != nil {
+			why = err.Error()
+		}
+		errs = append(errs, fmt.Sprintf("writes to master %s cannot be confirmed by %d replica(s): %s; "+
+			"its instructions are answered UNAVAILABLE until a replica has synced (their outcome: GET /v1/holders/{holder}/instructions/{id}, or a retry with the same id)",
+			addr, e.minAcks, why))
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// probeAcks asks the master at addr how many replicas acknowledge its
+// writes, waiting at most the acknowledgement timeout. gone: addr is no
+// longer a master (a failover replaced it), so its record is moot.
+func (e *Engine) probeAcks(ctx context.Context, addr string) (n int64, gone bool, err error) {
+	node, ok := e.rdb.(*redis.Client)
+	if c, isCluster := e.rdb.(*redis.ClusterClient); isCluster {
+		if node, err = masterClient(ctx, c, addr); err != nil {
+			return 0, true, nil
+		}
+	} else if !ok || node.Options().Addr != addr {
+		return 0, true, nil // a Sentinel client follows its master: the old one is moot
+	}
+	n, err = node.Do(ctx, "wait", e.minAcks, e.ackTimeout.Milliseconds()).Int64()
+	return n, false, err
 }
 
 // effect tells whether the script wrote for this outcome on this run (an

@@ -61,10 +61,21 @@ func (e *Engine) parseReply(n instructions.Normalized, v any) (instructions.Resu
 			return instructions.Result{}, e.internal(n.ID, "script error reply %q", body)
 		}
 		code := instructions.Code(parts[0])
-		return instructions.Result{}, &Error{ID: n.ID, Code: code, OpIndex: idx, Message: e.describe(n, idx, code, parts[2]), Replayed: replayed == 1}
+		msg := e.describe(n, idx, code, parts[2])
+		if replayed == 1 {
+			// A client that sends the same id again after fixing the cause
+			// (a top-up, a new coupon) would otherwise read the old refusal
+			// as the new attempt's.
+			msg += ReplayNote
+		}
+		return instructions.Result{}, &Error{ID: n.ID, Code: code, OpIndex: idx, Message: msg, Replayed: replayed == 1}
 	}
 	return instructions.Result{}, e.internal(n.ID, "unexpected script outcome %q", kind)
 }
+
+// ReplayNote ends the message of a replayed rejection: the id's answer is
+// kept for the idempotency TTL, so only a new id is a new attempt.
+const ReplayNote = " (replayed: this id already has this answer; a new attempt needs a new id)"
 
 func (e *Engine) internal(id, format string, args ...any) *Error {
 	err := instructions.Errorf(instructions.CodeInternal, instructions.NoOp, format, args...)

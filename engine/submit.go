@@ -127,7 +127,9 @@ func (e *Engine) sendPerMaster(ctx context.Context, reqs []req, pending []int, o
 			}
 			wait := redis.NewIntCmd(ctx, "wait", e.minAcks, e.ackTimeout.Milliseconds())
 			_ = pipe.Process(ctx, wait)
+			e.acks.waiting.Add(int64(len(groups[node])))
 			_, _ = pipe.Exec(ctx)
+			e.acks.waiting.Add(-int64(len(groups[node])))
 			for _, i := range groups[node] {
 				out[i].wait = wait
 			}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +31,10 @@ type SweeperOptions struct {
 	Limit int
 	// Logger receives failed releases. Default slog.Default().
 	Logger *slog.Logger
+	// Resync is the longest Run goes between two reads of every slot's
+	// index: between them it reads only the slots whose holds fall due or
+	// that a change notice names, a safety net beside the notices. Default 5m.
+	Resync time.Duration
 }
 
 // SweeperStats are a sweeper's counters, for metrics.
@@ -65,6 +71,9 @@ func NewSweeper(e *Engine, opt *SweeperOptions) *Sweeper {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Resync <= 0 {
+		o.Resync = 5 * time.Minute
+	}
 	return &Sweeper{e: e, o: o}
 }
 
@@ -80,9 +89,17 @@ func SweepID(holder, hold string, expiresMs int64) string {
 	return instructions.SweepIDPrefix + hex.EncodeToString(sum[:])[:24]
 }
 
-// Run sweeps every Interval until ctx is done, then returns nil.
+// Run sweeps every Interval until ctx is done, then returns nil. Each sweep
+// reads only the expiry indexes that may hold something due (slotIndex):
+// an idle sweeper reads none.
 func (s *Sweeper) Run(ctx context.Context) error {
-	s.e.every(ctx, s.o.Interval, s.Sweep, func(err error) {
+	idx := newSlotIndex(s.e, cluster.Expiry, s.o.Resync, s.o.Interval, s.o.Logger, "sweeper")
+	defer idx.stop()
+	sweep := func(ctx context.Context) error {
+		entries, err := idx.due(ctx, s.o.Limit)
+		return s.sweep(ctx, entries, err)
+	}
+	s.e.every(ctx, s.o.Interval, sweep, func(err error) {
 		s.errs.Add(1)
 		s.o.Logger.Warn("sweeper: sweep failed", "err", err)
 	})
@@ -118,10 +135,17 @@ type expired struct {
 }
 
 // Sweep releases the holds expired now and returns once they are released.
-// Indexes it could not read (a master down, a slot being moved) make it fail
-// after it has released what the others gave.
+// It reads every slot's expiry index. Indexes it could not read (a master
+// down, a slot being moved) make it fail after it has released what the
+// others gave.
 func (s *Sweeper) Sweep(ctx context.Context) error {
-	entries, err := s.e.dueEntries(ctx, cluster.Expiry, s.o.Limit)
+	entries, _, err := s.e.dueEntries(ctx, cluster.Expiry, s.o.Limit, nil)
+	return s.sweep(ctx, entries, err)
+}
+
+// sweep releases the due holds of entries, then returns err, the error of
+// their read.
+func (s *Sweeper) sweep(ctx context.Context, entries []indexEntry, err error) error {
 	if err != nil {
 		err = fmt.Errorf("sweep: %w", err)
 	}
@@ -149,8 +173,10 @@ type indexEntry struct {
 	now    int64 // the clock of the index's master when it was read, Unix ms
 }
 
-// dueEntries reads, in the per-slot index key(slot) of every slot, up to
-// limit members scored at or before now. Each master is asked for its own
+// dueEntries reads, in the per-slot index key(slot) of every slot (of the
+// slots want keeps, if want is not nil), up to limit members scored at or
+// before now, and tells for each slot read when it should be read again
+// (slotNext). Each master is asked for its own
 // slots, against its own clock (TIME): the scripts judge time by the clock
 // of the master they run on, and a worker whose clock ran ahead would act
 // too early.
@@ -159,32 +185,36 @@ type indexEntry struct {
 // read again where the answer points (with ASKING for an ASK), against that
 // master's clock. Whatever could not be read is in the error, and the
 // entries returned are all that could: a caller acts on them.
-func (e *Engine) dueEntries(ctx context.Context, key func(int) string, limit int) ([]indexEntry, error) {
+func (e *Engine) dueEntries(ctx context.Context, key func(int) string, limit int, want func(int) bool) ([]indexEntry, map[int]time.Time, error) {
+	next := map[int]time.Time{}
 	c, ok := e.rdb.(*redis.ClusterClient)
 	if !ok {
-		due, _, err := dueOn(ctx, e.rdb, singles(0, cluster.Slots-1), key, limit, false)
-		return due, err
+		due, _, err := dueOn(ctx, e.rdb, wanted(singles(0, cluster.Slots-1), want), key, limit, false, next)
+		return due, next, err
 	}
 	slots, err := c.ClusterSlots(ctx).Result() //nolint:staticcheck // CLUSTER SLOTS answers on every supported version
 	if err != nil {
-		return nil, fmt.Errorf("cluster slots: %w", err)
+		return nil, nil, fmt.Errorf("cluster slots: %w", err)
 	}
 	owned := map[string][]int{}
 	for _, r := range slots {
 		if len(r.Nodes) > 0 {
-			owned[r.Nodes[0].Addr] = append(owned[r.Nodes[0].Addr], singles(r.Start, r.End)...)
+			owned[r.Nodes[0].Addr] = append(owned[r.Nodes[0].Addr], wanted(singles(r.Start, r.End), want)...)
 		}
 	}
 	var all []indexEntry
 	var errs []error
 	var redirected []redirect
 	for addr, ss := range owned {
+		if len(ss) == 0 {
+			continue
+		}
 		node, err := masterClient(ctx, c, addr)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		due, redirs, err := dueOn(ctx, node, ss, key, limit, false)
+		due, redirs, err := dueOn(ctx, node, ss, key, limit, false, next)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -203,7 +233,7 @@ func (e *Engine) dueEntries(ctx context.Context, key func(int) string, limit int
 			errs = append(errs, fmt.Errorf("slots %v: %w", ss, err))
 			continue
 		}
-		due, redirs, err := dueOn(ctx, node, ss, key, limit, to.ask)
+		due, redirs, err := dueOn(ctx, node, ss, key, limit, to.ask, next)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -212,7 +242,15 @@ func (e *Engine) dueEntries(ctx context.Context, key func(int) string, limit int
 		}
 		all = append(all, due...)
 	}
-	return all, errors.Join(errs...)
+	return all, next, errors.Join(errs...)
+}
+
+// wanted keeps the slots want keeps; all of them if want is nil.
+func wanted(slots []int, want func(int) bool) []int {
+	if want == nil {
+		return slots
+	}
+	return slices.DeleteFunc(slots, func(s int) bool { return !want(s) })
 }
 
 // singles lists the slots lo..hi.
@@ -278,11 +316,18 @@ func sameAddr(a, b string) bool {
 // slots are being imported there). Each slot's read stands alone: one that
 // answers MOVED or ASK is returned as a redirect, one that fails otherwise
 // goes into the error, and neither keeps the other slots' entries back.
-func dueOn(ctx context.Context, rdb redis.Cmdable, slots []int, key func(int) string, limit int, asking bool) ([]indexEntry, []redirect, error) {
+//
+// Each slot read gets its entry in next: now when it had due entries (what
+// is acted on is looked at again, so that a failed step is retried), the
+// local time at which its earliest later entry falls due by the server's
+// clock, or the zero time for an index with nothing in it.
+func dueOn(ctx context.Context, rdb redis.Cmdable, slots []int, key func(int) string, limit int, asking bool,
+	next map[int]time.Time) ([]indexEntry, []redirect, error) {
 	t, err := rdb.Time(ctx).Result()
 	if err != nil {
 		return nil, nil, fmt.Errorf("time: %w", err)
 	}
+	local := time.Now()
 	now := t.UnixMilli()
 	max := strconv.FormatInt(now, 10)
 	var out []indexEntry
@@ -292,15 +337,20 @@ func dueOn(ctx context.Context, rdb redis.Cmdable, slots []int, key func(int) st
 		chunk := slots[lo:min(lo+discoverChunk, len(slots))]
 		pipe := rdb.Pipeline()
 		cmds := make([]*redis.ZSliceCmd, len(chunk))
+		later := make([]*redis.ZSliceCmd, len(chunk))
 		for i, slot := range chunk {
 			if asking {
 				pipe.Do(ctx, "asking")
 			}
 			cmds[i] = pipe.ZRangeByScoreWithScores(ctx, key(slot), &redis.ZRangeBy{Min: "-inf", Max: max, Count: int64(limit)})
+			if asking {
+				pipe.Do(ctx, "asking")
+			}
+			later[i] = pipe.ZRangeByScoreWithScores(ctx, key(slot), &redis.ZRangeBy{Min: "(" + max, Max: "+inf", Count: 1})
 		}
 		_, _ = pipe.Exec(ctx) // each command's own error is read below
 		for i, c := range cmds {
-			if err := c.Err(); err != nil && !errors.Is(err, redis.Nil) {
+			if err := cmp.Or(c.Err(), later[i].Err()); err != nil && !errors.Is(err, redis.Nil) {
 				if r, ok := redirectOf(err, chunk[i]); ok {
 					redirs = append(redirs, r)
 				} else if len(errs) < 3 { // a master down fails every slot alike
@@ -311,6 +361,14 @@ func dueOn(ctx context.Context, rdb redis.Cmdable, slots []int, key func(int) st
 			for _, z := range c.Val() {
 				m, _ := z.Member.(string)
 				out = append(out, indexEntry{slot: chunk[i], member: m, score: int64(z.Score), now: now})
+			}
+			switch l := later[i].Val(); {
+			case len(c.Val()) > 0:
+				next[chunk[i]] = local
+			case len(l) > 0:
+				next[chunk[i]] = local.Add(time.Duration(int64(l[0].Score)-now) * time.Millisecond)
+			default:
+				next[chunk[i]] = time.Time{}
 			}
 		}
 	}

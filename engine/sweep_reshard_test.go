@@ -168,3 +168,50 @@ func TestSweeper_ReleasesDuringAReshard(t *testing.T) {
 	assignSlot(ctx, t, slot, a, b)
 	assert.NoError(t, sweepUntilReleased(ctx, t, e, s, []string{moving, other}))
 }
+
+// A running sweeper reads only the expiry indexes that may hold something
+// due: a hold whose slot moves to another master while the sweeper idles
+// is released there once it expires (its index is read where CLUSTER SLOTS
+// or a MOVED answer points), and one frozen on the new master after the
+// move is noticed there.
+func TestSweeper_RunReleasesAHoldWhoseSlotMovedWhileIdle(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	c := clustertest.StartForTest(t, clustertest.Options{Masters: 2})
+	rdb := c.Client(nil)
+	t.Cleanup(func() { _ = rdb.Close() })
+	e := engine.New(rdb, nil)
+	a, b := c.Nodes[0], c.Nodes[1]
+
+	moving := holderOn(ctx, t, c, a.Addr, nil)
+	slot := cluster.HolderSlot(moving)
+	_, err := e.Apply(ctx, instructions.New("open", moving).Open().Credit("CNY", "10.00").
+		Freeze("CNY", "4.00", "order-1", 4*time.Second))
+	require.NoError(t, err)
+
+	s := engine.NewSweeper(e, &engine.SweeperOptions{Interval: 50 * time.Millisecond})
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = s.Run(sctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	require.Eventually(t, func() bool { return s.Stats().Sweeps >= 5 }, 30*time.Second, 10*time.Millisecond)
+
+	require.Positive(t, moveSlotKeys(ctx, t, slot, a, b))
+	assignSlot(ctx, t, slot, a, b)
+	released := func(h string) bool {
+		st, err := e.State(ctx, h)
+		return err == nil && len(st.Holds) == 0 && st.Balances["CNY"].Available == "10.00"
+	}
+	require.Eventually(t, func() bool { return released(moving) }, 60*time.Second, 20*time.Millisecond,
+		"the moved hold is released on its new master; sweeper %+v", s.Stats())
+
+	later := newID("mv")
+	for cluster.HolderSlot(later) != slot {
+		later = newID("mv")
+	}
+	_, err = e.Apply(ctx, instructions.New("open", later).Open().Credit("CNY", "10.00").
+		Freeze("CNY", "4.00", "order-1", 200*time.Millisecond))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return released(later) }, 60*time.Second, 20*time.Millisecond,
+		"a hold frozen on the new master is released; sweeper %+v", s.Stats())
+}

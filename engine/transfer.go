@@ -284,7 +284,9 @@ func (e *Engine) prepareParts(ctx context.Context, n instructions.NormalizedTran
 			continue
 		}
 		reject := *err
+		// The step's id is the engine's own, not one the client could renew.
 		reject.ID, reject.Replayed = "", false
+		reject.Message = strings.TrimSuffix(reject.Message, ReplayNote)
 		if reject.OpIndex >= 0 {
 			reject.OpIndex = parts[i].origin[reject.OpIndex]
 		}
@@ -415,7 +417,7 @@ func (e *Engine) fence(ctx context.Context, id string, prep *call) error {
 	if err := got[0].cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
-	return e.acked(got[0])
+	return e.ackedOn(got[0])
 }
 
 // finishParts marks parts finished in the record and answers the record as
@@ -463,7 +465,7 @@ func (e *Engine) transferScript(ctx context.Context, id, action string, args ...
 	got := e.submit(ctx, []req{transferReq(id, action, args...)})
 	err := got[0].cmd.Err()
 	if err == nil {
-		err = e.acked(got[0])
+		err = e.ackedOn(got[0])
 	}
 	if err != nil {
 		return transferRecord{}, redisFailure(id, err)

@@ -24,6 +24,11 @@ type RecoveryOptions struct {
 	Limit int
 	// Logger receives failed passes. Default slog.Default().
 	Logger *slog.Logger
+	// Resync is the longest Run goes between two reads of every slot's
+	// index of transfers: between them it reads only the slots whose
+	// transfers fall due or that a change notice names, a safety net beside
+	// the notices. Default 5m.
+	Resync time.Duration
 }
 
 // RecoveryStats are a recovery worker's counters, for metrics.
@@ -67,6 +72,9 @@ func NewRecovery(e *Engine, opt *RecoveryOptions) *Recovery {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Resync <= 0 {
+		o.Resync = 5 * time.Minute
+	}
 	return &Recovery{e: e, o: o}
 }
 
@@ -76,20 +84,34 @@ func (r *Recovery) Stats() RecoveryStats {
 		Stuck: r.stuck.Load()}
 }
 
-// Run makes a pass every Interval until ctx is done, then returns nil.
+// Run makes a pass every Interval until ctx is done, then returns nil. Each
+// pass reads only the indexes that may hold a transfer due (slotIndex): an
+// idle worker reads none.
 func (r *Recovery) Run(ctx context.Context) error {
-	r.e.every(ctx, r.o.Interval, r.Recover, func(err error) {
+	idx := newSlotIndex(r.e, cluster.Transfers, r.o.Resync, r.o.Interval, r.o.Logger, "transfer recovery")
+	defer idx.stop()
+	pass := func(ctx context.Context) error {
+		due, err := idx.due(ctx, r.o.Limit)
+		return r.pass(ctx, due, err)
+	}
+	r.e.every(ctx, r.o.Interval, pass, func(err error) {
 		r.errs.Add(1)
 		r.o.Logger.Warn("transfer recovery: pass failed", "err", err)
 	})
 	return nil
 }
 
-// Recover makes one pass over the transfers that are due now.
+// Recover makes one pass over the transfers that are due now, reading every
+// slot's index.
 func (r *Recovery) Recover(ctx context.Context) error {
-	// Indexes it could not read (a slot being moved, a master down) fail
-	// the pass once the transfers of the others are taken care of.
-	due, err := r.e.dueEntries(ctx, cluster.Transfers, r.o.Limit)
+	due, _, err := r.e.dueEntries(ctx, cluster.Transfers, r.o.Limit, nil)
+	return r.pass(ctx, due, err)
+}
+
+// pass takes care of the due transfers, then fails with err, the error of
+// their read: indexes it could not read (a slot being moved, a master down)
+// fail the pass once the transfers of the others are taken care of.
+func (r *Recovery) pass(ctx context.Context, due []indexEntry, err error) error {
 	for _, en := range due {
 		if err := r.recover(ctx, en); err != nil {
 			r.errs.Add(1)

@@ -24,7 +24,7 @@ Serve runs the HTTP daemon (the API is described in docs/openapi.yaml):
   POST /v1/transfers            a transfer over several holders, all or none
   GET  /v1/transfers/{id}       a transfer's state
   GET  /healthz                 200 while the process runs
-  GET  /readyz                  200 when Redis answers and the scripts are loaded
+  GET  /readyz                  200 when Redis answers, the scripts are loaded and replicas confirm writes
   GET  /metrics                 Prometheus metrics
 
 Every /v1/ request needs "Authorization: Bearer <token>" with one of the

@@ -38,11 +38,16 @@ type server struct {
 }
 
 func newServer(eng *engine.Engine, rdb redis.UniversalClient, tokens []string, log *slog.Logger) *server {
+	m := newMetrics(rdb)
+	register(m.reg, "atomledger_replica_wait_answers", "Answers waiting now for replicas to acknowledge their writes (--min-replica-acks).", false,
+		func() int64 { return eng.ReplicaStats().Waiting })
+	register(m.reg, "atomledger_replica_unconfirmed_total", "Answers given 503 UNAVAILABLE because too few replicas acknowledged the write in time (--min-replica-acks): applied on the master, outcome unconfirmed.", true,
+		func() int64 { return eng.ReplicaStats().Unconfirmed })
 	return &server{
 		eng:     eng,
 		auth:    newAuthenticator(tokens),
 		log:     log,
-		metrics: newMetrics(rdb),
+		metrics: m,
 		ready:   &readiness{eng: eng, rdb: rdb},
 	}
 }

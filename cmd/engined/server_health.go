@@ -20,8 +20,10 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, status{Status: "ok"})
 }
 
-// readyz is GET /readyz: 200 when the library has been loaded on every master
-// and every master answers PING now, else 503 UNAVAILABLE with the reason.
+// readyz is GET /readyz: 200 when the library has been loaded on every master,
+// every master answers PING now and, with --min-replica-acks, no master's
+// writes have gone unconfirmed by its replicas, else 503 UNAVAILABLE with the
+// reason.
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
@@ -48,7 +50,12 @@ func (rd *readiness) check(ctx context.Context) error {
 		}
 		rd.loaded.Store(true)
 	}
-	return ping(ctx, rd.rdb)
+	if err := ping(ctx, rd.rdb); err != nil {
+		return err
+	}
+	// A master whose replicas do not acknowledge gets every write answered
+	// UNAVAILABLE (applied, unconfirmed): as good as down for a client.
+	return rd.eng.CheckReplicas(ctx)
 }
 
 // ping asks every master of a cluster, or the one server, for PONG. A
