@@ -201,8 +201,13 @@ local function coupon(c)
   if cpn[c] == nil then
     local v = get('c:' .. c)
     if v then
-      local st, exp = match(v, '^([^|]+)|?(%d*)$')
-      cpn[c] = {st = st, exp = tonumber(exp) or 0}
+      -- "<state>" or "<state>|<expires ms>": a plain search, dearer patterns only for an expiry.
+      local bar = find(v, '|', 1, true)
+      if bar then
+        cpn[c] = {st = sub(v, 1, bar - 1), exp = tonumber(sub(v, bar + 1)) or 0}
+      else
+        cpn[c] = {st = v, exp = 0}
+      end
     else
       cpn[c] = false
     end
@@ -235,11 +240,19 @@ local function hold(h)
   return v
 end
 local function encode_hold(v)
-  local names_, legs = {}, {}
-  for a in pairs(v.legs) do names_[#names_ + 1] = a end
-  sort(names_)
-  for j, a in ipairs(names_) do legs[j] = a .. '=' .. fmt('%d', v.legs[a]) end
-  return fmt('%d', v.exp) .. '|' .. concat(legs, ',') .. '|' .. concat(v.cpns, ',')
+  local one = next(v.legs)
+  local legs = ''
+  if one and next(v.legs, one) == nil then
+    legs = one .. '=' .. fmt('%d', v.legs[one]) -- one leg, the usual hold: no lists to sort
+  elseif one then
+    local names_, ls = {}, {}
+    for a in pairs(v.legs) do names_[#names_ + 1] = a end
+    sort(names_)
+    for j, a in ipairs(names_) do ls[j] = a .. '=' .. fmt('%d', v.legs[a]) end
+    legs = concat(ls, ',')
+  end
+  local cs = v.cpns
+  return fmt('%d', v.exp) .. '|' .. legs .. '|' .. (#cs == 0 and '' or #cs == 1 and cs[1] or concat(cs, ','))
 end
 
 -- The first op naming a new hold creates it, later ones in the same instruction add to it.
@@ -561,11 +574,14 @@ local function apply(keys, argv)
     local b = 8 + i * 6
     local op, a, amt, h, c, ms = argv[b], argv[b + 1], argv[b + 2], argv[b + 3], argv[b + 4], argv[b + 5]
     ne = ne + 1
-    ev[ne] = (i == 0 and '[{"op":"' or ',{"op":"') .. op .. '"' ..
-      (a ~= '' and ',"asset":"' .. a .. '"' or '') .. (amt ~= '0' and ',"units":"' .. amt .. '"' or '') ..
-      (h ~= '' and ',"hold":"' .. h .. '"' or '') ..
-      (c ~= '' and ((op == 'take' or op == 'give') and ',"to":"' or ',"coupon":"') .. c .. '"' or '') ..
-      (ms ~= '0' and ',"ms":"' .. ms .. '"' or '')
+    -- One concatenation: an absent field adds empty strings, where a nested one would make a
+    -- string of its own.
+    local nu, nm = amt ~= '0', ms ~= '0'
+    ev[ne] = (i == 0 and '[{"op":"' or ',{"op":"') .. op ..
+      (a ~= '' and '","asset":"' or '') .. a .. (nu and '","units":"' or '') .. (nu and amt or '') ..
+      (h ~= '' and '","hold":"' or '') .. h ..
+      (c ~= '' and ((op == 'take' or op == 'give') and '","to":"' or '","coupon":"') or '') .. c ..
+      (nm and '","ms":"' or '') .. (nm and ms or '') .. '"'
     nmv = 0
     local code, detail
     if not status and op ~= 'open' then code = 'HOLDER_NOT_FOUND'
