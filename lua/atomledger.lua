@@ -69,7 +69,12 @@
 -- * Per call only the call's own work: helpers and the handler table are built once, when the
 --   library loads; the holder hash is read with one HMGET of every field the ops name (a
 --   whole-hold settle or release reads the legs and coupons it meets on its own); each figure
---   is formatted once, for the result and the writes alike.
+--   is formatted once, for the result and the writes alike, and not at all when it did not
+--   change. The tables a call fills (the field list, the per-asset figures, the event's, the
+--   result's, the record's and the HSET's pieces) are made once and emptied per call: a table
+--   made or grown per call is paid again by the garbage collector. A pattern search, a
+--   tonumber or a string.format each costs a third of a redis.call: docs/benchmarks.md prices
+--   them, and the code avoids them where the text at hand already says the answer.
 -- * Redis 7.0 lets a library's load-time code reach only `redis` (and that without call): the
 --   standard libraries and redis.call are bound on the first call.
 
