@@ -69,7 +69,12 @@
 -- * Per call only the call's own work: helpers and the handler table are built once, when the
 --   library loads; the holder hash is read with one HMGET of every field the ops name (a
 --   whole-hold settle or release reads the legs and coupons it meets on its own); each figure
---   is formatted once, for the result and the writes alike.
+--   is formatted once, for the result and the writes alike, and not at all when it did not
+--   change. The tables a call fills (the field list, the per-asset figures, the event's, the
+--   result's, the record's and the HSET's pieces) are made once and emptied per call: a table
+--   made or grown per call is paid again by the garbage collector. A pattern search, a
+--   tonumber or a string.format each costs a third of a redis.call: docs/benchmarks.md prices
+--   them, and the code avoids them where the text at hand already says the answer.
 -- * Redis 7.0 lets a library's load-time code reach only `redis` (and that without call): the
 --   standard libraries and redis.call are bound on the first call.
 
@@ -87,22 +92,43 @@ end
 -- exactly; rule 5 is about amounts, which may pass 14 digits.)
 local LENS = {}
 for n = 0, 2047 do LENS[n] = n .. ':' end
+-- "000" to "999": the milliseconds of TIME's microseconds, so the event's ts is TIME's seconds
+-- and these three digits, not a string.format.
+local MS3, MSN = {}, {}
+for n = 0, 999 do
+  MS3[n] = (n < 10 and '00' or n < 100 and '0' or '') .. n
+  MSN[n .. ''] = n
+end
+local DIGIT = {'1', '2', '3', '4', '5', '6', '7', '8', '9'} -- DIGIT[d]: the text of d
+local sec_text, sec_ms -- TIME's seconds at the last call, and as ms
 
 -- The state of the call under way. A function runs to its end before the next one starts, so
 -- these are set at its start and read by the helpers below.
-local K, now, status
-local fields, raw, nn                -- the holder hash's fields read: place -> name and name -> place; values
+local K, now, ts, status -- ts: now as text
+local ttl_ok -- the last idempotency ttl found well formed
+-- The holder hash's fields read: fields[1 .. nn] their names, fields[name] its place; raw the
+-- values. The table lives as long as the library: each call removes the previous call's names.
+local fields, raw, nn = {'status', 'seq', 'digest', status = 1, seq = 2, digest = 3}, nil, 3
 -- The tables below are made when an op first needs them (nil until then): a call pays only for
 -- the kinds of account it touches.
-local bal, bal0, frz, frz0, assets   -- per asset touched: available and frozen, now and as read
+-- Per asset touched, assets[1 .. na]: available and frozen, now and as read (numbers, and the
+-- text read, which serves again when the figure did not change). Made once, emptied per call.
+local bal, bal0, frz, frz0, bs0, fs0, assets, na = {}, {}, {}, {}, {}, {}, {}, 0
 local pa, pf, pa0, pf0               -- points, nil until touched
 local cpn, cpn_dirty, cpn_order      -- coupon -> {st, exp} or false
 local hld, hld_order                 -- hold -> {legs, cpns, exp, was_exp, open, new}
-local ev, nmv                        -- the event's ops as JSON text, movements in the op under way
+local nmv                            -- movements in the op under way
+-- The event's ops as JSON text, in pieces: ev[1 .. ne]. The table lives as long as the library,
+-- so a call fills it without making it or growing it again (what lies past ne is stale).
+local ev, ne = {}, 0
+-- The same for the result's JSON (RB), the idempotency record (KB) and the HSET (HS).
+local RB, rn, KB, kn, HS, hn = {}, 0, {}, 0, {}, 0
 local incoming                       -- per asset or leg, the credits check has let through
 
 local NONE = {} -- an empty list, never written
-local UNSAFE = '[%c"\\]' -- what JSON text would have to escape
+-- Text that JSON need not escape. Anchored, so one match walks the text once (an unanchored
+-- search of the characters to escape starts a match at every position).
+local SAFE = '^[^%c"\\]*$'
 
 -- Strict digits, 1 .. 2^53-1; nil for anything else.
 local function units(s)
@@ -158,17 +184,19 @@ local TAKES_OUT = {debit = true, freeze = true, freeze_points = true, lock_coupo
   spend_points = true, redeem_coupon = true}
 
 local function asset(a)
-  if not bal then bal, bal0, frz, frz0, assets = {}, {}, {}, {}, {} end
   if bal[a] == nil then
-    bal[a], frz[a] = tonumber(get('b:' .. a) or '0'), tonumber(get('f:' .. a) or '0')
+    local bs, fs = get('b:' .. a) or '0', get('f:' .. a) or '0'
+    na = na + 1
+    assets[na], bs0[a], fs0[a] = a, bs, fs
+    bal[a], frz[a] = tonumber(bs), fs == '0' and 0 or tonumber(fs) -- frozen is mostly absent
     bal0[a], frz0[a] = bal[a], frz[a]
-    assets[#assets + 1] = a
   end
 end
 
 local function points()
   if pa == nil then
-    pa, pf = tonumber(get('p:a') or '0'), tonumber(get('p:f') or '0')
+    local f = get('p:f')
+    pa, pf = tonumber(get('p:a') or '0'), f and tonumber(f) or 0
     pa0, pf0 = pa, pf
   end
 end
@@ -178,8 +206,13 @@ local function coupon(c)
   if cpn[c] == nil then
     local v = get('c:' .. c)
     if v then
-      local st, exp = match(v, '^([^|]+)|?(%d*)$')
-      cpn[c] = {st = st, exp = tonumber(exp) or 0}
+      -- "<state>" or "<state>|<expires ms>": a plain search, dearer patterns only for an expiry.
+      local bar = find(v, '|', 1, true)
+      if bar then
+        cpn[c] = {st = sub(v, 1, bar - 1), exp = tonumber(sub(v, bar + 1)) or 0}
+      else
+        cpn[c] = {st = v, exp = 0}
+      end
     else
       cpn[c] = false
     end
@@ -212,11 +245,19 @@ local function hold(h)
   return v
 end
 local function encode_hold(v)
-  local names_, legs = {}, {}
-  for a in pairs(v.legs) do names_[#names_ + 1] = a end
-  sort(names_)
-  for j, a in ipairs(names_) do legs[j] = a .. '=' .. fmt('%d', v.legs[a]) end
-  return fmt('%d', v.exp) .. '|' .. concat(legs, ',') .. '|' .. concat(v.cpns, ',')
+  local one = next(v.legs)
+  local legs = ''
+  if one and next(v.legs, one) == nil then
+    legs = one .. '=' .. fmt('%d', v.legs[one]) -- one leg, the usual hold: no lists to sort
+  elseif one then
+    local names_, ls = {}, {}
+    for a in pairs(v.legs) do names_[#names_ + 1] = a end
+    sort(names_)
+    for j, a in ipairs(names_) do ls[j] = a .. '=' .. fmt('%d', v.legs[a]) end
+    legs = concat(ls, ',')
+  end
+  local cs = v.cpns
+  return fmt('%d', v.exp) .. '|' .. legs .. '|' .. (#cs == 0 and '' or #cs == 1 and cs[1] or concat(cs, ','))
 end
 
 -- The first op naming a new hold creates it, later ones in the same instruction add to it.
@@ -231,8 +272,12 @@ local function hold_for_reserve(h, ttl)
   return v
 end
 
-local function move(a, from, to, n)
-  ev[#ev + 1] = (nmv == 0 and ',"mv":[["' or ',["') .. a .. '","' .. from .. '","' .. to .. '","' .. fmt('%d', n) .. '"]'
+-- ns: the amount's text as the op gave it, used as it is when it has no leading zero (units has
+-- matched it, so it is then n's own decimal form), which spares a string.format.
+local function move(a, from, to, n, ns)
+  if not ns or byte(ns, 1) == 48 then ns = fmt('%d', n) end
+  ne = ne + 1
+  ev[ne] = (nmv == 0 and ',"mv":[["' or ',["') .. a .. '","' .. from .. '","' .. to .. '","' .. ns .. '"]'
   nmv = nmv + 1
 end
 
@@ -341,7 +386,7 @@ function OPS.credit(a, amt)
   asset(a)
   if bal[a] + n > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', bal[a]) end
   bal[a] = bal[a] + n
-  move(a, 'cp', 'avail', n)
+  move(a, 'cp', 'avail', n, amt)
 end
 function OPS.debit(a, amt)
   local n = units(amt)
@@ -349,7 +394,7 @@ function OPS.debit(a, amt)
   asset(a)
   if bal[a] < n then return 'INSUFFICIENT_FUNDS', fmt('%d', bal[a]) end
   bal[a] = bal[a] - n
-  move(a, 'avail', 'cp', n)
+  move(a, 'avail', 'cp', n, amt)
 end
 function OPS.freeze(a, amt, h, _, ms)
   local v, code = hold_for_reserve(h, ms)
@@ -361,7 +406,7 @@ function OPS.freeze(a, amt, h, _, ms)
   if frz[a] + n > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', frz[a]) end
   bal[a], frz[a] = bal[a] - n, frz[a] + n
   v.legs[a] = (v.legs[a] or 0) + n
-  move(a, 'avail', 'frozen', n)
+  move(a, 'avail', 'frozen', n, amt)
 end
 function OPS.freeze_points(_, amt, h, _, ms)
   local v, code = hold_for_reserve(h, ms)
@@ -373,7 +418,7 @@ function OPS.freeze_points(_, amt, h, _, ms)
   if pf + n > MAX then return 'OVERFLOW', 'points:' .. fmt('%d', pf) end
   pa, pf = pa - n, pf + n
   v.legs.points = (v.legs.points or 0) + n
-  move('points', 'avail', 'frozen', n)
+  move('points', 'avail', 'frozen', n, amt)
 end
 function OPS.earn_points(_, amt)
   local n = units(amt)
@@ -381,7 +426,7 @@ function OPS.earn_points(_, amt)
   points()
   if pa + n > MAX then return 'OVERFLOW', 'points:' .. fmt('%d', pa) end
   pa = pa + n
-  move('points', 'cp', 'avail', n)
+  move('points', 'cp', 'avail', n, amt)
 end
 function OPS.spend_points(_, amt)
   local n = units(amt)
@@ -389,7 +434,7 @@ function OPS.spend_points(_, amt)
   points()
   if pa < n then return 'INSUFFICIENT_POINTS', fmt('%d', pa) end
   pa = pa - n
-  move('points', 'avail', 'cp', n)
+  move('points', 'avail', 'cp', n, amt)
 end
 function OPS.lock_coupon(_, _, h, c, ms)
   local v, code = hold_for_reserve(h, ms)
@@ -482,47 +527,69 @@ local function apply(keys, argv, keep_result)
 
   local nargs = #argv
   local nops = (nargs - 7) / 6
-  if nops < 1 or nops > 64 or nops ~= floor(nops) or #idem_ttl > 15 or not find(idem_ttl, '^%d+$')
-      or tonumber(idem_ttl) < 1 or #fp < 16 then
+  -- The ttl is nearly always the one of the call before (Lua strings are interned: == compares
+  -- pointers), which spares its pattern match.
+  if nops < 1 or nops > 64 or nops ~= floor(nops) or #fp < 16 or (idem_ttl ~= ttl_ok and
+      (#idem_ttl > 15 or not find(idem_ttl, '^%d+$') or tonumber(idem_ttl) < 1)) then
     return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments'}
   end
+  ttl_ok = idem_ttl
 
   local t = call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  -- now and ts without a tonumber per call (each is a strtod, dearer than a redis.call's share):
+  -- the seconds change once a second, and the milliseconds are the microseconds' text but its
+  -- last three digits (TIME writes them without leading zeros).
+  local sec, us = t[1], t[2]
+  if sec ~= sec_text then sec_text, sec_ms = sec, tonumber(sec) * 1000 end
+  local m = #us > 3 and sub(us, 1, #us - 3) or '0'
+  now = sec_ms + MSN[m]
+  ts = sec .. MS3[MSN[m]]
 
-  fields, nn = {'status', 'seq', 'digest', status = 1, seq = 2, digest = 3}, 3
+  for j = 4, nn do fields[fields[j]] = nil end
+  nn = 3
+  -- The op arguments go into the event's and the result's JSON as they are: none may need
+  -- escaping. (The engine sends only ids, asset codes and digits; this keeps a direct caller
+  -- from writing an event the ledger could not read. The op is a key of NAMES or OPS, the
+  -- ms digits, or the op is refused.) They are checked together, with one search: a search
+  -- costs several times what the concatenation does.
+  local text = ''
   for b = 8, nargs, 6 do
     local a, amt, h, c = argv[b + 1], argv[b + 2], argv[b + 3], argv[b + 4]
-    -- The op arguments go into the event's and the result's JSON as they are: none may need
-    -- escaping. (The engine sends only ids, asset codes and digits; this keeps a direct caller
-    -- from writing an event the ledger could not read. The op is a key of NAMES or OPS, the
-    -- ms digits, or the op is refused.)
-    if find(a, UNSAFE) or find(amt, UNSAFE) or find(h, UNSAFE) or find(c, UNSAFE) then
-      return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments'}
-    end
+    text = text .. a .. amt .. h .. c
     local f = NAMES[argv[b]]
     if f then f(a, h, c) end
   end
-  raw = call('HMGET', K, unpk(fields))
+  if not find(text, SAFE) then
+    return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments'}
+  end
+  raw = call('HMGET', K, unpk(fields, 1, nn))
   status = raw[1] or nil
   local existed, status0 = status ~= nil, status
-  local seq = tonumber(raw[2] or '0')
+  local seq = raw[2] or '0'
   local digest = raw[3] or ''
 
-  bal, bal0, frz, frz0, assets = nil, nil, nil, nil, nil
+  for j = 1, na do
+    local a = assets[j]
+    bal[a], bal0[a], frz[a], frz0[a], bs0[a], fs0[a] = nil, nil, nil, nil, nil, nil
+  end
+  na = 0
   pa, pf, pa0, pf0 = nil, nil, nil, nil
   cpn, cpn_dirty, cpn_order = nil, nil, nil
   hld, hld_order = nil, nil
-  ev, nmv, incoming = {}, 0, nil
+  ne, nmv, incoming = 0, 0, nil
 
   for i = 0, nops - 1 do
     local b = 8 + i * 6
     local op, a, amt, h, c, ms = argv[b], argv[b + 1], argv[b + 2], argv[b + 3], argv[b + 4], argv[b + 5]
-    ev[#ev + 1] = (i == 0 and '[{"op":"' or ',{"op":"') .. op .. '"' ..
-      (a ~= '' and ',"asset":"' .. a .. '"' or '') .. (amt ~= '0' and ',"units":"' .. amt .. '"' or '') ..
-      (h ~= '' and ',"hold":"' .. h .. '"' or '') ..
-      (c ~= '' and ((op == 'take' or op == 'give') and ',"to":"' or ',"coupon":"') .. c .. '"' or '') ..
-      (ms ~= '0' and ',"ms":"' .. ms .. '"' or '')
+    ne = ne + 1
+    -- One concatenation: an absent field adds empty strings, where a nested one would make a
+    -- string of its own.
+    local nu, nm = amt ~= '0', ms ~= '0'
+    ev[ne] = (i == 0 and '[{"op":"' or ',{"op":"') .. op ..
+      (a ~= '' and '","asset":"' or '') .. a .. (nu and '","units":"' or '') .. (nu and amt or '') ..
+      (h ~= '' and '","hold":"' or '') .. h ..
+      (c ~= '' and ((op == 'take' or op == 'give') and '","to":"' or '","coupon":"') or '') .. c ..
+      (nm and '","ms":"' or '') .. (nm and ms or '') .. '"'
     nmv = 0
     local code, detail
     if not status and op ~= 'open' then code = 'HOLDER_NOT_FOUND'
@@ -542,51 +609,57 @@ local function apply(keys, argv, keep_result)
       if existed then call('SET', K_TX, fpk .. out, 'PX', idem_ttl) end
       return {0, out}
     end
-    ev[#ev + 1] = nmv > 0 and ']}' or '}'
+    ne = ne + 1
+    ev[ne] = nmv > 0 and ']}' or '}'
   end
-  ev[#ev + 1] = ']'
+  ne = ne + 1
+  ev[ne] = ']'
 
   -- Every check passed. Build the result and the writes (still reading), then write.
-  seq = seq + 1
-  local sseq, ts = fmt('%d', seq), fmt('%d', now)
-  local hset = {'HSET', K, 'seq', sseq}
+  -- seq + 1 on its text: the last digit's successor unless it is a 9 (a tonumber and a
+  -- string.format cost several times more).
+  local last = byte(seq, -1)
+  local sseq = last < 57 and sub(seq, 1, -2) .. DIGIT[last - 47] or fmt('%d', tonumber(seq) + 1)
+  HS[1], HS[2], HS[3], HS[4], hn = 'HSET', K, 'seq', sseq, 4
   local hdel, zadd, zrem -- made when needed
-  local r = {'{"s":"', sseq, '","st":"', status, '","b":{'}
-  local k = {fpk, sseq} -- the idempotency record
-  for j, a in ipairs(assets or NONE) do
-    local bs, fs = fmt('%d', bal[a]), fmt('%d', frz[a])
-    r[#r + 1] = (j > 1 and ',"' or '"') .. a .. '":["' .. bs .. '","' .. fs .. '"]'
-    k[#k + 1] = ' b' .. a .. '/' .. bs .. '/' .. fs
-    if bal[a] ~= bal0[a] then hset[#hset + 1] = 'b:' .. a; hset[#hset + 1] = bs end
+  RB[1], RB[2], RB[3], RB[4], RB[5], rn = '{"s":"', sseq, '","st":"', status, '","b":{', 5
+  KB[1], KB[2], kn = fpk, sseq, 2
+  for j = 1, na do
+    local a = assets[j]
+    local bs = bal[a] == bal0[a] and bs0[a] or fmt('%d', bal[a])
+    local fs = frz[a] == frz0[a] and fs0[a] or fmt('%d', frz[a])
+    rn = rn + 1; RB[rn] = (j > 1 and ',"' or '"') .. a .. '":["' .. bs .. '","' .. fs .. '"]'
+    kn = kn + 1; KB[kn] = ' b' .. a .. '/' .. bs .. '/' .. fs
+    if bal[a] ~= bal0[a] then hn = hn + 1; HS[hn] = 'b:' .. a; hn = hn + 1; HS[hn] = bs end
     if frz[a] > 0 then
-      if frz[a] ~= frz0[a] then hset[#hset + 1] = 'f:' .. a; hset[#hset + 1] = fs end
+      if frz[a] ~= frz0[a] then hn = hn + 1; HS[hn] = 'f:' .. a; hn = hn + 1; HS[hn] = fs end
     elseif frz0[a] > 0 then
       hdel = hdel or {'HDEL', K}
       hdel[#hdel + 1] = 'f:' .. a
     end
   end
-  r[#r + 1] = '},"c":{'
+  rn = rn + 1; RB[rn] = '},"c":{'
   local sep = ''
   for _, c in ipairs(cpn_order or NONE) do
     local v = cpn[c]
     if v then
       local s = v.exp > 0 and (v.st .. '|' .. fmt('%d', v.exp)) or v.st
-      r[#r + 1] = sep .. '"' .. c .. '":"' .. s .. '"'
-      k[#k + 1] = ' c' .. c .. '/' .. s
+      rn = rn + 1; RB[rn] = sep .. '"' .. c .. '":"' .. s .. '"'
+      kn = kn + 1; KB[kn] = ' c' .. c .. '/' .. s
       sep = ','
-      if cpn_dirty[c] then hset[#hset + 1] = 'c:' .. c; hset[#hset + 1] = s end
+      if cpn_dirty[c] then hn = hn + 1; HS[hn] = 'c:' .. c; hn = hn + 1; HS[hn] = s end
     end
   end
-  r[#r + 1] = '},"h":{'
+  rn = rn + 1; RB[rn] = '},"h":{'
   sep = ''
   for _, h in ipairs(hld_order or NONE) do
     local v = hld[h]
     if v.open then
       local s = encode_hold(v)
-      r[#r + 1] = sep .. '"' .. h .. '":"' .. s .. '"'
-      k[#k + 1] = ' h' .. h .. '/' .. s
+      rn = rn + 1; RB[rn] = sep .. '"' .. h .. '":"' .. s .. '"'
+      kn = kn + 1; KB[kn] = ' h' .. h .. '/' .. s
       sep = ','
-      hset[#hset + 1] = 'h:' .. h; hset[#hset + 1] = s
+      hn = hn + 1; HS[hn] = 'h:' .. h; hn = hn + 1; HS[hn] = s
     elseif v.was_exp then
       hdel = hdel or {'HDEL', K}
       hdel[#hdel + 1] = 'h:' .. h
@@ -600,30 +673,30 @@ local function apply(keys, argv, keep_result)
       zrem[#zrem + 1] = holder .. ' ' .. h
     end
   end
-  r[#r + 1] = '}'
+  rn = rn + 1; RB[rn] = '}'
   if pa ~= nil then
     local as, fs = fmt('%d', pa), fmt('%d', pf)
-    r[#r + 1] = ',"p":["' .. as .. '","' .. fs .. '"]'
-    k[#k + 1] = ' p' .. as .. '/' .. fs
-    if pa ~= pa0 or pf ~= pf0 then hset[#hset + 1] = 'p:a'; hset[#hset + 1] = as end
+    rn = rn + 1; RB[rn] = ',"p":["' .. as .. '","' .. fs .. '"]'
+    kn = kn + 1; KB[kn] = ' p' .. as .. '/' .. fs
+    if pa ~= pa0 or pf ~= pf0 then hn = hn + 1; HS[hn] = 'p:a'; hn = hn + 1; HS[hn] = as end
     if pf > 0 then
-      if pf ~= pf0 then hset[#hset + 1] = 'p:f'; hset[#hset + 1] = fs end
+      if pf ~= pf0 then hn = hn + 1; HS[hn] = 'p:f'; hn = hn + 1; HS[hn] = fs end
     elseif pf0 > 0 then
       hdel = hdel or {'HDEL', K}
       hdel[#hdel + 1] = 'p:f'
     end
   end
-  r[#r + 1] = '}'
-  local result = concat(r)
-  local ops_json = concat(ev)
+  rn = rn + 1; RB[rn] = '}'
+  local result = concat(RB, '', 1, rn)
+  local ops_json = concat(ev, '', 1, ne)
   -- One concatenation, so one string is made.
   digest = sha1hex((LENS[#digest] or len(digest)) .. digest .. (LENS[#holder] or len(holder)) .. holder ..
     (LENS[#sseq] or len(sseq)) .. sseq .. (LENS[#id] or len(id)) .. id .. (LENS[#fp] or len(fp)) .. fp ..
     (LENS[#ts] or len(ts)) .. ts .. (LENS[#cp] or len(cp)) .. cp .. (LENS[#ops_json] or len(ops_json)) .. ops_json ..
     (LENS[#result] or len(result)) .. result .. (LENS[#memo] or len(memo)) .. memo .. (LENS[#xfer] or len(xfer)) .. xfer)
-  hset[#hset + 1] = 'digest'; hset[#hset + 1] = digest
-  if status ~= status0 then hset[#hset + 1] = 'status'; hset[#hset + 1] = status end
-  if not existed then hset[#hset + 1] = 'created_ms'; hset[#hset + 1] = ts end
+  hn = hn + 1; HS[hn] = 'digest'; hn = hn + 1; HS[hn] = digest
+  if status ~= status0 then hn = hn + 1; HS[hn] = 'status'; hn = hn + 1; HS[hn] = status end
+  if not existed then hn = hn + 1; HS[hn] = 'created_ms'; hn = hn + 1; HS[hn] = ts end
 
   -- The expiry index is written only here: a key of another type there must fail now, before
   -- the first write.
@@ -639,8 +712,8 @@ local function apply(keys, argv, keep_result)
       'ops', ops_json, 'state', result, 'digest', digest, 'memo', memo, 'dv', '2')
   end
   if zadd then call(unpk(zadd)) end
-  call(unpk(hset))
-  call('SET', K_TX, keep_result and fpk .. result or concat(k), 'PX', idem_ttl)
+  call(unpk(HS, 1, hn))
+  call('SET', K_TX, keep_result and fpk .. result or concat(KB, '', 1, kn), 'PX', idem_ttl)
   if hdel then call(unpk(hdel)) end
   if zrem then call(unpk(zrem)) end
   return {0, 'ok\n' .. result}

@@ -26,9 +26,9 @@ type cut struct {
 var cuts = []cut{
 	{"FCALL, 4 keys and the op arguments, empty function", "\x00empty"},
 	{"idempotency GET", "  local nargs = #argv"},
-	{"argument checks, TIME, field list, one HMGET", "  bal, bal0, frz, frz0, assets = "},
+	{"argument checks, TIME, field list, one HMGET", "  status = raw[1] or nil"},
 	{"op loop: checks, event ops JSON", "  -- Every check passed."},
-	{"result JSON and the write lists", "  local result = concat(r)"},
+	{"result JSON and the write lists", "  local result = concat(RB, '', 1, rn)"},
 	{"digest (sha1hex of the event)", "  -- The expiry index is written only here"},
 	{"expiry index type check, XADD of the event", "  if zadd then call(unpk(zadd)) end"},
 	{"ZADD, HSET, SET of the idempotency record, HDEL, reply", ""},
