@@ -58,8 +58,9 @@ func (e *Engine) confirmAcks(ctx context.Context, calls []call, pending []int, g
 	type group struct {
 		kept     []int // outcomes that are on the master and must reach replicas
 		wrote    bool
-		replayed int // a replayed entry, -1 if none
-		wait     sent
+		replayed int    // a replayed entry, -1 if none
+		sent     []sent // each kept entry's own call and WAIT: an entry sent again (after
+		// "Function not found") was written after the WAIT of its first round
 	}
 	groups := map[*redis.Client]*group{}
 	var order []*redis.Client
@@ -74,7 +75,7 @@ func (e *Engine) confirmAcks(ctx context.Context, calls []call, pending []int, g
 		}
 		g := groups[s.node]
 		if g == nil {
-			g = &group{replayed: -1, wait: s}
+			g = &group{replayed: -1}
 			groups[s.node] = g
 			order = append(order, s.node)
 		}
@@ -83,10 +84,16 @@ func (e *Engine) confirmAcks(ctx context.Context, calls []call, pending []int, g
 			g.replayed = i
 		}
 		g.kept = append(g.kept, i)
+		g.sent = append(g.sent, s)
 	}
 	for _, node := range order {
 		g := groups[node]
-		err := e.acked(g.wait)
+		var err error
+		for _, s := range g.sent {
+			if err = e.acked(s); err != nil {
+				break
+			}
+		}
 		if err == nil && !g.wrote {
 			e.acks.waiting.Add(int64(len(g.kept)))
 			err = e.confirmReplay(ctx, node, calls[g.replayed])

@@ -79,6 +79,10 @@
 --   standard libraries and redis.call are bound on the first call.
 
 local MAX = 9007199254740991
+-- Lua 5.1 passes at most about 8,000 values to one call: a write with more arguments would fail,
+-- and after the first write nothing may fail. An instruction that would change more fields than
+-- that (thousands of coupons settled at once) is refused before it writes anything.
+local MAX_WRITE_ARGS = 7000
 
 local fmt, find, match, gmatch, sub, byte, concat, sort, floor, call, sha1hex, unpk
 local function bind()
@@ -698,6 +702,12 @@ local function apply(keys, argv, keep_result)
   if status ~= status0 then hn = hn + 1; HS[hn] = 'status'; hn = hn + 1; HS[hn] = status end
   if not existed then hn = hn + 1; HS[hn] = 'created_ms'; hn = hn + 1; HS[hn] = ts end
 
+  if hn > MAX_WRITE_ARGS or (hdel and #hdel > MAX_WRITE_ARGS) then
+    local out = 'err\nINVALID_INSTRUCTION\n-1\nthe instruction changes more accounts than one call can write: split it'
+    call('SET', K_TX, fpk .. out, 'PX', idem_ttl)
+    return {0, out}
+  end
+
   -- The expiry index is written only here: a key of another type there must fail now, before
   -- the first write.
   if zadd or zrem then call('ZCARD', K_EXP) end
@@ -979,8 +989,7 @@ local function apply_json(keys, argv)
   -- never reads. (Whether a slot tag is the one of its slot, only the tag table knows: the
   -- cluster's cross-slot check catches a tag of another slot.)
   local tag = match(keys[3], '^{([0-9a-z]+)}:outbox$')
-  if match(keys[1], '^{h:(.*)}$') ~= holder or sub(keys[2], 1, #keys[1]) ~= keys[1]
-      or sub(keys[2], -#id - 1) ~= ':' .. id or not tag or #tag > 4 or match(keys[4], '^{([0-9a-z]+)}:expiry$') ~= tag then
+  if match(keys[1], '^{h:(.*)}$') ~= holder or keys[2] ~= keys[1] .. ':tx:' .. id or not tag or #tag > 4 or match(keys[4], '^{([0-9a-z]+)}:expiry$') ~= tag then
     return bad('INVALID_INSTRUCTION', -1, 'KEYS must be the holder hash, idempotency record, outbox and expiry index of the instruction\'s holder and id')
   end
   local flat = {holder, id, sha1hex(text), ttl, cp, memo, ''}
