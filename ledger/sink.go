@@ -1,19 +1,13 @@
 package ledger
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math/big"
-	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/atomledger/atomledger/stored"
 )
@@ -108,102 +102,6 @@ func (l *Ledger) Apply(ctx context.Context, batch []stored.Entry) (Report, error
 		return rep, err
 	}
 	return rep, nil
-}
-
-// isolate applies groups of a batch (each one holder's events) that failed
-// together: each half in a transaction of its own, a failing half halved
-// again, a single failing holder one event at a time. failed tells that these
-// groups together already failed: no need to try them again as one.
-func (l *Ledger) isolate(ctx context.Context, groups [][]stored.Entry, rep *Report, failed bool) error {
-	if !failed {
-		r, err := l.applyTx(ctx, slices.Concat(groups...))
-		if err == nil {
-			rep.add(r)
-			return nil
-		}
-		if !refusedByData(err) {
-			return err
-		}
-	}
-	if len(groups) > 1 {
-		mid := len(groups) / 2
-		if err := l.isolate(ctx, groups[:mid], rep, false); err != nil {
-			return err
-		}
-		return l.isolate(ctx, groups[mid:], rep, false)
-	}
-	evs := slices.Clone(groups[0])
-	slices.SortStableFunc(evs, func(a, b stored.Entry) int { return cmp.Compare(entrySeq(a), entrySeq(b)) })
-	for _, e := range evs {
-		r, err := l.applyTx(ctx, []stored.Entry{e})
-		switch {
-		case err == nil:
-			rep.add(r)
-		case !refusedByData(err):
-			return err
-		default:
-			if err := l.setAsideOne(ctx, e, "PostgreSQL refused it: "+err.Error()); err != nil {
-				return err
-			}
-			rep.SetAside++
-		}
-	}
-	return nil
-}
-
-func entrySeq(e stored.Entry) int64 {
-	n, _ := strconv.ParseInt(e.Fields["seq"], 10, 64)
-	return n
-}
-
-// refusedByData tells whether PostgreSQL refused a write for what it held,
-// which no retry changes: a data exception (class 22: U+0000 or bytes that
-// are not UTF-8 in text, U+0000 in jsonb, a number out of range), an
-// integrity constraint (class 23), a program limit such as a row too big
-// (class 54). A unique violation is left out: two sinks writing the same new
-// holder at once meet one, and the retry finds the event applied. Connection
-// loss, shutdown, lack of resources, a deadlock or a permission error are
-// not the event's doing: the batch is retried whole.
-func refusedByData(err error) bool {
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || len(pe.Code) != 5 {
-		return false
-	}
-	switch pe.Code[:2] {
-	case "22", "54":
-		return true
-	case "23":
-		return pe.Code != "23505" // unique_violation
-	}
-	return false
-}
-
-// setAsideOne records one event PostgreSQL refused, in a transaction of its
-// own: only the set_aside row, which takes any bytes.
-func (l *Ledger) setAsideOne(ctx context.Context, e stored.Entry, reason string) error {
-	w := &batchWrites{}
-	w.addSetAside(e, reason)
-	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error { return w.flush(ctx, tx) })
-	if err != nil {
-		return fmt.Errorf("ledger set aside: %w", err)
-	}
-	l.stats.setAside.Add(1)
-	l.log.Warn("ledger: event set aside, its holder waits behind it", "holder", w.setAside[0][0], "seq", w.setAside[0][1],
-		"stream", e.Stream, "entry", e.ID, "reason", w.setAside[0][5])
-	return nil
-}
-
-// addSetAside adds an event to set aside. The text columns take only what
-// PostgreSQL's text can hold; fields keeps every byte.
-func (w *batchWrites) addSetAside(e stored.Entry, reason string) {
-	seq, _ := strconv.ParseInt(e.Fields["seq"], 10, 64)
-	fields, _ := json.Marshal(e.Fields) // U+0000 becomes the escape \u0000
-	w.setAside = append(w.setAside, []any{pgText(e.Fields["holder"]), seq, pgText(e.Stream), pgText(e.ID), fields, pgText(reason)})
-}
-
-// pgText makes s storable as PostgreSQL text: valid UTF-8 without U+0000.
-func pgText(s string) string {
-	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 func (r *Report) add(o Report) {
