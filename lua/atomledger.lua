@@ -989,7 +989,10 @@ local function apply_json(keys, argv)
   -- never reads. (Whether a slot tag is the one of its slot, only the tag table knows: the
   -- cluster's cross-slot check catches a tag of another slot.)
   local tag = match(keys[3], '^{([0-9a-z]+)}:outbox$')
-  if match(keys[1], '^{h:(.*)}$') ~= holder or keys[2] ~= keys[1] .. ':tx:' .. id or not tag or #tag > 4 or match(keys[4], '^{([0-9a-z]+)}:expiry$') ~= tag then
+  -- The record key is the holder's, then 4 characters, then ":<id>": with its length exact, no
+  -- other record of the holder (a transfer step's, "…:x:<transfer>:<id>") can pass for it.
+  if match(keys[1], '^{h:(.*)}$') ~= holder or sub(keys[2], 1, #keys[1]) ~= keys[1]
+      or sub(keys[2], -#id - 1) ~= ':' .. id or #keys[2] ~= #keys[1] + 4 + #id or not tag or #tag > 4 or match(keys[4], '^{([0-9a-z]+)}:expiry$') ~= tag then
     return bad('INVALID_INSTRUCTION', -1, 'KEYS must be the holder hash, idempotency record, outbox and expiry index of the instruction\'s holder and id')
   end
   local flat = {holder, id, sha1hex(text), ttl, cp, memo, ''}
