@@ -28,6 +28,12 @@ type ScriptCost struct {
 	Ratio          float64 `json:"ratio"`            // checkout_usec / seed_deduct_usec
 	DebitUsec      float64 `json:"debit_usec"`       // a 1-op debit with its record and event, median over its phases
 	DebitRatio     float64 `json:"debit_ratio"`      // debit_usec / seed_deduct_usec
+	// FloorDebitUsec is the same debit through floorDebit: the design's calls
+	// and the least Lua a debit can do; FloorRatio is it over the deduct,
+	// DebitOverFloor the library's debit over it.
+	FloorDebitUsec float64 `json:"floor_debit_usec"`
+	FloorRatio     float64 `json:"floor_ratio"`
+	DebitOverFloor float64 `json:"debit_over_floor"`
 	// JSONUsec is the same checkout sent through the JSON door (apply_json:
 	// one JSON argument, decoded and checked in Lua), median over its phases;
 	// JSONRatio is json_checkout_usec / seed_deduct_usec, beside ratio, and
@@ -41,6 +47,7 @@ type ScriptCost struct {
 	SeedPhases    []float64 `json:"seed_phases_usec"`
 	CheckoutPhase []float64 `json:"checkout_phases_usec"`
 	DebitPhases   []float64 `json:"debit_phases_usec"`
+	FloorPhases   []float64 `json:"floor_phases_usec"`
 	JSONPhases    []float64 `json:"json_phases_usec"`
 	// Commands are the Redis commands one checkout calls from Lua: calls and
 	// server time (usec) per checkout, from the same phases.

@@ -31,6 +31,42 @@ end)
 
 const seedFn = "seed_deduct"
 
+// floorDebit is the least any function can do for a 1-op debit under the
+// contract, written for that one case: the same keys and arguments as the
+// library's apply, the same calls (GET of the record, TIME, HMGET, XADD of
+// the event with its fields and chained digest, HSET, SET of the record),
+// and no generality: no op table, no checks but the balance's, the event
+// and result JSON written for a debit. The library's debit against it is
+// what the library's own work costs above the calls the design makes.
+const floorDebit = `#!lua name=atomledger_bench_floor
+redis.register_function('floor_debit', function(keys, argv)
+  local holder, id, fp, ttl, cp, memo, a, amt = argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[9], argv[10]
+  local rec = redis.call('GET', keys[2])
+  if rec then return {1, rec} end
+  local t = redis.call('TIME')
+  local ts = t[1] .. string.sub(string.format('%06d', t[2]), 1, 3)
+  local fb = 'b:' .. a
+  local raw = redis.call('HMGET', keys[1], 'status', 'seq', 'digest', fb, 'f:' .. a)
+  local n, b = tonumber(amt), tonumber(raw[4] or '0')
+  if not raw[1] or b < n then return {0, 'err'} end
+  local bs, fs = string.format('%d', b - n), raw[5] or '0'
+  local seq = string.format('%d', tonumber(raw[2]) + 1)
+  local ops = '[{"op":"debit","asset":"' .. a .. '","units":"' .. amt .. '","mv":[["' .. a .. '","avail","cp","' .. amt .. '"]]}]'
+  local result = '{"s":"' .. seq .. '","st":"' .. raw[1] .. '","b":{"' .. a .. '":["' .. bs .. '","' .. fs .. '"]},"c":{},"h":{}}'
+  local prev = raw[3] or ''
+  local digest = redis.sha1hex(#prev .. ':' .. prev .. #holder .. ':' .. holder .. #seq .. ':' .. seq .. #id .. ':' .. id ..
+    #fp .. ':' .. fp .. #ts .. ':' .. ts .. #cp .. ':' .. cp .. #ops .. ':' .. ops .. #result .. ':' .. result ..
+    #memo .. ':' .. memo .. '0:')
+  redis.call('XADD', keys[3], '*', 'holder', holder, 'seq', seq, 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
+    'ops', ops, 'state', result, 'digest', digest, 'memo', memo, 'dv', '2')
+  redis.call('HSET', keys[1], 'seq', seq, fb, bs, 'digest', digest)
+  redis.call('SET', keys[2], string.sub(fp, 1, 16) .. seq .. ' b' .. a .. '/' .. bs .. '/' .. fs, 'PX', ttl)
+  return {0, 'ok\n' .. result}
+end)
+`
+
+const floorFn = "floor_debit"
+
 // scriptCost runs the script_cost part: Rounds checkout phases, Rounds
 // phases of the same checkout through the JSON door, Rounds 1-op debit
 // phases and Rounds deduct phases, alternated, each on fresh keys
@@ -50,8 +86,10 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 	if sc.keep, err = e.oneMaster(ctx); err != nil {
 		return ScriptCost{}, err
 	}
-	if err = e.loadLibrary(ctx, seedDeduct); err != nil {
-		return ScriptCost{}, err
+	for _, lib := range []string{seedDeduct, floorDebit} {
+		if err = e.loadLibrary(ctx, lib); err != nil {
+			return ScriptCost{}, err
+		}
 	}
 	var stages []variant
 	if e.s.Breakdown {
@@ -59,15 +97,15 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 			return ScriptCost{}, err
 		}
 	}
-	total := 4*e.s.Rounds + e.s.BreakdownRnd*len(stages)
+	total := 5*e.s.Rounds + e.s.BreakdownRnd*len(stages)
 	done := 0
 
-	var seeds, checkouts, debits, jsons []float64
+	var seeds, checkouts, debits, floors, jsons []float64
 	perCmd := map[string][]CommandCost{}
 	for r := range e.s.Rounds {
 		// Alternate which kind goes first, so that a drift of the machine
 		// weighs on both alike.
-		kinds := []string{"checkout", "json", "debit", "deduct"}
+		kinds := []string{"checkout", "json", "debit", "floor", "deduct"}
 		if r%2 == 1 {
 			slices.Reverse(kinds)
 		}
@@ -88,12 +126,17 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 					return ScriptCost{}, err
 				}
 				jsons = append(jsons, usec)
-			case "debit":
-				usec, err := sc.debitPhase(ctx)
+			case "debit", "floor":
+				fn := map[string]string{"debit": lua.FuncApply, "floor": floorFn}[k]
+				usec, err := sc.debitPhase(ctx, fn)
 				if err != nil {
 					return ScriptCost{}, err
 				}
-				debits = append(debits, usec)
+				if k == "debit" {
+					debits = append(debits, usec)
+				} else {
+					floors = append(floors, usec)
+				}
 			default:
 				usec, err := sc.deductPhase(ctx)
 				if err != nil {
@@ -111,6 +154,9 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 	out.Ratio = round(ratio(median(checkouts), median(seeds)))
 	out.DebitUsec = round(median(debits))
 	out.DebitRatio = round(ratio(median(debits), median(seeds)))
+	out.FloorDebitUsec = round(median(floors))
+	out.FloorRatio = round(ratio(median(floors), median(seeds)))
+	out.DebitOverFloor = round(ratio(median(debits), median(floors)))
 	out.JSONUsec = round(median(jsons))
 	out.JSONRatio = round(ratio(median(jsons), median(seeds)))
 	out.JSONOverFlat = round(ratio(median(jsons), median(checkouts)))
@@ -119,6 +165,9 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 	}
 	for _, v := range debits {
 		out.DebitPhases = append(out.DebitPhases, round(v))
+	}
+	for _, v := range floors {
+		out.FloorPhases = append(out.FloorPhases, round(v))
 	}
 	for _, v := range seeds {
 		out.SeedPhases = append(out.SeedPhases, round(v))
@@ -211,8 +260,9 @@ func (sc *scriptCost) checkoutPhase(ctx context.Context, fn string, check bool, 
 }
 
 // debitPhase opens Calls fresh holders (outside the measure), then runs one
-// 1-op debit, with its idempotency record and event, on each.
-func (sc *scriptCost) debitPhase(ctx context.Context) (float64, error) {
+// 1-op debit, with its idempotency record and event, on each through the
+// function fn: the library's apply, or floorDebit.
+func (sc *scriptCost) debitPhase(ctx context.Context, fn string) (float64, error) {
 	e := sc.e
 	sc.phase++
 	holders := e.holderIDsWhere("db"+strconv.Itoa(sc.phase), e.s.Calls, sc.keep)
@@ -223,7 +273,7 @@ func (sc *scriptCost) debitPhase(ctx context.Context) (float64, error) {
 	if err := e.resetStats(ctx); err != nil {
 		return 0, err
 	}
-	if err := e.pipeCall(ctx, lua.FuncApply, keys, args, appliedReply); err != nil {
+	if err := e.pipeCall(ctx, fn, keys, args, appliedReply); err != nil {
 		return 0, err
 	}
 	usec, _, err := phaseUsec(ctx, e, len(keys))
