@@ -75,6 +75,8 @@
 --   made or grown per call is paid again by the garbage collector. A pattern search, a
 --   tonumber or a string.format each costs a third of a redis.call: docs/benchmarks.md prices
 --   them, and the code avoids them where the text at hand already says the answer.
+-- * The "-- stage:" lines name the parts of apply that the bench's breakdown times: it runs
+--   copies of the function that stop at each. They stand between statements of apply's own block.
 -- * Redis 7.0 lets a library's load-time code reach only `redis` (and that without call): the
 --   standard libraries and redis.call are bound on the first call.
 
@@ -510,6 +512,7 @@ local function len(s) return fmt('%d:', #s) end
 -- replay answers byte for byte what the first call did; the engine's own calls keep the short
 -- form, which it reads back with the request in hand.
 local function apply(keys, argv, keep_result)
+  -- stage: idempotency GET
   if not fmt then bind() end
   local K_TX, K_OUT, K_EXP = keys[2], keys[3], keys[4]
   K = keys[1]
@@ -529,6 +532,7 @@ local function apply(keys, argv, keep_result)
     return {1, 'ok\n' .. sub(rec, 17)}
   end
 
+  -- stage: argument checks, TIME, field list, one HMGET
   local nargs = #argv
   local nops = (nargs - 7) / 6
   -- The ttl is nearly always the one of the call before (Lua strings are interned: == compares
@@ -567,6 +571,7 @@ local function apply(keys, argv, keep_result)
     return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments'}
   end
   raw = call('HMGET', K, unpk(fields, 1, nn))
+  -- stage: op loop: checks, event ops JSON
   status = raw[1] or nil
   local existed, status0 = status ~= nil, status
   local seq = raw[2] or '0'
@@ -619,6 +624,7 @@ local function apply(keys, argv, keep_result)
   ne = ne + 1
   ev[ne] = ']'
 
+  -- stage: result JSON and the write lists
   -- Every check passed. Build the result and the writes (still reading), then write.
   -- seq + 1 on its text: the last digit's successor unless it is a 9 (a tonumber and a
   -- string.format cost several times more).
@@ -691,6 +697,7 @@ local function apply(keys, argv, keep_result)
     end
   end
   rn = rn + 1; RB[rn] = '}'
+  -- stage: digest (sha1hex of the event)
   local result = concat(RB, '', 1, rn)
   local ops_json = concat(ev, '', 1, ne)
   -- One concatenation, so one string is made.
@@ -708,6 +715,7 @@ local function apply(keys, argv, keep_result)
     return {0, out}
   end
 
+  -- stage: expiry index type check, XADD of the event
   -- The expiry index is written only here: a key of another type there must fail now, before
   -- the first write.
   if zadd or zrem then call('ZCARD', K_EXP) end
@@ -721,6 +729,7 @@ local function apply(keys, argv, keep_result)
     call('XADD', K_OUT, '*', 'holder', holder, 'seq', sseq, 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
       'ops', ops_json, 'state', result, 'digest', digest, 'memo', memo, 'dv', '2')
   end
+  -- stage: ZADD, HSET, SET of the idempotency record, HDEL, reply
   if zadd then call(unpk(zadd)) end
   call(unpk(HS, 1, hn))
   call('SET', K_TX, keep_result and fpk .. result or concat(KB, '', 1, kn), 'PX', idem_ttl)

@@ -66,25 +66,32 @@ func TestMedianAndPercentile(t *testing.T) {
 	assert.Equal(t, 100.0, percentile(sorted, 100))
 }
 
-func TestVariantSource_EachCutStopsBeforeOneLine(t *testing.T) {
-	for _, c := range cuts {
+func TestVariantSource_EachCutStopsAtOneStageMark(t *testing.T) {
+	cuts, err := cutsOf(lua.Library.Source)
+	require.NoError(t, err)
+	require.Greater(t, len(cuts), 2, "the library marks its parts")
+	assert.Equal(t, strings.Count(lua.Library.Source, "\n"+stageMark)+1, len(cuts))
+	names := map[string]bool{}
+	for i, c := range cuts {
 		t.Run(c.name, func(t *testing.T) {
+			assert.False(t, names[c.name], "each part named once")
+			names[c.name] = true
 			src, err := variantSource(lua.Library.Source, c, "cut")
 			require.NoError(t, err)
-			switch c.marker {
-			case "":
-				assert.Equal(t, lua.Library.Source, src)
-			default:
-				assert.True(t, strings.HasPrefix(src, "#!lua name=cut\n"), "a library of its own")
-				assert.Equal(t, 1, strings.Count(src, stopEarly))
-				assert.Contains(t, src, "redis.register_function('cut', apply)")
-				assert.NotContains(t, src, "register_function('"+lua.FuncTransfer+"'")
-				assert.NotContains(t, src, "register_function('"+lua.FuncApplyJSON+"'", "function names are global: two libraries cannot both register it")
+			if i == len(cuts)-1 {
+				assert.Equal(t, lua.Library.Source, src, "the last is the whole function")
+				return
 			}
+			assert.True(t, strings.HasPrefix(src, "#!lua name=cut\n"), "a library of its own")
+			assert.Equal(t, 1, strings.Count(src, stopEarly))
+			assert.Contains(t, src, stopEarly+stageMark, "it stops just before a mark")
+			assert.Contains(t, src, "redis.register_function('cut', apply)")
+			assert.NotContains(t, src, "register_function('"+lua.FuncTransfer+"'")
+			assert.NotContains(t, src, "register_function('"+lua.FuncApplyJSON+"'", "function names are global: two libraries cannot both register it")
 		})
 	}
-	_, err := variantSource(lua.Library.Source, cut{name: "gone", marker: "no such line"}, "cut")
-	assert.Error(t, err)
+	_, err = cutsOf("#!lua name=x\nlocal function apply() end\n")
+	assert.Error(t, err, "a library without marks has no breakdown")
 }
 
 func TestTargets_NameEveryGoal(t *testing.T) {
@@ -132,7 +139,12 @@ func TestRun_QuickCountsRight(t *testing.T) {
 	assert.Positive(t, sc.JSONRatio)
 	assert.Positive(t, sc.CheckoutUsec)
 	assert.Positive(t, sc.SeedDeductUsec)
+	cuts, err := cutsOf(lua.Library.Source)
+	require.NoError(t, err)
 	assert.Len(t, sc.Breakdown, len(cuts))
+	assert.Len(t, sc.FloorPhases, s.Rounds)
+	assert.Positive(t, sc.FloorDebitUsec)
+	assert.Positive(t, sc.DebitOverFloor)
 	calls := map[string]float64{}
 	for _, c := range sc.Commands {
 		calls[c.Command] = c.Calls

@@ -10,32 +10,47 @@ import (
 )
 
 // The breakdown runs truncated copies of the library's apply function: each
-// returns just before one of the function's parts, so the difference
-// between two neighbours is what that part costs. The copies are made here,
+// returns just before one of the function's parts, which the library marks
+// with "-- stage:" lines, so the difference between two neighbours is what
+// that part costs. The copies are made here,
 // from the embedded source, and loaded as libraries of their own (each
 // function renamed, the transfer function left out: function names are
 // global to a server); the library itself is never changed.
 
-// cut is where a variant stops: before the first line that starts with
-// marker, inside the apply function.
+// stageMark opens a line of the library that names the part of apply
+// after it ("  -- stage: <name>"): the library says where its parts are.
+const stageMark = "  -- stage: "
+
+// cut is where a variant stops: before the line at offset at of the
+// library, or nowhere (at < 0) for the whole function.
 type cut struct {
-	name   string // the part this stage adds to the previous one
-	marker string // "" for the whole function
+	name string // the part this stage adds to the previous one
+	at   int
 }
 
-var cuts = []cut{
-	{"FCALL, 4 keys and the op arguments, empty function", "\x00empty"},
-	{"idempotency GET", "  local nargs = #argv"},
-	{"argument checks, TIME, field list, one HMGET", "  status = raw[1] or nil"},
-	{"op loop: checks, event ops JSON", "  -- Every check passed."},
-	{"result JSON and the write lists", "  local result = concat(RB, '', 1, rn)"},
-	{"digest (sha1hex of the event)", "  -- The expiry index is written only here"},
-	{"expiry index type check, XADD of the event", "  if zadd then call(unpk(zadd)) end"},
-	{"ZADD, HSET, SET of the idempotency record, HDEL, reply", ""},
+// cutsOf reads the library's stage marks. The first variant stops at the
+// first mark (an empty function); the part each mark names costs the
+// difference between the variant that stops at the next mark (or the whole
+// function) and the one that stops at it.
+func cutsOf(src string) ([]cut, error) {
+	var out []cut
+	name := "FCALL, 4 keys and the op arguments, empty function"
+	for off := 0; ; {
+		i := strings.Index(src[off:], "\n"+stageMark)
+		if i < 0 {
+			break
+		}
+		at := off + i + 1
+		line, _, _ := strings.Cut(src[at:], "\n")
+		out = append(out, cut{name: name, at: at})
+		name = strings.TrimPrefix(line, stageMark)
+		off = at
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("breakdown: the library has no %q lines", strings.TrimSpace(stageMark))
+	}
+	return append(out, cut{name: name, at: -1}), nil
 }
-
-// applyHead is the line that opens the apply function.
-const applyHead = "local function apply(keys, argv, keep_result)\n"
 
 // callProbe is a library whose function only makes callProbeN cheap
 // redis.calls: what it costs over the empty variant, divided by
@@ -59,35 +74,12 @@ type variant struct {
 const stopEarly = "  do return {0, ''} end\n"
 
 // variantSource gives the source of the library whose function fn stops
-// before c.marker.
+// where c says.
 func variantSource(src string, c cut, fn string) (string, error) {
-	if c.marker == "" {
+	if c.at < 0 {
 		return src, nil
 	}
-	at := -1
-	if c.marker == "\x00empty" {
-		i := strings.Index(src, "\n"+applyHead)
-		if i < 0 {
-			return "", fmt.Errorf("breakdown: no apply function in the library (update the cuts)")
-		}
-		at = i + 1 + len(applyHead)
-	} else {
-		for off := 0; off < len(src); {
-			i := strings.Index(src[off:], "\n"+c.marker)
-			if i < 0 {
-				break
-			}
-			if at >= 0 {
-				return "", fmt.Errorf("breakdown: %q starts more than one line of the library", c.marker)
-			}
-			at = off + i + 1
-			off = at
-		}
-		if at < 0 {
-			return "", fmt.Errorf("breakdown: no line of the library starts with %q (it changed: update the cuts)", c.marker)
-		}
-	}
-	out := src[:at] + stopEarly + src[at:]
+	out := src[:c.at] + stopEarly + src[c.at:]
 	first, rest, _ := strings.Cut(out, "\n")
 	if first != "#!lua name="+lua.Library.Name {
 		return "", fmt.Errorf("breakdown: the library's first line is %q", first)
@@ -100,10 +92,14 @@ func variantSource(src string, c cut, fn string) (string, error) {
 
 // breakdownVariants loads every stage on every master.
 func breakdownVariants(ctx context.Context, e *env) ([]variant, error) {
+	cuts, err := cutsOf(lua.Library.Source)
+	if err != nil {
+		return nil, err
+	}
 	var out []variant
 	for i, c := range cuts {
 		fn := lua.FuncApply
-		if c.marker != "" {
+		if c.at >= 0 {
 			fn = "atomledger_bench_cut" + strconv.Itoa(i)
 		}
 		src, err := variantSource(lua.Library.Source, c, fn)
@@ -113,7 +109,7 @@ func breakdownVariants(ctx context.Context, e *env) ([]variant, error) {
 		if err := e.loadLibrary(ctx, src); err != nil {
 			return nil, fmt.Errorf("breakdown %q: %w", c.name, err)
 		}
-		out = append(out, variant{name: c.name, fn: fn, full: c.marker == ""})
+		out = append(out, variant{name: c.name, fn: fn, full: c.at < 0})
 	}
 	if err := e.loadLibrary(ctx, callProbe); err != nil {
 		return nil, fmt.Errorf("breakdown: %w", err)
