@@ -76,6 +76,24 @@ func (e *Engine) run(ctx context.Context, calls []call, pending []int, out []Out
 	}
 }
 
+// runAlong runs every call, setting out, and sends the requests extra in the
+// same round trip; it answers what each of extra got.
+func (e *Engine) runAlong(ctx context.Context, calls []call, out []Outcome, extra ...req) []sent {
+	reqs := make([]req, 0, len(calls)+len(extra))
+	pending := make([]int, len(calls))
+	for i, c := range calls {
+		reqs, pending[i] = append(reqs, c.req()), i
+	}
+	got := e.submit(ctx, append(reqs, extra...))
+	for i, c := range calls {
+		out[i] = e.finish(c, got[i].cmd)
+	}
+	if e.minAcks > 0 {
+		e.confirmAcks(ctx, calls, pending, got, out)
+	}
+	return got[len(calls):]
+}
+
 // Deduct takes amount of asset from holder's available balance, as a single
 // debit with a fresh id: what a plain "deduct balance" script does, with this
 // engine's checks and errors (HOLDER_NOT_FOUND, HOLDER_SUSPENDED,

@@ -11,17 +11,20 @@ import (
 
 // TransferStep runs one step of transfer t's protocol as a driver would:
 // "begin" (create the record), "prepare" (part i), "decide" (the commit
-// point, committed), "commit" (part i). Tests use it to stop a driver
-// between two steps.
+// point, committed), "commit" (part i; for a one-payer transfer, the payer's
+// commit is its commit point). Tests use it to stop a driver between two
+// steps.
 func (e *Engine) TransferStep(ctx context.Context, t instructions.Transfer, step string, i int) error {
 	n, err := t.Normalize(e.assets)
 	if err != nil {
 		return err
 	}
+	n.Payer = e.payerOf(n)
 	switch step {
 	case "begin":
 		body, _ := instructions.EncodeTransfer(t)
-		_, err = e.transferScript(ctx, n.ID, "begin", transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n))
+		args := append([]any{transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n)}, e.payArgs(n.Payer)...)
+		_, err = e.transferScript(ctx, n.ID, "begin", args...)
 		return err
 	case "prepare", "commit":
 		pc := e.callsOf(n, n.Parts[i])
@@ -46,7 +49,11 @@ func (e *Engine) TransferStepIDs(t instructions.Transfer, i int) (map[string]str
 	if err != nil {
 		return nil, err
 	}
+	n.Payer = e.payerOf(n)
 	pc := e.callsOf(n, n.Parts[i])
+	if n.Payer >= 0 {
+		return map[string]string{"commit": pc.commit.n.ID}, nil
+	}
 	fence := strings.TrimPrefix(pc.prepare.keys[keyTx], cluster.Tx(n.Parts[i].Holder, ""))
 	return map[string]string{"prepare": pc.prepare.n.ID, "commit": pc.commit.n.ID, "abort": pc.abort.n.ID, "fence": fence}, nil
 }

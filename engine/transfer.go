@@ -68,27 +68,6 @@ type TransferState struct {
 	CreatedMs int64               `json:"created_ms"`
 }
 
-// transferRecord is the reply of the library's transfer function.
-type transferRecord struct {
-	outcome, status, err string
-	done                 bool
-	createdMs, deadline  int64
-	holders              string // comma-separated
-	finished             string // per part, '1' once its commit or abort applied
-}
-
-// partFinished tells whether part i's commit or abort is known to have applied.
-func (r transferRecord) partFinished(i int) bool { return i < len(r.finished) && r.finished[i] == '1' }
-
-// holdersOf gives the parts' holders as the record keeps them.
-func holdersOf(n instructions.NormalizedTransfer) string {
-	hs := make([]string, len(n.Parts))
-	for i, p := range n.Parts {
-		hs[i] = p.Holder
-	}
-	return strings.Join(hs, ",")
-}
-
 // abortReason is the err field of an aborted record.
 type abortReason struct {
 	PartIndex *int                `json:"part_index,omitempty"`
@@ -115,7 +94,12 @@ func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (Transfe
 	if err != nil {
 		return TransferState{}, e.internal(t.ID, "encode transfer: %v", err)
 	}
-	rec, err := e.transferScript(ctx, n.ID, "begin", transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n))
+	// A one-payer transfer reads what its payees' credits must fit in the same
+	// round trip (transfer_pay.go).
+	payer := e.payerOf(n)
+	begin := append([]any{transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n)}, e.payArgs(payer)...)
+	got := e.submit(ctx, append([]req{transferReq(n.ID, "begin", begin...)}, payeeReads(n, payer)...))
+	rec, err := e.recordOf(n.ID, got[0])
 	if err != nil {
 		return TransferState{}, err
 	}
@@ -123,7 +107,13 @@ func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (Transfe
 		return TransferState{}, &Error{ID: n.ID, Code: instructions.CodeIdempotencyConflict, OpIndex: instructions.NoOp,
 			Message: fmt.Sprintf("transfer id %q was used with another body", n.ID)}
 	}
-	st, _ := e.drive(ctx, n, rec)
+	var st TransferState
+	if rec.payer >= 0 && rec.payer == payer {
+		n.Payer = payer
+		st, _ = e.drivePayment(ctx, n, rec, got[1:], false)
+	} else {
+		st, _ = e.drive(ctx, n, rec)
+	}
 	st.Replayed = rec.outcome == "found"
 	return st, nil
 }
@@ -149,6 +139,14 @@ func (e *Engine) GetTransfer(ctx context.Context, id string) (TransferState, err
 // drive takes a transfer forward from rec as far as it can go now. It also
 // tells how many parts it found stuck (see commitParts).
 func (e *Engine) drive(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord) (TransferState, int) {
+	// The record says how the transfer runs, whoever began it.
+	if n.Payer = rec.payer; n.Payer >= len(n.Parts) {
+		e.log.Error("transfer: the record names a payer part that the body does not have", "transfer", n.ID, "payer", n.Payer)
+		return stateOf(n.ID, rec), 0
+	}
+	if n.Payer >= 0 {
+		return e.drivePayment(ctx, n, rec, nil, false)
+	}
 	if rec.status == "preparing" {
 		status, reason, ok := e.prepareParts(ctx, n)
 		if !ok {
@@ -207,6 +205,14 @@ const (
 // TTL (docs/transfers.md, "Exactly once").
 func (e *Engine) callsOf(n instructions.NormalizedTransfer, p instructions.Normalized) partCalls {
 	hold := n.Hold()
+	if n.Payer >= 0 {
+		// One payer: each part is one instruction, its commit: the payer's ops
+		// as the client wrote them (its run is the commit point), or a
+		// payee's credits.
+		c := e.build(instructions.Normalized{ID: hold + commitSuffix, Holder: p.Holder, Counterparty: hold,
+			Memo: "transfer " + n.ID + ": commit", Transfer: n.ID, Steps: p.Steps})
+		return partCalls{commit: &c}
+	}
 	var reserve, checks, credits, abort, reserveSay, checkSay, closes []instructions.Step
 	var reserveFrom, checkFrom []int
 	closing := map[string]bool{}
@@ -284,15 +290,10 @@ func (e *Engine) prepareParts(ctx context.Context, n instructions.NormalizedTran
 			continue
 		}
 		reject := *err
-		// The step's id is the engine's own, not one the client could renew.
-		reject.ID, reject.Replayed = "", false
-		reject.Message = strings.TrimSuffix(reject.Message, ReplayNote)
 		if reject.OpIndex >= 0 {
 			reject.OpIndex = parts[i].origin[reject.OpIndex]
 		}
-		reject.Message = fmt.Sprintf("part %d (%s): %s", i, n.Parts[i].Holder, reject.Message)
-		b, _ := json.Marshal(abortReason{PartIndex: &i, Error: &reject})
-		return TransferAborted, string(b), true
+		return TransferAborted, abortFor(n, i, reject), true
 	}
 	if !known {
 		return "", "", false
@@ -457,25 +458,4 @@ func transferPrint(n instructions.NormalizedTransfer) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
-}
-
-// transferScript runs one action of the library's transfer function on a
-// transfer's record.
-func (e *Engine) transferScript(ctx context.Context, id, action string, args ...any) (transferRecord, error) {
-	got := e.submit(ctx, []req{transferReq(id, action, args...)})
-	err := got[0].cmd.Err()
-	if err == nil {
-		err = e.ackedOn(got[0])
-	}
-	if err != nil {
-		return transferRecord{}, redisFailure(id, err)
-	}
-	v, _ := got[0].cmd.StringSlice()
-	if len(v) != 8 {
-		return transferRecord{}, e.internal(id, "unexpected transfer function reply %v", got[0].cmd.Val())
-	}
-	rec := transferRecord{outcome: v[0], status: v[1], err: v[2], done: v[3] == "1", holders: v[6], finished: v[7]}
-	rec.createdMs, _ = strconv.ParseInt(v[4], 10, 64)
-	rec.deadline, _ = strconv.ParseInt(v[5], 10, 64)
-	return rec, nil
 }

@@ -28,6 +28,7 @@ const (
 	envDriverSteps    = "ATOMLEDGER_TEST_DRIVER_STEPS"    // "begin,prepare:0,decide,commit:0"
 	envDriverTransfer = "ATOMLEDGER_TEST_DRIVER_TRANSFER" // the transfer, JSON
 	envDriverRedis    = "ATOMLEDGER_TEST_DRIVER_REDIS"    // the cluster's addresses, comma-separated
+	envDriverTTL      = "ATOMLEDGER_TEST_DRIVER_TTL"      // the driver's idempotency TTL, if not the default
 )
 
 func runDriverThenDie(steps string) int {
@@ -37,7 +38,8 @@ func runDriverThenDie(steps string) int {
 		return 2
 	}
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(os.Getenv(envDriverRedis), ","), ReadTimeout: 10 * time.Second})
-	e := engine.New(c, &engine.Options{TransferTimeout: shortTransferTimeout})
+	ttl, _ := time.ParseDuration(os.Getenv(envDriverTTL))
+	e := engine.New(c, &engine.Options{TransferTimeout: shortTransferTimeout, IdempotencyTTL: ttl})
 	if err := driverSteps(context.Background(), e, t, steps); err != nil {
 		fmt.Fprintln(os.Stderr, "driver:", err)
 		return 3
@@ -87,6 +89,13 @@ func shortTimeout() *engine.Engine {
 	return engine.New(rdb, &engine.Options{TransferTimeout: shortTransferTimeout})
 }
 
+// twoPhase is such an engine that runs every transfer in two phases, even one
+// with a single payer: its idempotency TTL is too short for the one-payer
+// path (docs/transfers.md, One payer).
+func twoPhase() *engine.Engine {
+	return engine.New(rdb, &engine.Options{TransferTimeout: shortTransferTimeout, IdempotencyTTL: time.Second})
+}
+
 // recoverUntilComplete runs recovery passes until the transfer is complete.
 func recoverUntilComplete(t *testing.T, id string) engine.TransferState {
 	t.Helper()
@@ -104,6 +113,23 @@ func recoverUntilComplete(t *testing.T, id string) engine.TransferState {
 		require.True(t, time.Now().Before(deadline), "transfer %s still %s, not complete", id, st.Status)
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// killDriver runs a driver of tr in a process of its own that takes steps
+// (TransferStep's, comma-separated) with idempotency TTL ttl (0: the
+// default), then dies by SIGKILL.
+func killDriver(t *testing.T, tr instructions.Transfer, steps string, ttl time.Duration) {
+	t.Helper()
+	body, err := json.Marshal(tr)
+	require.NoError(t, err)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envDriverSteps+"="+steps, envDriverTransfer+"="+string(body),
+		envDriverRedis+"="+strings.Join(testCluster.Addrs(), ","), envDriverTTL+"="+ttl.String())
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	require.True(t, errors.As(err, &exit), "the driver must die, not exit: %v\n%s", err, out)
+	ws, _ := exit.Sys().(syscall.WaitStatus)
+	require.Equal(t, syscall.SIGKILL, ws.Signal(), "%s", out)
 }
 
 func TestTransfer_RecoveryAfterTheDriverIsKilled(t *testing.T) {
@@ -129,17 +155,7 @@ func TestTransfer_RecoveryAfterTheDriverIsKilled(t *testing.T) {
 			before := totals(t, hs...)
 			b0, s0 := valueOf(state(t, hs[0])), valueOf(state(t, hs[1]))
 			tr := trade(newID("trade"), hs[0], "ord-1", hs[1], "ord-7", "100", "0.002")
-			body, err := json.Marshal(tr)
-			require.NoError(t, err)
-
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), envDriverSteps+"="+c.steps, envDriverTransfer+"="+string(body),
-				envDriverRedis+"="+strings.Join(testCluster.Addrs(), ","))
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			require.True(t, errors.As(err, &exit), "the driver must die, not exit: %v\n%s", err, out)
-			ws, _ := exit.Sys().(syscall.WaitStatus)
-			require.Equal(t, syscall.SIGKILL, ws.Signal(), "%s", out)
+			killDriver(t, tr, c.steps, 0)
 
 			during, err := eng.GetTransfer(context.Background(), tr.ID)
 			require.NoError(t, err)
@@ -170,26 +186,42 @@ func TestTransfer_RecoveryAfterTheDriverIsKilled(t *testing.T) {
 	}
 }
 
+// TestTransfer_AbortFencesAPrepareStillOnItsWay stalls a driver right after
+// begin; recovery aborts the transfer; the driver's next step, arriving
+// after, is answered by the fence and takes nothing. Under the two phases
+// that step is the payer's prepare; with one payer it is the payer's run,
+// the commit point itself (an engine whose idempotency TTL is short runs the
+// two phases).
 func TestTransfer_AbortFencesAPrepareStillOnItsWay(t *testing.T) {
 	needRedis(t)
-	hs := holdersOnMasters(t,
-		func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") }, nil)
-	b0 := valueOf(state(t, hs[0]))
-	tr := instructions.Transfer{ID: newID("pay"), Parts: []instructions.Part{
-		part(hs[0], ops().Debit("CNY", "4.00")), part(hs[1], ops().Credit("CNY", "4.00"))}}
-	ctx, driver := context.Background(), shortTimeout()
-	require.NoError(t, driver.TransferStep(ctx, tr, "begin", 0))
-	st := recoverUntilComplete(t, tr.ID) // the driver stalls past the deadline
-	require.Equal(t, engine.TransferAborted, st.Status)
-	require.NotNil(t, st.Error)
-	assert.ErrorIs(t, st.Error, engine.ErrUnavailable)
-	assert.Nil(t, st.PartIndex, "no part was rejected: it ran out of time")
+	for _, c := range []struct {
+		name, step string
+		driver     *engine.Engine
+	}{
+		{"two phases", "prepare", twoPhase()},
+		{"one payer", "commit", shortTimeout()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			hs := holdersOnMasters(t,
+				func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") }, nil)
+			b0 := valueOf(state(t, hs[0]))
+			tr := instructions.Transfer{ID: newID("pay"), Parts: []instructions.Part{
+				part(hs[0], ops().Debit("CNY", "4.00")), part(hs[1], ops().Credit("CNY", "4.00"))}}
+			ctx := context.Background()
+			require.NoError(t, c.driver.TransferStep(ctx, tr, "begin", 0))
+			st := recoverUntilComplete(t, tr.ID) // the driver stalls past the deadline
+			require.Equal(t, engine.TransferAborted, st.Status)
+			require.NotNil(t, st.Error)
+			assert.ErrorIs(t, st.Error, engine.ErrUnavailable)
+			assert.Nil(t, st.PartIndex, "no part was rejected: it ran out of time")
 
-	err := driver.TransferStep(ctx, tr, "prepare", 0) // the stalled driver wakes up
-	var e *engine.Error
-	require.ErrorAs(t, err, &e)
-	assert.True(t, e.Replayed, "the fence answers for the prepare")
-	assert.Equal(t, b0, valueOf(state(t, hs[0])), "nothing was reserved")
+			err := c.driver.TransferStep(ctx, tr, c.step, 0) // the stalled driver wakes up
+			var e *engine.Error
+			require.ErrorAs(t, err, &e)
+			assert.True(t, e.Replayed, "the fence answers for the step")
+			assert.Equal(t, b0, valueOf(state(t, hs[0])), "nothing was taken")
+		})
+	}
 }
 
 func TestTransfer_OrderCancelledWhileAFillIsPrepared(t *testing.T) {

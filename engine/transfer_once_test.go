@@ -196,28 +196,38 @@ func TestTransfer_CreditThatWouldOverflowAbortsAtPrepare(t *testing.T) {
 		{"earned points", ops().SpendPoints("100"), ops().EarnPoints("30"), ops().EarnPoints("70"), 0, true},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			before := map[string]instructions.State{}
-			for _, h := range hs {
-				before[h] = state(t, h)
-			}
-			st := transfer(t, instructions.Transfer{ID: newID("pay"), Parts: []instructions.Part{
-				part(a, tc.a), part(b, tc.b), part(c, tc.c)}})
-			require.Equal(t, engine.TransferAborted, st.Status)
-			assert.True(t, st.Complete)
-			require.NotNil(t, st.Error)
-			assert.ErrorIs(t, st.Error, engine.ErrOverflow)
-			require.NotNil(t, st.PartIndex)
-			assert.Equal(t, 2, *st.PartIndex)
-			assert.Equal(t, tc.op, st.Error.OpIndex)
-			assert.Contains(t, st.Error.Message, "2^53-1")
-			assert.Equal(t, before[c], state(t, c), "C's prepare was refused: its whole state is as it was")
-			for _, h := range []string{a, b} {
-				after := state(t, h)
-				assert.Equal(t, before[h].Seq+2, after.Seq, "prepare and abort are events")
-				assert.Equal(t, valueOf(before[h]), valueOf(after), "holder %s: balances, points, holds as they were", h)
-			}
-		})
+		for _, path := range []struct {
+			name string
+			e    *engine.Engine
+		}{{"two phases", twoPhase()}, {"one payer", eng}} {
+			t.Run(tc.name+"/"+path.name, func(t *testing.T) {
+				before := map[string]instructions.State{}
+				for _, h := range hs {
+					before[h] = state(t, h)
+				}
+				st, err := path.e.Transfer(context.Background(), instructions.Transfer{ID: newID("pay"), Parts: []instructions.Part{
+					part(a, tc.a), part(b, tc.b), part(c, tc.c)}})
+				require.NoError(t, err)
+				require.Equal(t, engine.TransferAborted, st.Status)
+				assert.True(t, st.Complete)
+				require.NotNil(t, st.Error)
+				assert.ErrorIs(t, st.Error, engine.ErrOverflow)
+				require.NotNil(t, st.PartIndex)
+				assert.Equal(t, 2, *st.PartIndex)
+				assert.Equal(t, tc.op, st.Error.OpIndex)
+				assert.Contains(t, st.Error.Message, "2^53-1")
+				assert.Equal(t, before[c], state(t, c), "C's prepare was refused: its whole state is as it was")
+				for _, h := range []string{a, b} {
+					after := state(t, h)
+					if path.e == eng {
+						assert.Equal(t, before[h], after, "checked before anyone was charged: nothing written")
+						continue
+					}
+					assert.Equal(t, before[h].Seq+2, after.Seq, "prepare and abort are events")
+					assert.Equal(t, valueOf(before[h]), valueOf(after), "holder %s: balances, points, holds as they were", h)
+				}
+			})
+		}
 	}
 }
 
@@ -255,14 +265,19 @@ func TestApply_EnginesOwnIDsAreRefused(t *testing.T) {
 
 	tr := instructions.Transfer{ID: "t1", Parts: []instructions.Part{
 		part(h, ops().Debit("CNY", "1.00")), part(newID("other"), ops().Credit("CNY", "1.00"))}}
-	for i := range tr.Parts {
-		ids, err := eng.TransferStepIDs(tr, i)
-		require.NoError(t, err)
-		require.Len(t, ids, 4)
-		for step, id := range ids {
-			e := applyErr(t, instructions.New(id, h).Credit("CNY", "1.00"))
-			assert.ErrorIs(t, e, engine.ErrInvalidID, "part %d's %s id %s", i, step, id)
-			assert.Contains(t, e.Message, "transfers")
+	for _, path := range []struct {
+		e     *engine.Engine
+		steps int
+	}{{twoPhase(), 4}, {eng, 1}} {
+		for i := range tr.Parts {
+			ids, err := path.e.TransferStepIDs(tr, i)
+			require.NoError(t, err)
+			require.Len(t, ids, path.steps)
+			for step, id := range ids {
+				e := applyErr(t, instructions.New(id, h).Credit("CNY", "1.00"))
+				assert.ErrorIs(t, e, engine.ErrInvalidID, "part %d's %s id %s", i, step, id)
+				assert.Contains(t, e.Message, "transfers")
+			}
 		}
 	}
 	assert.Equal(t, before, state(t, h), "nothing changed")

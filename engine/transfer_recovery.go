@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	json "github.com/goccy/go-json"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/cluster"
@@ -152,22 +151,31 @@ func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 	if err := r.e.rdb.ZAddXX(ctx, index, redis.Z{Score: next, Member: id}).Err(); err != nil {
 		return err
 	}
-	if rec.status == "preparing" {
-		if en.now < rec.deadline {
-			return nil
+	var st TransferState
+	var stuck int
+	switch {
+	case rec.status == "preparing" && en.now < rec.deadline:
+		return nil
+	case rec.status == "preparing" && rec.payer >= 0 && rec.payer < len(n.Parts):
+		// One payer: its step decides. Fenced first, it answers what was
+		// decided, or a rejection if it never ran.
+		n.Payer = rec.payer
+		if st, stuck = r.e.drivePayment(ctx, n, rec, nil, true); st.Status == TransferAborted {
+			r.aborted.Add(1)
 		}
-		reason, _ := json.Marshal(abortReason{Error: &Error{Code: instructions.CodeUnavailable, OpIndex: instructions.NoOp,
-			Message: fmt.Sprintf("transfer was not decided within %v of its start", r.e.xferTimeout)}})
-		decided, err := r.e.transferScript(ctx, id, "decide", TransferAborted, string(reason), r.e.xferTimeout.Milliseconds())
+	case rec.status == "preparing":
+		reason := r.e.lateReason()
+		decided, err := r.e.transferScript(ctx, id, "decide", TransferAborted, reason, r.e.xferTimeout.Milliseconds())
 		if err != nil {
 			return err
 		}
-		if decided.status == TransferAborted && decided.err == string(reason) {
+		if decided.status == TransferAborted && decided.err == reason {
 			r.aborted.Add(1)
 		}
-		rec = decided
+		st, stuck = r.e.drive(ctx, n, decided)
+	default:
+		st, stuck = r.e.drive(ctx, n, rec)
 	}
-	st, stuck := r.e.drive(ctx, n, rec)
 	r.stuck.Add(int64(stuck))
 	if !st.Complete {
 		return errors.New("parts left unfinished")

@@ -37,6 +37,11 @@ type Part struct {
 type NormalizedTransfer struct {
 	ID    string
 	Parts []Normalized
+	// Payer is the index of the one part that takes value out (a payment, a
+	// payout, a refund: the others only receive), or -1 when several parts
+	// do (a trade). Such a transfer can commit in its payer's own run
+	// (docs/transfers.md).
+	Payer int
 }
 
 // Hold is the name of the hold the transfer reserves under on each holder.
@@ -120,7 +125,8 @@ func (t Transfer) Normalize(reg *Registry) (NormalizedTransfer, error) {
 }
 
 func (t Transfer) normalize(reg *Registry) (NormalizedTransfer, *Error) {
-	n := NormalizedTransfer{ID: t.ID}
+	n := NormalizedTransfer{ID: t.ID, Payer: -1}
+	payers := 0
 	if !ValidID(t.ID) || len(t.ID) > MaxTransferID {
 		return n, Errorf(CodeInvalidID, NoOp, "transfer id %q must match [A-Za-z0-9_.:-]{1,%d}", clip(t.ID), MaxTransferID)
 	}
@@ -139,6 +145,7 @@ func (t Transfer) normalize(reg *Registry) (NormalizedTransfer, *Error) {
 		if err != nil {
 			return n, inPart(err, pi)
 		}
+		pays := false
 		for i, s := range part.Steps {
 			way, ok := transferOps[s.Op]
 			switch {
@@ -157,12 +164,20 @@ func (t Transfer) normalize(reg *Registry) (NormalizedTransfer, *Error) {
 			}
 			if way < 0 {
 				out[a] += s.Units
+				pays = true
 			} else {
 				in[a] += s.Units
 			}
 		}
+		if pays {
+			payers++
+			n.Payer = pi
+		}
 		part.Transfer = t.ID
 		n.Parts = append(n.Parts, part)
+	}
+	if payers > 1 {
+		n.Payer = -1
 	}
 	for _, a := range assets {
 		if out[a] != in[a] {

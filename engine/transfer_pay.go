@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// One-payer transfers (docs/transfers.md, "One payer"). When only one part
+// takes value out (a payment, a payout, a refund), no vote is needed: the
+// payer's part runs once, as the client wrote it, and that run is the commit
+// point. The driver
+//
+//  1. begins the record, marking the payer, and in the same round trip reads
+//     what the payees' credits must fit in (a payee that does not exist, or
+//     a credit that would pass 2^53-1, aborts before anyone is charged);
+//  2. runs the payer's part ("x:<id>:c" on the payer): applied, the transfer
+//     is committed; rejected, aborted, and nothing anywhere has changed;
+//  3. sends the payees' credits ("x:<id>:c" on each) with the decision, in
+//     one round trip;
+//  4. marks the parts finished, which makes the record done.
+//
+// Four round trips and n + 3 script runs for n parts, where the two phases
+// take five and 2n + 5. Its steps apply once because a finished part is
+// never sent again and an unfinished one only while its idempotency record
+// is sure to live (the record's until_ms): past that, the part is left to an
+// operator, as a lost part of the two phases is. A driver that gives up
+// before step 2 is known leaves the record preparing; recovery then fences
+// the payer's step (writes its record as a rejection unless it has one) and
+// sends it: its answer, the fence's or the first run's, decides.
+
+// payTTLFactor: a transfer takes the one-payer path only when the
+// idempotency TTL is at least this many transfer timeouts, so that its steps'
+// records outlive the recovery's attempts by far. With a shorter TTL every
+// transfer runs the two phases, whose holds keep each step once at any TTL.
+const payTTLFactor = 10
+
+// payerOf gives the index of the part that will commit transfer n in its own
+// run, or -1 for the two phases.
+func (e *Engine) payerOf(n instructions.NormalizedTransfer) int {
+	if n.Payer < 0 || e.ttl < payTTLFactor*e.xferTimeout {
+		return -1
+	}
+	return n.Payer
+}
+
+// payArgs are the begin action's arguments that mark the payer: its index and
+// for how long (ms) its steps may be sent again.
+func (e *Engine) payArgs(payer int) []any {
+	if payer < 0 {
+		return nil
+	}
+	return []any{strconv.Itoa(payer), (e.ttl - 2*e.xferTimeout).Milliseconds()}
+}
+
+// payeeReads reads, for each part but the payer's, its holder's status and
+// the balances its credits go to.
+func payeeReads(n instructions.NormalizedTransfer, payer int) []req {
+	var out []req
+	for i, p := range n.Parts {
+		if i == payer {
+			continue
+		}
+		key := cluster.Holder(p.Holder)
+		args := []any{"hmget", key, cluster.FieldStatus}
+		for _, s := range p.Steps {
+			args = append(args, balanceField(s))
+		}
+		out = append(out, req{keys: []string{key}, args: args})
+	}
+	return out
+}
+
+// balanceField is the holder hash's field a credit or earn_points adds to.
+func balanceField(s instructions.Step) string {
+	if s.Op == instructions.OpEarnPoints {
+		return cluster.FieldPointsAvailable
+	}
+	return cluster.PrefixBalance + s.Asset
+}
+
+// payeeCheck tells, from payeeReads' answers, the first payee part whose
+// credits would fail (its index and error), as the library would refuse them;
+// known is false when a read failed.
+func (e *Engine) payeeCheck(n instructions.NormalizedTransfer, payer int, got []sent) (part int, reject *Error, known bool) {
+	j := 0
+	for i, p := range n.Parts {
+		if i == payer {
+			continue
+		}
+		v, err := got[j].cmd.Slice()
+		j++
+		if err != nil || len(v) != 1+len(p.Steps) {
+			return 0, nil, false
+		}
+		if v[0] == nil {
+			return i, &Error{Code: instructions.CodeHolderNotFound, OpIndex: 0,
+				Message: e.describe(p, 0, instructions.CodeHolderNotFound, "")}, true
+		}
+		added := map[string]int64{}
+		for k, s := range p.Steps {
+			field := balanceField(s)
+			s0, _ := v[1+k].(string)
+			have, _ := strconv.ParseInt(s0, 10, 64)
+			if have+added[field]+s.Units > instructions.MaxUnits {
+				a := s.Asset
+				if s.Op == instructions.OpEarnPoints {
+					a = instructions.PointsLeg
+				}
+				detail := a + ":" + strconv.FormatInt(have, 10)
+				return i, &Error{Code: instructions.CodeOverflow, OpIndex: k,
+					Message: e.describe(p, k, instructions.CodeOverflow, detail)}, true
+			}
+			added[field] += s.Units
+		}
+	}
+	return 0, nil, true
+}
+
+// pay runs the payer's part, the commit point, and tells what it decided;
+// ok is false while that is unknown. reads are payeeReads' answers, or nil to
+// read now. late (recovery, past the deadline) fences the payer's step
+// first, so that the run answers what was decided or, if nothing was, a
+// rejection.
+func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, payer int, reads []sent, late bool) (status, reason string, ok bool) {
+	step := e.callsOf(n, n.Parts[payer]).commit
+	var why *Error
+	whyPart := 0
+	if !late {
+		if reads == nil {
+			reads = e.submit(ctx, payeeReads(n, payer))
+		}
+		var known bool
+		if whyPart, why, known = e.payeeCheck(n, payer, reads); !known {
+			return "", "", false
+		}
+	}
+	if late || why != nil {
+		if err := e.fence(ctx, n.ID, step); err != nil {
+			return "", "", false
+		}
+	}
+	o := e.runUntilKnown(ctx, []call{*step})[0]
+	if o.Err == nil {
+		return TransferCommitted, "", true
+	}
+	var err *Error
+	if !errors.As(o.Err, &err) || !decisive(err) {
+		return "", "", false
+	}
+	fenced := err.Code == instructions.CodeUnavailable // only a fence records UNAVAILABLE
+	switch {
+	case fenced && why != nil:
+		return TransferAborted, abortFor(n, whyPart, *why), true
+	case fenced:
+		return TransferAborted, e.lateReason(), true
+	}
+	return TransferAborted, abortFor(n, payer, *err), true
+}
+
+// lateReason is the abort reason of a transfer not decided in time.
+func (e *Engine) lateReason() string {
+	b, _ := json.Marshal(abortReason{Error: &Error{Code: instructions.CodeUnavailable, OpIndex: instructions.NoOp,
+		Message: fmt.Sprintf("transfer was not decided within %v of its start", e.xferTimeout)}})
+	return string(b)
+}
+
+// abortFor is the abort reason of part i's rejection err (its op index that of
+// the client's op).
+func abortFor(n instructions.NormalizedTransfer, i int, err Error) string {
+	// The step's id is the engine's own, not one the client could renew.
+	err.ID, err.Replayed = "", false
+	err.Message = fmt.Sprintf("part %d (%s): %s", i, n.Parts[i].Holder, strings.TrimSuffix(err.Message, ReplayNote))
+	b, _ := json.Marshal(abortReason{PartIndex: &i, Error: &err})
+	return string(b)
+}
+
+// drivePayment takes a one-payer transfer forward from rec, as drive does
+// for the two phases.
+func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord, reads []sent, late bool) (TransferState, int) {
+	if !rec.done && time.Now().UnixMilli() > rec.untilMs {
+		// Its steps' records may be gone: sending one again could apply it twice.
+		stuck := 0
+		for i := range n.Parts {
+			if !rec.partFinished(i) {
+				stuck++
+			}
+		}
+		e.log.Error("transfer: a one-payer transfer is still unfinished when its steps' idempotency records may have "+
+			"expired; its parts are left for an operator (see docs/transfers.md, One payer)",
+			"transfer", n.ID, "status", rec.status, "unfinished_parts", stuck)
+		return stateOf(n.ID, rec), stuck
+	}
+	if rec.status == "preparing" {
+		status, reason, ok := e.pay(ctx, n, rec.payer, reads, late)
+		if !ok {
+			return stateOf(n.ID, rec), 0
+		}
+		decide := transferReq(n.ID, "decide", status, reason, e.xferTimeout.Milliseconds())
+		var credits []call
+		var parts []int
+		if status == TransferCommitted {
+			for i, p := range n.Parts {
+				if i != rec.payer && !rec.partFinished(i) {
+					credits, parts = append(credits, *e.callsOf(n, p).commit), append(parts, i)
+				}
+			}
+		}
+		out := make([]Outcome, len(credits))
+		got := e.runAlong(ctx, credits, out, decide)
+		decided, err := e.recordOf(n.ID, got[0])
+		if err != nil {
+			return stateOf(n.ID, rec), 0
+		}
+		rec = decided
+		if rec.status == TransferCommitted && status == TransferCommitted {
+			finished := []int{rec.payer}
+			for j, o := range out {
+				if o.Err == nil {
+					finished = append(finished, parts[j])
+				}
+			}
+			rec = e.finishParts(ctx, n, rec, finished, false)
+		}
+		// Otherwise another driver decided first: go on from its decision.
+	}
+	stuck := 0
+	switch {
+	case rec.done:
+	case rec.status == TransferCommitted:
+		rec, stuck = e.commitParts(ctx, n, rec)
+	case rec.status == TransferAborted:
+		all := make([]int, len(n.Parts))
+		for i := range all {
+			all[i] = i
+		}
+		rec = e.finishParts(ctx, n, rec, all, false)
+	}
+	return stateOf(n.ID, rec), stuck
+}

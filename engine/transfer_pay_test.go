@@ -1,0 +1,173 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// Transfers with one payer commit in the payer's own run (docs/transfers.md,
+// One payer). eng's default idempotency TTL lets them.
+
+// payment is a P2P payment: each CNY from payer to every payee.
+func payment(payer string, each string, payees ...string) instructions.Transfer {
+	units, _ := instructions.ToUnits(each, 2)
+	parts := []instructions.Part{part(payer, ops().Debit("CNY", instructions.FromUnits(units*int64(len(payees)), 2)))}
+	for _, p := range payees {
+		parts = append(parts, part(p, ops().Credit("CNY", each)))
+	}
+	return instructions.Transfer{ID: newID("pay"), Parts: parts}
+}
+
+func TestTransfer_OnePayerPaysEachPayeeOnceWithOneEventPerPart(t *testing.T) {
+	needRedis(t)
+	hs := holdersOnMasters(t,
+		func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") }, nil, nil)
+	before := []instructions.State{state(t, hs[0]), state(t, hs[1]), state(t, hs[2])}
+	tr := payment(hs[0], "4.00", hs[1], hs[2])
+
+	st := transfer(t, tr)
+	require.Equal(t, engine.TransferCommitted, st.Status, "%v", st.Error)
+	assert.True(t, st.Complete)
+	assert.False(t, st.Replayed)
+	want := []string{"2.00", "4.00", "4.00"}
+	for i, h := range hs {
+		after := state(t, h)
+		assert.Equal(t, want[i], after.Balances["CNY"].Available, "holder %d", i)
+		assert.Equal(t, before[i].Seq+1, after.Seq, "holder %d: one instruction, one event", i)
+		assert.Empty(t, after.Holds, "no transfer hold is opened on the one-payer path")
+	}
+
+	again := transfer(t, tr)
+	assert.Equal(t, engine.TransferCommitted, again.Status)
+	assert.True(t, again.Complete)
+	assert.True(t, again.Replayed)
+	for i, h := range hs {
+		assert.Equal(t, want[i], state(t, h).Balances["CNY"].Available, "holder %d: paid once", i)
+	}
+
+	other := tr
+	other.Parts = other.Parts[:2]
+	other.Parts[0] = part(hs[0], ops().Debit("CNY", "4.00"))
+	_, err := eng.Transfer(context.Background(), other)
+	assert.ErrorIs(t, err, engine.ErrIdempotencyConflict)
+}
+
+func TestTransfer_OnePayerRejectedChangesNothingAnywhere(t *testing.T) {
+	needRedis(t)
+	hs := holdersOnMasters(t,
+		func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "1.00") }, nil)
+	cases := []struct {
+		name    string
+		tr      instructions.Transfer
+		part    int
+		code    error
+		message string
+	}{
+		{"the payer lacks the funds", payment(hs[0], "4.00", hs[1]), 0, engine.ErrInsufficientFunds, "available 1.00"},
+		{"a payee does not exist", payment(hs[0], "1.00", newID("nobody")), 1, engine.ErrHolderNotFound, "not found"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b0, p0 := state(t, hs[0]), state(t, hs[1])
+			st := transfer(t, c.tr)
+			require.Equal(t, engine.TransferAborted, st.Status)
+			assert.True(t, st.Complete)
+			require.NotNil(t, st.PartIndex)
+			assert.Equal(t, c.part, *st.PartIndex)
+			require.NotNil(t, st.Error)
+			assert.ErrorIs(t, st.Error, c.code)
+			assert.Equal(t, 0, st.Error.OpIndex)
+			assert.Contains(t, st.Error.Message, c.message)
+			assert.Equal(t, b0, state(t, hs[0]), "the payer's whole state is as it was")
+			assert.Equal(t, p0, state(t, hs[1]), "the payee's whole state is as it was")
+		})
+	}
+}
+
+// The payer's part may settle from a hold: an order's hold paid to a
+// merchant, the rest of the hold left open.
+func TestTransfer_OnePayerSettlesFromAHold(t *testing.T) {
+	needRedis(t)
+	hs := holdersOnMasters(t,
+		func(in instructions.Instruction) instructions.Instruction {
+			return in.Credit("USDT", "1000").Freeze("USDT", "500", "ord-1", time.Hour)
+		}, nil)
+	st := transfer(t, instructions.Transfer{ID: newID("fill"), Parts: []instructions.Part{
+		part(hs[0], ops().SettleLeg("ord-1", "USDT", "100")), part(hs[1], ops().Credit("USDT", "100"))}})
+	require.Equal(t, engine.TransferCommitted, st.Status, "%v", st.Error)
+	b := state(t, hs[0])
+	assert.Equal(t, instructions.Balance{Available: "500.000000", Frozen: "400.000000"}, b.Balances["USDT"])
+	assert.Equal(t, "400.000000", b.Holds["ord-1"].Legs["USDT"])
+	assert.Equal(t, "100.000000", state(t, hs[1]).Balances["USDT"].Available)
+}
+
+// A driver killed at each point of the one-payer path: recovery takes the
+// transfer to the end the point allows, paying each payee once.
+func TestTransfer_OnePayerRecoveryAfterTheDriverIsKilled(t *testing.T) {
+	needRedis(t)
+	cases := []struct {
+		name, steps string
+		want        string
+		paid        []string // CNY available of payer, payee 1, payee 2 at the end ("": none)
+	}{
+		{"after begin", "begin", engine.TransferAborted, []string{"10.00", "", ""}},
+		{"after the payer's run", "begin,commit:0", engine.TransferCommitted, []string{"2.00", "4.00", "4.00"}},
+		{"after one payee's credit", "begin,commit:0,commit:2", engine.TransferCommitted, []string{"2.00", "4.00", "4.00"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			hs := holdersOnMasters(t,
+				func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") }, nil, nil)
+			before := totals(t, hs...)
+			tr := payment(hs[0], "4.00", hs[1], hs[2])
+			killDriver(t, tr, c.steps, 0)
+
+			st := recoverUntilComplete(t, tr.ID)
+			assert.Equal(t, c.want, st.Status)
+			for i, h := range hs {
+				assert.Equal(t, c.paid[i], state(t, h).Balances["CNY"].Available, "holder %d", i)
+			}
+			if c.want == engine.TransferAborted {
+				assert.Equal(t, before, totals(t, hs...), "nothing moved")
+			}
+			again, err := eng.Transfer(context.Background(), tr)
+			require.NoError(t, err)
+			assert.Equal(t, c.want, again.Status, "the client's retry learns the outcome")
+			assert.True(t, again.Replayed)
+			for i, h := range hs {
+				assert.Equal(t, c.paid[i], state(t, h).Balances["CNY"].Available, "holder %d, after the retry", i)
+			}
+		})
+	}
+}
+
+// Past its steps' window (the idempotency TTL, less two transfer timeouts,
+// from its start) an unfinished one-payer transfer is not sent again: its
+// steps' records may be gone, and a step sent again would apply twice. It
+// is left unfinished and counted for an operator.
+func TestTransfer_OnePayerNotSentAgainPastItsRecordsLife(t *testing.T) {
+	needRedis(t)
+	hs := holdersOnMasters(t,
+		func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") }, nil)
+	tr := payment(hs[0], "4.00", hs[1])
+	ttl := 10 * shortTransferTimeout // the least TTL of the one-payer path
+	killDriver(t, tr, "begin,commit:0", ttl)
+	time.Sleep(ttl) // past the window, and past the payer's record
+
+	r := engine.NewRecovery(shortTimeout(), nil)
+	require.NoError(t, r.Recover(context.Background()))
+	assert.Positive(t, r.Stats().Stuck)
+	st, err := eng.GetTransfer(context.Background(), tr.ID)
+	require.NoError(t, err)
+	assert.Equal(t, engine.TransferPending, st.Status)
+	assert.False(t, st.Complete)
+	assert.Equal(t, "6.00", state(t, hs[0]).Balances["CNY"].Available, "the payer was charged once, not again")
+	assert.Empty(t, state(t, hs[1]).Balances, "left for an operator")
+}
