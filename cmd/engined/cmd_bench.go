@@ -296,6 +296,7 @@ func printBenchTables(w io.Writer, r *bench.Report) {
 		t.AppendRow(table.Row{"transfer", "skipped: " + tr.Skipped})
 	} else {
 		t.AppendRow(table.Row{"transfer", fmt.Sprintf("two-part trades/s, %d workers", tr.Workers), "transfer " + f(tr.PerSec), "single Apply " + f(tr.SinglePerSec), f(tr.Ratio)})
+		t.AppendRow(table.Row{"transfer", fmt.Sprintf("P2P payments/s, %d workers", tr.Workers), "payment " + f(tr.PaymentPerSec), "single Apply " + f(tr.SinglePerSec), f(tr.PaymentRatio)})
 		t.AppendRow(table.Row{"transfer", "transfer latency p50 / p99 ms", f(tr.P50Ms) + " / " + f(tr.P99Ms),
 			fmt.Sprintf("aborted %d, %d of %d pairs across masters", tr.Aborted, tr.CrossMaster, tr.Pairs), ""})
 		t.AppendRow(table.Row{"transfer", "server usec in scripts, all masters", "transfer " + f(tr.ServerUsec), "single Apply " + f(tr.SingleServerUsec), ""})

@@ -190,8 +190,14 @@ type Transfer struct {
 	PerSec       float64 `json:"per_sec"`        // committed transfers per second, median over the rounds
 	SinglePerSec float64 `json:"single_per_sec"` // single instructions per second, median over the rounds
 	Ratio        float64 `json:"ratio"`          // median of each round's per_sec / single_per_sec
-	P50Ms        float64 `json:"p50_ms"`         // latency of a transfer, from the call to its answer
-	P99Ms        float64 `json:"p99_ms"`
+	// PaymentPerSec is the same for a P2P payment (one payer: debit the
+	// buyer, credit the seller), PaymentRatio its rate over single_per_sec,
+	// PaymentServerUsec the servers' script time per payment.
+	PaymentPerSec     float64 `json:"payment_per_sec"`
+	PaymentRatio      float64 `json:"payment_ratio"`
+	PaymentServerUsec float64 `json:"payment_server_usec"`
+	P50Ms             float64 `json:"p50_ms"` // latency of a transfer, from the call to its answer
+	P99Ms             float64 `json:"p99_ms"`
 	// Aborted counts the transfers that did not come back committed and
 	// complete (or failed): there is nothing to refuse, so it should be 0.
 	Aborted int64 `json:"aborted"`
@@ -201,16 +207,17 @@ type Transfer struct {
 	ServerUsec       float64 `json:"server_usec"`
 	SingleServerUsec float64 `json:"single_server_usec"`
 
-	Phases       []float64 `json:"phases_per_sec"`
-	SinglePhases []float64 `json:"single_phases_per_sec"`
-	Transfers    int64     `json:"transfers"` // committed, over all phases
-	Singles      int64     `json:"singles"`
-	Pairs        int       `json:"pairs"`
-	CrossMaster  int       `json:"cross_master_pairs"` // pairs whose two holders are on different masters
-	Workers      int       `json:"workers"`
-	Rounds       int       `json:"rounds"`
-	Seconds      float64   `json:"seconds"` // per phase
-	Skipped      string    `json:"skipped,omitempty"`
+	Phases        []float64 `json:"phases_per_sec"`
+	PaymentPhases []float64 `json:"payment_phases_per_sec"`
+	SinglePhases  []float64 `json:"single_phases_per_sec"`
+	Transfers     int64     `json:"transfers"` // committed, over all phases
+	Singles       int64     `json:"singles"`
+	Pairs         int       `json:"pairs"`
+	CrossMaster   int       `json:"cross_master_pairs"` // pairs whose two holders are on different masters
+	Workers       int       `json:"workers"`
+	Rounds        int       `json:"rounds"`
+	Seconds       float64   `json:"seconds"` // per phase
+	Skipped       string    `json:"skipped,omitempty"`
 }
 
 // Probe is one rate the relay was tried at.

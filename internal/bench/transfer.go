@@ -17,7 +17,8 @@ import (
 )
 
 // The transfer part prices a cross-holder transfer against a plain
-// instruction. A trade is a two-part transfer: the buyer settles USDT from
+// instruction, for a trade (two payers: the two phases) and a payment (one
+// payer). A trade is a two-part transfer: the buyer settles USDT from
 // its order's hold and is credited BTC, the seller settles BTC from its
 // order's hold and is credited USDT. The single side is one half of it, the
 // buyer's settle and credit, as one Apply. Both run on Workers goroutines
@@ -62,6 +63,17 @@ func trade(id string, p tradePair) instructions.Transfer {
 	return instructions.Transfer{ID: id, Parts: []instructions.Part{
 		{Holder: p.buyer, Ops: buyer.SettleLeg(buyHold, "USDT", tradeUSDT).Credit("BTC", tradeBTC).Ops},
 		{Holder: p.seller, Ops: seller.SettleLeg(sellHold, "BTC", tradeBTC).Credit("USDT", tradeUSDT).Ops},
+	}}
+}
+
+// payment is a P2P payment between the pair, a transfer with one payer
+// (docs/transfers.md, One payer): the buyer pays the seller USDT from its
+// available balance.
+func payment(id string, p tradePair) instructions.Transfer {
+	var buyer, seller instructions.Instruction
+	return instructions.Transfer{ID: id, Parts: []instructions.Part{
+		{Holder: p.buyer, Ops: buyer.Debit("USDT", tradeUSDT).Ops},
+		{Holder: p.seller, Ops: seller.Credit("USDT", tradeUSDT).Ops},
 	}}
 }
 
@@ -121,19 +133,74 @@ func runTransfer(ctx context.Context, e *env) (Transfer, error) {
 		k := seq.Add(1)
 		return k, pairs[k%int64(len(pairs))]
 	}
-	var lat []float64 // ms, every transfer of every phase
-	var tRates, sRates, ratios, tUsec, sUsec []float64
+	var lat []float64 // ms, every trade of every phase
+	var tRates, pRates, sRates, ratios, pRatios, tUsec, pUsec, sUsec []float64
+	// transfers runs one phase of transfers made by mk and checks that money
+	// is conserved over it; it answers the rate and the servers' usec per
+	// committed transfer.
+	transfers := func(mk func(string, tradePair) instructions.Transfer, lat *[]float64) (float64, float64, error) {
+		before, err := e.sums(ctx, holders.holders)
+		if err != nil {
+			return 0, 0, err
+		}
+		// After the sums: State reads through a script too.
+		if err := e.resetStats(ctx); err != nil {
+			return 0, 0, err
+		}
+		var committed, aborted atomic.Int64
+		var ec errCount
+		perWorker := make([][]float64, e.s.Workers)
+		took := hammer(e.s.Workers, d, func(w int) {
+			n, p := pick()
+			start := time.Now()
+			st, err := e.eng.Transfer(bg, mk(e.prefix+"-t-"+strconv.FormatInt(n, 10), p))
+			perWorker[w] = append(perWorker[w], float64(time.Since(start))/float64(time.Millisecond))
+			if err == nil && (st.Status != engine.TransferCommitted || !st.Complete) {
+				err = fmt.Errorf("transfer %s: %s, complete %v, error %v", st.ID, st.Status, st.Complete, st.Error)
+			}
+			if err != nil {
+				aborted.Add(1)
+				ec.add(err)
+				return
+			}
+			committed.Add(1)
+		})
+		usec, err := e.scriptUsec(ctx)
+		if err != nil {
+			return 0, 0, err
+		}
+		if lat != nil {
+			for _, l := range perWorker {
+				*lat = append(*lat, l...)
+			}
+		}
+		if n, first := ec.result(); n > 0 {
+			fmt.Fprintf(e.log, "transfer: %d not committed, first: %v\n", n, first)
+		}
+		after, err := e.sums(ctx, holders.holders)
+		if err != nil {
+			return 0, 0, err
+		}
+		if !maps.Equal(before, after) {
+			return 0, 0, fmt.Errorf("money not conserved over the %d holders of the pairs: available+frozen per asset was %v, is %v",
+				len(holders.holders), before, after)
+		}
+		out.Transfers += committed.Load()
+		out.Aborted += aborted.Load()
+		return float64(committed.Load()) / took.Seconds(), usec / float64(committed.Load()), nil
+	}
 	for r := range rounds {
-		kinds := []string{"transfer", "single"}
+		kinds := []string{"transfer", "payment", "single"}
 		if r%2 == 1 {
 			slices.Reverse(kinds)
 		}
-		var tr, sr float64
+		var tr, pr, sr float64
 		for _, k := range kinds {
 			if err := e.dropOutboxes(ctx, holders); err != nil {
 				return out, err
 			}
-			if k == "single" {
+			switch k {
+			case "single":
 				if err := e.resetStats(ctx); err != nil {
 					return out, err
 				}
@@ -158,69 +225,37 @@ func runTransfer(ctx context.Context, e *env) (Transfer, error) {
 				sRates = append(sRates, sr)
 				sUsec = append(sUsec, usec/float64(ok.Load()))
 				out.Singles += ok.Load()
-				continue
-			}
-			before, err := e.sums(ctx, holders.holders)
-			if err != nil {
-				return out, err
-			}
-			// After the sums: State reads through a script too.
-			if err := e.resetStats(ctx); err != nil {
-				return out, err
-			}
-			var committed, aborted atomic.Int64
-			var ec errCount
-			perWorker := make([][]float64, e.s.Workers)
-			took := hammer(e.s.Workers, d, func(w int) {
-				n, p := pick()
-				start := time.Now()
-				st, err := e.eng.Transfer(bg, trade(e.prefix+"-t-"+strconv.FormatInt(n, 10), p))
-				perWorker[w] = append(perWorker[w], float64(time.Since(start))/float64(time.Millisecond))
-				if err == nil && (st.Status != engine.TransferCommitted || !st.Complete) {
-					err = fmt.Errorf("transfer %s: %s, complete %v, error %v", st.ID, st.Status, st.Complete, st.Error)
-				}
+			case "payment":
+				rate, usec, err := transfers(payment, nil)
 				if err != nil {
-					aborted.Add(1)
-					ec.add(err)
-					return
+					return out, err
 				}
-				committed.Add(1)
-			})
-			usec, err := e.scriptUsec(ctx)
-			if err != nil {
-				return out, err
+				pr = rate
+				pRates, pUsec = append(pRates, rate), append(pUsec, usec)
+			default:
+				rate, usec, err := transfers(trade, &lat)
+				if err != nil {
+					return out, err
+				}
+				tr = rate
+				tRates, tUsec = append(tRates, rate), append(tUsec, usec)
 			}
-			for _, l := range perWorker {
-				lat = append(lat, l...)
-			}
-			if n, first := ec.result(); n > 0 {
-				fmt.Fprintf(e.log, "transfer: %d not committed, first: %v\n", n, first)
-			}
-			after, err := e.sums(ctx, holders.holders)
-			if err != nil {
-				return out, err
-			}
-			if !maps.Equal(before, after) {
-				return out, fmt.Errorf("money not conserved over the %d holders of the pairs: available+frozen per asset was %v, is %v",
-					len(holders.holders), before, after)
-			}
-			tr = float64(committed.Load()) / took.Seconds()
-			tRates = append(tRates, tr)
-			tUsec = append(tUsec, usec/float64(committed.Load()))
-			out.Transfers += committed.Load()
-			out.Aborted += aborted.Load()
 		}
-		ratios = append(ratios, ratio(tr, sr))
+		ratios, pRatios = append(ratios, ratio(tr, sr)), append(pRatios, ratio(pr, sr))
 		e.step(part, r+1, rounds, "")
 	}
 	for i := range tRates {
 		out.Phases = append(out.Phases, round(tRates[i]))
+		out.PaymentPhases = append(out.PaymentPhases, round(pRates[i]))
 		out.SinglePhases = append(out.SinglePhases, round(sRates[i]))
 	}
 	out.PerSec = round(median(tRates))
+	out.PaymentPerSec = round(median(pRates))
 	out.SinglePerSec = round(median(sRates))
 	out.Ratio = round(median(ratios))
+	out.PaymentRatio = round(median(pRatios))
 	out.ServerUsec = round(median(tUsec))
+	out.PaymentServerUsec = round(median(pUsec))
 	out.SingleServerUsec = round(median(sUsec))
 	slices.Sort(lat)
 	out.P50Ms = round(percentile(lat, 50))
