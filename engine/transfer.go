@@ -346,7 +346,11 @@ func (e *Engine) commitParts(ctx context.Context, n instructions.NormalizedTrans
 	var calls []call
 	var parts, applied, lost []int
 	for i, p := range n.Parts {
-		if !rec.partFinished(i) {
+		switch {
+		case rec.partFinished(i):
+		case n.Payer >= 0:
+			calls, parts = append(calls, e.payCall(n, i, rec)), append(parts, i)
+		default:
 			calls, parts = append(calls, *e.callsOf(n, p).commit), append(parts, i)
 		}
 	}
@@ -414,7 +418,8 @@ func (e *Engine) abortParts(ctx context.Context, n instructions.NormalizedTransf
 func (e *Engine) fence(ctx context.Context, id string, prep *call) error {
 	key := prep.keys[keyTx]
 	rejection := record(prep.args[argFP].(string), "err\n"+string(instructions.CodeUnavailable)+"\n-1\ntransfer "+id+" was aborted")
-	got := e.submit(ctx, []req{{keys: []string{key}, args: []any{"set", key, rejection, "nx", "px", e.idemTTL}}})
+	// As long as the step's own record would live.
+	got := e.submit(ctx, []req{{keys: []string{key}, args: []any{"set", key, rejection, "nx", "px", prep.args[argTTL]}}})
 	if err := got[0].cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}

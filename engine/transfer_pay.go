@@ -64,6 +64,9 @@ func (e *Engine) payArgs(payer int) []any {
 // payeeReads reads, for each part but the payer's, its holder's status and
 // the balances its credits go to.
 func payeeReads(n instructions.NormalizedTransfer, payer int) []req {
+	if payer < 0 {
+		return nil
+	}
 	var out []req
 	for i, p := range n.Parts {
 		if i == payer {
@@ -130,8 +133,9 @@ func (e *Engine) payeeCheck(n instructions.NormalizedTransfer, payer int, got []
 // read now. late (recovery, past the deadline) fences the payer's step
 // first, so that the run answers what was decided or, if nothing was, a
 // rejection.
-func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, payer int, reads []sent, late bool) (status, reason string, ok bool) {
-	step := e.callsOf(n, n.Parts[payer]).commit
+func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord, reads []sent, late bool) (status, reason string, ok bool) {
+	payer := rec.payer
+	step := e.payCall(n, payer, rec)
 	var why *Error
 	whyPart := 0
 	if !late {
@@ -144,11 +148,11 @@ func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, pay
 		}
 	}
 	if late || why != nil {
-		if err := e.fence(ctx, n.ID, step); err != nil {
+		if err := e.fence(ctx, n.ID, &step); err != nil {
 			return "", "", false
 		}
 	}
-	o := e.runUntilKnown(ctx, []call{*step})[0]
+	o := e.runUntilKnown(ctx, []call{step})[0]
 	if o.Err == nil {
 		return TransferCommitted, "", true
 	}
@@ -164,6 +168,18 @@ func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, pay
 		return TransferAborted, e.lateReason(), true
 	}
 	return TransferAborted, abortFor(n, payer, *err), true
+}
+
+// payCall is part i's one instruction on the one-payer path, sent with an
+// idempotency TTL that outlives the record's window (until_ms) by two
+// transfer timeouts, whatever this engine's own TTL: a step sent again within
+// the window finds the record of its first run, even when engines of other
+// TTLs drive the transfer.
+func (e *Engine) payCall(n instructions.NormalizedTransfer, i int, rec transferRecord) call {
+	c := *e.callsOf(n, n.Parts[i]).commit
+	ms := rec.untilMs - time.Now().UnixMilli() + 2*e.xferTimeout.Milliseconds()
+	c.args[argTTL] = strconv.FormatInt(max(ms, 1), 10)
+	return c
 }
 
 // lateReason is the abort reason of a transfer not decided in time.
@@ -200,7 +216,7 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 		return stateOf(n.ID, rec), stuck
 	}
 	if rec.status == "preparing" {
-		status, reason, ok := e.pay(ctx, n, rec.payer, reads, late)
+		status, reason, ok := e.pay(ctx, n, rec, reads, late)
 		if !ok {
 			return stateOf(n.ID, rec), 0
 		}
@@ -208,9 +224,9 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 		var credits []call
 		var parts []int
 		if status == TransferCommitted {
-			for i, p := range n.Parts {
+			for i := range n.Parts {
 				if i != rec.payer && !rec.partFinished(i) {
-					credits, parts = append(credits, *e.callsOf(n, p).commit), append(parts, i)
+					credits, parts = append(credits, e.payCall(n, i, rec)), append(parts, i)
 				}
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -170,4 +171,29 @@ func TestTransfer_OnePayerNotSentAgainPastItsRecordsLife(t *testing.T) {
 	assert.False(t, st.Complete)
 	assert.Equal(t, "6.00", state(t, hs[0]).Balances["CNY"].Available, "the payer was charged once, not again")
 	assert.Empty(t, state(t, hs[1]).Balances, "left for an operator")
+}
+
+// The steps of a one-payer transfer are remembered for the record's window,
+// whatever the TTL of the engine that sends them: here an engine whose own
+// TTL is 1 s (it would run new transfers in two phases) finishes one begun
+// with the default TTL, and its steps' records live about a day.
+func TestTransfer_OnePayerStepsOutliveTheWindowWhoeverSendsThem(t *testing.T) {
+	needRedis(t)
+	hs := holdersOnMasters(t,
+		func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") }, nil)
+	tr := payment(hs[0], "4.00", hs[1])
+	require.NoError(t, eng.TransferStep(context.Background(), tr, "begin", 0))
+
+	short := twoPhase()
+	st, err := short.Transfer(context.Background(), tr)
+	require.NoError(t, err)
+	require.Equal(t, engine.TransferCommitted, st.Status, "%v", st.Error)
+	assert.True(t, st.Complete)
+	ids, err := eng.TransferStepIDs(tr, 0)
+	require.NoError(t, err)
+	for i, h := range hs {
+		ttl, err := rdb.PTTL(context.Background(), cluster.Tx(h, ids["commit"])).Result()
+		require.NoError(t, err)
+		assert.Greater(t, ttl, 23*time.Hour, "part %d's step record", i)
+	}
 }
