@@ -17,7 +17,8 @@ type Outcome struct {
 }
 
 // Apply applies one instruction, all or nothing, and returns the state of
-// every account it touched.
+// every account it touched. Calls made at the same time share round trips
+// to Redis (group.go).
 //
 // Errors (an *Error; match with errors.Is):
 //   - before Redis: INVALID_INSTRUCTION, INVALID_AMOUNT, INVALID_ID, UNKNOWN_ASSET, TOO_MANY_OPS;
@@ -33,9 +34,8 @@ func (e *Engine) Apply(ctx context.Context, in instructions.Instruction) (instru
 	if err != nil {
 		return instructions.Result{}, err
 	}
-	out := make([]Outcome, 1)
-	e.run(ctx, []call{c}, []int{0}, out)
-	return out[0].Result, out[0].Err
+	o := e.applyGrouped(ctx, c)
+	return o.Result, o.Err
 }
 
 // ApplyBatch applies many instructions in pipelines, one round trip per

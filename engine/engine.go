@@ -76,6 +76,8 @@ type Engine struct {
 	minAcks    int           // Options.MinReplicaAcks
 	ackTimeout time.Duration // Options.ReplicaAckTimeout
 	acks       ackHealth
+
+	group group // Apply's shared pipelines (group.go)
 }
 
 // New builds an Engine on a go-redis client: a *redis.ClusterClient for a

@@ -62,3 +62,8 @@ func (e *Engine) TransferStepIDs(t instructions.Transfer, i int) (map[string]str
 // as it is, bypassing New: tests use it to see what the script does with a
 // TTL the engine never sends.
 func SetScriptTTL(e *Engine, ttl string) { e.idemTTL = ttl }
+
+// GroupStats gives the calls Apply sent and the pipelines they went in.
+func (e *Engine) GroupStats() (calls, pipelines int64) {
+	return e.group.calls.Load(), e.group.pipelines.Load()
+}
