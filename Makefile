@@ -90,8 +90,10 @@ run: deps build
 	./bin/engined dev $(ENGINED_FLAGS)
 
 # engined bench: starts its own Redis Cluster (and a temporary PostgreSQL
-# when initdb is installed, else the relay part is skipped), runs every part
-# side by side and prints the table; about three minutes. docs/benchmarks.md
+# when initdb is installed, else the relay and system parts are skipped),
+# runs every part side by side and prints the table; four to five minutes,
+# the system part (its own AOF cluster, PostgreSQL and daemon) about 70 s of
+# them. docs/benchmarks.md
 # explains the figures. Pass flags with BENCHFLAGS, e.g.
 #   make bench BENCHFLAGS="--json --relay-duration 60s"
 BENCHFLAGS ?=

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -53,8 +54,9 @@ or in /usr/lib/postgresql/*/bin), or is skipped. The system part always
 starts its own Redis Cluster and PostgreSQL, whatever --redis and --pg say:
 it reads their processes' CPU.
 
-A default run takes three to four minutes. Exit status 0 when the run ends,
-whether the targets hold or not (the table says); 1 when it cannot run.
+A default run takes four to five minutes (the system part about 70 s of
+them). Exit status 0 when the run ends, whether the targets hold or not (the
+table says); 1 when it cannot run.
 
 Flags:
 
@@ -415,7 +417,7 @@ func printSystemTables(w io.Writer, s bench.System) {
 	if s.Skipped != "" || len(s.Phases) == 0 {
 		return
 	}
-	f := func(v float64) string { return fmt.Sprintf("%g", v) }
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) } // no exponent for a million µs
 	t := table.NewWriter()
 	t.SetOutputMirror(w)
 	t.SetTitle(fmt.Sprintf("system: %s; %d holders, %d clients, %gs a phase", s.Deployment, s.Holders, s.Clients, s.Seconds))
