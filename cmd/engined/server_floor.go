@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -48,7 +47,7 @@ func floorDeduct(w http.ResponseWriter, r *http.Request, rdb redis.UniversalClie
 		return
 	}
 	var b floorBody
-	if err := json.Unmarshal(body, &b); err != nil {
+	if err := decodeStrict(body, &b); err != nil {
 		writeError(w, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp, "the body is not {\"amount\": N}: %v", err), false)
 		return
 	}

@@ -47,6 +47,8 @@ func TestServe_BenchFloorDeductsOnlyWithTheFlag(t *testing.T) {
 		{"negative", h, `{"amount": -5}`, http.StatusBadRequest, "INVALID_AMOUNT"},
 		{"not a number", h, `{"amount": "5"}`, http.StatusBadRequest, "INVALID_INSTRUCTION"},
 		{"not JSON", h, `amount=5`, http.StatusBadRequest, "INVALID_INSTRUCTION"},
+		{"another field", h, `{"amount": 5, "holder": "x"}`, http.StatusBadRequest, "INVALID_INSTRUCTION"},
+		{"two values", h, `{"amount": 5} {"amount": 5}`, http.StatusBadRequest, "INVALID_INSTRUCTION"},
 		{"no floor key", newID("none"), `{"amount": 1}`, http.StatusUnprocessableEntity, "HOLDER_NOT_FOUND"},
 		{"a bad holder id", "a%20b", `{"amount": 1}`, http.StatusBadRequest, "INVALID_ID"},
 	} {

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -83,7 +84,7 @@ func runSystem(ctx context.Context, base *env) (System, error) {
 	if len(base.opt.Daemon) == 0 {
 		return out, skipf("no daemon command: run the bench through engined bench")
 	}
-	total := len(systemPhases) + 2
+	total := len(systemPhases) + 3 // the start, idle, the phases, the money check
 	base.step(part, 0, total, "starting Redis and PostgreSQL")
 	r, stop, err := startSystem(ctx, base)
 	if err != nil {
@@ -101,7 +102,7 @@ func runSystem(ctx context.Context, base *env) (System, error) {
 	}
 	var left moneyOut
 	for i, name := range systemPhases {
-		base.step(part, 1+i, total, name)
+		base.step(part, 2+i, total, name)
 		p, err := r.phase(ctx, name, s.SystemDuration, s.SystemClients, &left)
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", name, err)
@@ -309,7 +310,7 @@ func (r *sysRun) phase(ctx context.Context, name string, d time.Duration, n int,
 				k := seq.Add(1) - 1
 				t := time.Now()
 				err := op(ctx, k)
-				if err == errNoCoupons {
+				if errors.Is(err, errNoCoupons) {
 					return
 				}
 				if err != nil {
@@ -486,7 +487,7 @@ func (r *sysRun) drain(ctx context.Context) (time.Duration, error) {
 		for i, s := range r.slots {
 			lens[i] = pipe.XLen(ctx, cluster.Outbox(s))
 		}
-		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+		if _, err := pipe.Exec(ctx); err != nil {
 			return 0, fmt.Errorf("read the outboxes: %w", err)
 		}
 		var backlog int64

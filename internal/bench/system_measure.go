@@ -17,9 +17,9 @@ import (
 	"github.com/atomledger/atomledger/stored"
 )
 
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat:
-// 100 on every Linux the project runs on (the kernel's ABI fixes it, not
-// the kernel's own HZ).
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat
+// (sysconf(_SC_CLK_TCK), which Go cannot ask without cgo): 100 on x86 and
+// arm64 whatever the kernel's own HZ.
 const clockTicks = 100
 
 // procStat reads the parent pid and the CPU time (user + system) of a
