@@ -66,6 +66,7 @@ func TestBench_SystemPartQuick(t *testing.T) {
 		names = append(names, p.Name)
 		assert.Positive(t, p.Ops, p.Name)
 		assert.Zero(t, p.Errors, "%s: %s", p.Name, p.FirstError)
+		assert.True(t, p.MoneyExact, p.Name)
 		assert.Positive(t, p.CPUPer1000.Daemon, p.Name)
 		assert.Positive(t, p.CPUPer1000.Redis, p.Name)
 		assert.Positive(t, p.RedisUsecPer1000["fcall"], p.Name)

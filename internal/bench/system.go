@@ -84,7 +84,7 @@ func runSystem(ctx context.Context, base *env) (System, error) {
 	if len(base.opt.Daemon) == 0 {
 		return out, skipf("no daemon command: run the bench through engined bench")
 	}
-	total := len(systemPhases) + 3 // the start, idle, the phases, the money check
+	total := len(systemPhases) + 2 // the start, idle, the phases
 	base.step(part, 0, total, "starting Redis and PostgreSQL")
 	r, stop, err := startSystem(ctx, base)
 	if err != nil {
@@ -107,12 +107,12 @@ func runSystem(ctx context.Context, base *env) (System, error) {
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", name, err)
 		}
+		// After every phase, outside its window: the last one is the run's.
+		if out.Money, err = r.checkMoney(ctx, put, &left); err != nil {
+			return out, err
+		}
+		p.MoneyExact = out.Money.Exact
 		out.Phases = append(out.Phases, p)
-	}
-	base.step(part, total-1, total, "money check")
-	out.Money, err = r.checkMoney(ctx, put, &left)
-	if err != nil {
-		return out, err
 	}
 	out.Ratios = systemRatios(out.Phases)
 	base.step(part, total, total, "")

@@ -51,6 +51,8 @@ type SystemPhase struct {
 	Ops                 int64              `json:"ops"`
 	Errors              int64              `json:"errors"`
 	FirstError          string             `json:"first_error,omitempty"`
+	// MoneyExact is the money check (see MoneyCheck) right after the phase.
+	MoneyExact bool `json:"money_exact"`
 }
 
 // ProcCPU is one figure per process of the deployment, and their sum.
@@ -70,10 +72,11 @@ type SystemRatios struct {
 	HoldSettleOverDebit float64            `json:"hold_settle_over_debit"`
 }
 
-// MoneyCheck is the end of the run: per asset, in minor units ("points"
-// for points), what the holders hold (available and frozen, read through
-// the engine) plus what left them (debits and checkouts answered applied,
-// to the counterparties external and merchant:88) against what was put in.
+// MoneyCheck is the money check after the last phase (each phase has its
+// own, MoneyExact): per asset, in minor units ("points" for points), what
+// the holders hold (available and frozen, read through the engine) plus
+// what left them (debits and checkouts answered applied, to the
+// counterparties external and merchant:88) against what was put in.
 type MoneyCheck struct {
 	Exact   bool       `json:"exact"`
 	Assets  []AssetSum `json:"assets"`
