@@ -53,6 +53,23 @@ type SystemPhase struct {
 	FirstError          string             `json:"first_error,omitempty"`
 	// MoneyExact is the money check (see MoneyCheck) right after the phase.
 	MoneyExact bool `json:"money_exact"`
+	// HalfLoad is the same workload at half per_sec, open loop, after the
+	// window.
+	HalfLoad HalfLoad `json:"half_load"`
+}
+
+// HalfLoad is a workload offered at a fixed rate, open loop: each
+// operation's latency counts from when it was due, so that a stall counts
+// for every operation it delays. The operations a checkout finds no coupon
+// for count as errors.
+type HalfLoad struct {
+	Rate       float64 `json:"rate"`     // asked for
+	Achieved   float64 `json:"achieved"` // served
+	P50Ms      float64 `json:"p50_ms"`
+	P99Ms      float64 `json:"p99_ms"`
+	Seconds    float64 `json:"seconds"`
+	Errors     int64   `json:"errors"`
+	FirstError string  `json:"first_error,omitempty"`
 }
 
 // ProcCPU is one figure per process of the deployment, and their sum.
