@@ -302,6 +302,20 @@ func (r *sysRun) phase(ctx context.Context, name string, d time.Duration, n int,
 	lats := make([][]float64, n)
 	var stop atomic.Bool
 	var wg sync.WaitGroup
+	// The relay's own lag gauge (the age of the oldest undelivered event,
+	// measured by the relay every 2 s), read once a second: a scrape costs
+	// the daemon a little, and the gauge changes no faster.
+	var lagMax atomic.Int64
+	wg.Go(func() {
+		for !stop.Load() && ctx.Err() == nil {
+			if v, err := r.d.metric(ctx, "atomledger_relay_lag_ms"); err == nil && int64(v) > lagMax.Load() {
+				lagMax.Store(int64(v))
+			}
+			for i := 0; i < 20 && !stop.Load(); i++ {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	})
 	start := time.Now()
 	timer := time.AfterFunc(d, func() { stop.Store(true) })
 	for c := range n {
@@ -329,7 +343,7 @@ func (r *sysRun) phase(ctx context.Context, name string, d time.Duration, n int,
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
-	out.Ops, out.Errors = ok.Load(), failed.Load()
+	out.Ops, out.Errors, out.RelayLagMaxMs = ok.Load(), failed.Load(), float64(lagMax.Load())
 	if _, first := ec.result(); first != nil {
 		out.FirstError = first.Error()
 	}

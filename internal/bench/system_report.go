@@ -46,11 +46,15 @@ type SystemPhase struct {
 	PGBytesPerOp        float64            `json:"pg_bytes_per_op"` // ledger schema, tables with their indexes and TOAST
 	EventsPerOp         float64            `json:"events_per_op"`   // relayed, from the daemon's atomledger_relay_events_total
 	DrainSeconds        float64            `json:"drain_s"`         // from the last answer to empty outboxes
-	Window              float64            `json:"window_s"`
-	Seconds             float64            `json:"seconds"` // of load
-	Ops                 int64              `json:"ops"`
-	Errors              int64              `json:"errors"`
-	FirstError          string             `json:"first_error,omitempty"`
+	// RelayLagMaxMs is the highest the daemon's atomledger_relay_lag_ms
+	// (the oldest undelivered event's age, as the relay measured it every
+	// 2 s) read once a second during the load.
+	RelayLagMaxMs float64 `json:"relay_lag_max_ms"`
+	Window        float64 `json:"window_s"`
+	Seconds       float64 `json:"seconds"` // of load
+	Ops           int64   `json:"ops"`
+	Errors        int64   `json:"errors"`
+	FirstError    string  `json:"first_error,omitempty"`
 	// MoneyExact is the money check (see MoneyCheck) right after the phase.
 	MoneyExact bool `json:"money_exact"`
 	// HalfLoad is the same workload at half per_sec, open loop, after the

@@ -140,6 +140,7 @@ func TestSystemRatiosAndTargets(t *testing.T) {
 	assert.True(t, met["system.p2p per_sec / debit per_sec"])
 	assert.False(t, met["system.hold_settle pairs / debit per_sec"])
 	assert.True(t, met["system.debit drain_s: the relay's backlog gone after the phase"])
+	assert.True(t, met["system.debit relay_lag_max_ms under full load"])
 	assert.True(t, met["system.debit cpu_s_per_1000.all"])
 	assert.False(t, met["system.p2p pg_bytes_per_op"])
 	assert.True(t, met["system idle cores, daemon + redis"])

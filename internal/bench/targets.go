@@ -72,8 +72,9 @@ func systemTargets(s System) []Target {
 	}
 	add("system p99_ms of each workload at half its rate, open loop (the worst)", "<= 5", worst, len(s.Phases) > 1 && worst <= 5,
 		strings.TrimSuffix(half, ", "))
-	add("system.debit drain_s: the relay's backlog gone after the phase", "<= 2", debit.DrainSeconds, debit.Ops > 0 && debit.DrainSeconds <= 2,
-		"the lag p99 under load (< 1 s) is the relay part's target")
+	add("system.debit relay_lag_max_ms under full load", "< 1000", debit.RelayLagMaxMs, debit.Ops > 0 && debit.RelayLagMaxMs < 1000,
+		"the issue asks the lag's p99: this is the relay's oldest-event gauge at its highest, read once a second")
+	add("system.debit drain_s: the relay's backlog gone after the phase", "<= 2", debit.DrainSeconds, debit.Ops > 0 && debit.DrainSeconds <= 2, "")
 	add("system.debit cpu_s_per_1000.all", fmt.Sprintf("<= %g (half of %g before)", systemDebitCPUBefore/2, systemDebitCPUBefore),
 		debit.CPUPer1000.All, debit.Ops > 0 && debit.CPUPer1000.All <= systemDebitCPUBefore/2, "")
 	add("system.p2p pg_bytes_per_op", "<= 1500", p2p.PGBytesPerOp, p2p.Ops > 0 && p2p.PGBytesPerOp <= 1500, "")
