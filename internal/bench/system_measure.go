@@ -22,52 +22,60 @@ import (
 // arm64 whatever the kernel's own HZ.
 const clockTicks = 100
 
-// procStat reads the parent pid and the CPU time (user + system) of a
-// process from the text of /proc/<pid>/stat. The command name, in
-// parentheses, may hold spaces and parentheses itself: the fields are
-// counted from the last ')'.
-func procStat(stat string) (ppid int, cpu time.Duration, err error) {
+// procStat reads the parent pid, the CPU time (user + system) of a process
+// and that of its children it has waited for, from the text of
+// /proc/<pid>/stat. The command name, in parentheses, may hold spaces and
+// parentheses itself: the fields are counted from the last ')'.
+func procStat(stat string) (ppid int, cpu, reaped time.Duration, err error) {
 	i := strings.LastIndexByte(stat, ')')
 	if i < 0 {
-		return 0, 0, fmt.Errorf("not a /proc stat line: %.40q", stat)
+		return 0, 0, 0, fmt.Errorf("not a /proc stat line: %.40q", stat)
 	}
 	f := strings.Fields(stat[i+1:])
-	// f[0] is field 3 (state): ppid is field 4, utime 14, stime 15.
-	if len(f) < 13 {
-		return 0, 0, fmt.Errorf("a /proc stat line of %d fields", len(f)+2)
+	// f[0] is field 3 (state): ppid is field 4, utime 14, stime 15, cutime
+	// 16, cstime 17.
+	if len(f) < 15 {
+		return 0, 0, 0, fmt.Errorf("a /proc stat line of %d fields", len(f)+2)
 	}
-	ppid, err1 := strconv.Atoi(f[1])
-	utime, err2 := strconv.ParseInt(f[11], 10, 64)
-	stime, err3 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return 0, 0, fmt.Errorf("a /proc stat line with bad numbers: %.80q", stat[i+1:])
+	ppid, err = strconv.Atoi(f[1])
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("a /proc stat line with a bad parent: %w", err)
 	}
-	return ppid, time.Duration(utime+stime) * time.Second / clockTicks, nil
+	var ticks [4]int64
+	for j := range ticks {
+		if ticks[j], err = strconv.ParseInt(f[11+j], 10, 64); err != nil {
+			return 0, 0, 0, fmt.Errorf("a /proc stat line with bad times: %w", err)
+		}
+	}
+	tick := func(n int64) time.Duration { return time.Duration(n) * time.Second / clockTicks }
+	return ppid, tick(ticks[0] + ticks[1]), tick(ticks[2] + ticks[3]), nil
 }
 
 // readProc reads procStat of pid ("self" for this process).
-func readProc(pid string) (ppid int, cpu time.Duration, err error) {
+func readProc(pid string) (ppid int, cpu, reaped time.Duration, err error) {
 	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	return procStat(string(b))
 }
 
 func parentOf(pid int) (int, error) {
-	ppid, _, err := readProc(strconv.Itoa(pid))
+	ppid, _, _, err := readProc(strconv.Itoa(pid))
 	return ppid, err
 }
 
-// treeCPU is the CPU time of pid and of its children that run now (the
-// postmaster and its backends and workers). A child that exited within a
-// phase takes its time with it: the daemon's connections stay open, so the
-// backends that matter live through the run.
+// treeCPU is the CPU time of pid and of its children: those that run now,
+// and those that exited, which the kernel adds to the parent's cutime and
+// cstime once it has waited for them (the postmaster reaps its backends and
+// autovacuum workers, Redis its AOF rewrite). So a child that exits within
+// a phase keeps counting; a grandchild counts only while it runs.
 func treeCPU(pid int) (time.Duration, error) {
-	_, total, err := readProc(strconv.Itoa(pid))
+	_, total, reaped, err := readProc(strconv.Itoa(pid))
 	if err != nil {
 		return 0, err
 	}
+	total += reaped
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, err
@@ -76,7 +84,7 @@ func treeCPU(pid int) (time.Duration, error) {
 		if _, err := strconv.Atoi(d.Name()); err != nil {
 			continue
 		}
-		ppid, cpu, err := readProc(d.Name())
+		ppid, cpu, _, err := readProc(d.Name())
 		if err == nil && ppid == pid { // an error: it exited meanwhile
 			total += cpu
 		}
@@ -97,11 +105,11 @@ type sysSample struct {
 func (r *sysRun) sample(ctx context.Context) (sysSample, error) {
 	s := sysSample{at: time.Now(), cmds: map[string]cmdStat{}}
 	var err error
-	if _, s.daemon, err = readProc(strconv.Itoa(r.d.cmd.Process.Pid)); err != nil {
+	if _, s.daemon, _, err = readProc(strconv.Itoa(r.d.cmd.Process.Pid)); err != nil {
 		return s, fmt.Errorf("daemon: %w", err)
 	}
 	for _, pid := range r.redis {
-		_, cpu, err := readProc(strconv.Itoa(pid))
+		cpu, err := treeCPU(pid)
 		if err != nil {
 			return s, fmt.Errorf("redis-server: %w", err)
 		}
@@ -110,7 +118,8 @@ func (r *sysRun) sample(ctx context.Context) (sysSample, error) {
 	if s.postgres, err = treeCPU(r.pgPID); err != nil {
 		return s, fmt.Errorf("postgres: %w", err)
 	}
-	if _, s.client, err = readProc("self"); err != nil {
+	// The bench's own: its children are the servers, counted above.
+	if _, s.client, _, err = readProc("self"); err != nil {
 		return s, err
 	}
 	err = r.e.eachMaster(ctx, func(ctx context.Context, c *redis.Client) error {

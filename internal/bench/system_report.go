@@ -57,8 +57,8 @@ type SystemPhase struct {
 	FirstError    string  `json:"first_error,omitempty"`
 	// MoneyExact is the money check (see MoneyCheck) right after the phase.
 	MoneyExact bool `json:"money_exact"`
-	// HalfLoad is the same workload at half per_sec, open loop, after the
-	// window.
+	// HalfLoad is the same workload at half per_sec, open loop, for a third
+	// of the phase's length, after the window.
 	HalfLoad HalfLoad `json:"half_load"`
 }
 

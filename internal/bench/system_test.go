@@ -17,20 +17,23 @@ import (
 
 func TestProcStat_ReadsParentAndCPUAfterTheName(t *testing.T) {
 	// A name with spaces and parentheses, as a process may choose one.
-	line := "4242 (postgres: a (b) c) S 17 4242 4242 0 -1 4194560 500 0 0 0 250 75 0 0 20 0 1 0 100 1000 10 18446744073709551615\n"
-	ppid, cpu, err := procStat(line)
+	line := "4242 (postgres: a (b) c) S 17 4242 4242 0 -1 4194560 500 0 0 0 250 75 40 2 20 0 1 0 100 1000 10 18446744073709551615\n"
+	ppid, cpu, reaped, err := procStat(line)
 	require.NoError(t, err)
 	assert.Equal(t, 17, ppid)
 	assert.Equal(t, 3250*time.Millisecond, cpu, "utime 250 + stime 75 ticks of 1/100 s")
+	assert.Equal(t, 420*time.Millisecond, reaped, "cutime 40 + cstime 2")
 
-	for _, bad := range []string{"", "4242 no name", "4242 (x) S 1 2 3", "4242 (x) S one 2 3 4 5 6 7 8 9 10 11 12 13 14"} {
-		_, _, err := procStat(bad)
+	for _, bad := range []string{"", "4242 no name", "4242 (x) S 1 2 3",
+		"4242 (x) S one 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16",
+		"4242 (x) S 1 2 3 4 5 6 7 8 9 10 eleven 12 13 14 15 16"} {
+		_, _, _, err := procStat(bad)
 		assert.Error(t, err, "%q", bad)
 	}
 }
 
 func TestReadProc_SelfAndTheTreeOfAParent(t *testing.T) {
-	ppid, _, err := readProc("self")
+	ppid, _, _, err := readProc("self")
 	require.NoError(t, err)
 	assert.Equal(t, os.Getppid(), ppid)
 
@@ -41,17 +44,28 @@ func TestReadProc_SelfAndTheTreeOfAParent(t *testing.T) {
 	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
 	var childCPU time.Duration
 	require.Eventually(t, func() bool {
-		_, childCPU, err = readProc(strconv.Itoa(child.Process.Pid))
+		_, childCPU, _, err = readProc(strconv.Itoa(child.Process.Pid))
 		return err == nil && childCPU > 0
 	}, 60*time.Second, 20*time.Millisecond, "the child's CPU shows in /proc")
-	_, self, err := readProc("self")
+	_, self, reaped, err := readProc("self")
 	require.NoError(t, err)
 	tree, err := treeCPU(os.Getpid())
 	require.NoError(t, err)
-	assert.GreaterOrEqual(t, tree, self+childCPU, "the tree holds this process and its child")
+	assert.GreaterOrEqual(t, tree, self+reaped+childCPU, "the tree holds this process and its child")
 	parent, err := parentOf(child.Process.Pid)
 	require.NoError(t, err)
 	assert.Equal(t, os.Getpid(), parent)
+
+	// Once the child has exited and been waited for, its time stays in the
+	// tree, as the parent's children's time.
+	require.NoError(t, child.Process.Kill())
+	_ = child.Wait()
+	after, err := treeCPU(os.Getpid())
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, after, tree, "an exited child takes nothing away")
+	_, _, reapedAfter, err := readProc("self")
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, reapedAfter, reaped+childCPU)
 }
 
 func TestCommandFamilies_ScriptsKeepTheCommandsTheyCall(t *testing.T) {
