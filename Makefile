@@ -91,10 +91,10 @@ run: deps build
 
 # engined bench: starts its own Redis Cluster (and a temporary PostgreSQL
 # when initdb is installed, else the relay and system parts are skipped),
-# runs every part side by side and prints the table; four to five minutes,
-# the system part (its own AOF cluster, PostgreSQL and daemon) about 70 s of
-# them. docs/benchmarks.md
-# explains the figures. Pass flags with BENCHFLAGS, e.g.
+# runs every part side by side and prints the table; about five minutes,
+# the system part (its own AOF cluster, PostgreSQL and daemon) about 80 s of
+# them. docs/benchmarks.md explains the figures. Pass flags with BENCHFLAGS,
+# e.g.
 #   make bench BENCHFLAGS="--json --relay-duration 60s"
 BENCHFLAGS ?=
 # Only the bench writes to stdout, so that --json gives JSON alone there.
