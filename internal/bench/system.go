@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -74,6 +75,9 @@ type sysRun struct {
 	redis    []int // redis-server pids
 	pgPID    int   // the postmaster
 	familyOf func(string) string
+	// unfinished counts the transfers answered before all their parts were
+	// done (pending, or committed and incomplete).
+	unfinished atomic.Int64
 }
 
 func runSystem(ctx context.Context, base *env) (System, error) {
@@ -490,7 +494,7 @@ func countApplied(err error, ok, uncertain *atomic.Int64) {
 	switch {
 	case err == nil:
 		ok.Add(1)
-	case !asStatus(err, &st) || st.status >= 500:
+	case !errors.As(err, &st) || st.status >= 500:
 		uncertain.Add(1)
 	}
 }
@@ -503,14 +507,6 @@ type statusError struct {
 
 func (e statusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.status, e.body) }
 
-func asStatus(err error, st *statusError) bool {
-	s, ok := err.(statusError)
-	if ok {
-		*st = s
-	}
-	return ok
-}
-
 func (r *sysRun) postInstruction(ctx context.Context, in instructions.Instruction) error {
 	body, err := instructions.Encode(in)
 	if err != nil {
@@ -520,31 +516,62 @@ func (r *sysRun) postInstruction(ctx context.Context, in instructions.Instructio
 }
 
 // postTransfer counts a transfer done when it is committed and complete
-// (200); pending (202) or aborted (422) are failures of the phase.
+// (200 and "complete": true); anything else fails, and one that may still
+// be under way (pending, committed with parts left to the recovery worker,
+// no answer) is counted unfinished: the money check waits for it.
 func (r *sysRun) postTransfer(ctx context.Context, t instructions.Transfer) error {
 	body, err := instructions.EncodeTransfer(t)
 	if err != nil {
 		return err
 	}
-	return r.post(ctx, "/v1/transfers", body, http.StatusOK)
+	answer, err := r.postFor(ctx, "/v1/transfers", body, http.StatusOK)
+	if err != nil {
+		// No answer or a server error: it may be under way as well.
+		var st statusError
+		if !errors.As(err, &st) || st.status == http.StatusAccepted || st.status >= 500 {
+			r.unfinished.Add(1)
+		}
+		return err
+	}
+	var state struct {
+		Complete bool `json:"complete"`
+	}
+	if err := json.Unmarshal(answer, &state); err != nil {
+		return fmt.Errorf("transfer %s: %w", t.ID, err)
+	}
+	if !state.Complete {
+		r.unfinished.Add(1)
+		return fmt.Errorf("transfer %s: committed, parts left unfinished", t.ID)
+	}
+	return nil
 }
 
 func (r *sysRun) post(ctx context.Context, path string, body []byte, want int) error {
+	_, err := r.postFor(ctx, path, body, want)
+	return err
+}
+
+// postFor posts body and returns the answer's body, or an error if its
+// status is not want.
+func (r *sysRun) postFor(ctx context.Context, path string, body []byte, want int) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.d.url+path, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		return statusError{status: resp.StatusCode, body: string(bytes.TrimSpace(b))}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	if resp.StatusCode != want {
+		return nil, statusError{status: resp.StatusCode, body: string(bytes.TrimSpace(b))}
+	}
+	return b, nil
 }
 
 // drain waits until the outboxes of the holders' slots are empty: the
@@ -582,9 +609,27 @@ func (r *sysRun) drain(ctx context.Context) (time.Duration, error) {
 
 // checkMoney reads every holder's state through the engine and checks, per
 // asset, that what the holders have (available and frozen) plus what left
-// them is what was put in. Transfers answered committed are complete, so
-// there is nothing to wait for; a transfer left unfinished would show here.
+// them is what was put in.
 func (r *sysRun) checkMoney(ctx context.Context, put map[string]int64, left *moneyOut) (MoneyCheck, error) {
+	// A transfer answered unfinished is finished by the recovery worker
+	// within the transfer timeout (30 s by default): till then the sums
+	// may be off by its parts, so the check is read again for a while.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		m, err := r.readMoney(ctx, put, left)
+		if err != nil || m.Exact || r.unfinished.Load() == 0 || time.Now().After(deadline) {
+			return m, err
+		}
+		select {
+		case <-ctx.Done():
+			return m, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// readMoney reads the holders once and compares.
+func (r *sysRun) readMoney(ctx context.Context, put map[string]int64, left *moneyOut) (MoneyCheck, error) {
 	snaps, err := r.e.eng.Snapshots(ctx, r.holders)
 	if err != nil {
 		return MoneyCheck{}, err
