@@ -37,7 +37,7 @@ and prints a table (docs/benchmarks.md explains each figure):
   transfer     two-part trades across masters against one instruction per trade side
   memory       bytes per typical trading holder
   relay        the outbox rate the relay and PostgreSQL keep up with
-  system       the whole deployment on this box, started by the part itself
+  system       the whole deployment on one machine, started by the part itself
                (Redis Cluster with AOF everysec, engined serve with the relay
                into PostgreSQL): debits, P2P payments, hold + settle pairs,
                checkouts and the floor (serve --bench-floor) over HTTP, with
