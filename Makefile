@@ -90,9 +90,11 @@ run: deps build
 	./bin/engined dev $(ENGINED_FLAGS)
 
 # engined bench: starts its own Redis Cluster (and a temporary PostgreSQL
-# when initdb is installed, else the relay part is skipped), runs every part
-# side by side and prints the table; about three minutes. docs/benchmarks.md
-# explains the figures. Pass flags with BENCHFLAGS, e.g.
+# when initdb is installed, else the relay and system parts are skipped),
+# runs every part side by side and prints the table; about five minutes,
+# the system part (its own AOF cluster, PostgreSQL and daemon) about 80 s of
+# them. docs/benchmarks.md explains the figures. Pass flags with BENCHFLAGS,
+# e.g.
 #   make bench BENCHFLAGS="--json --relay-duration 60s"
 BENCHFLAGS ?=
 # Only the bench writes to stdout, so that --json gives JSON alone there.

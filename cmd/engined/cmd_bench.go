@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -36,6 +37,12 @@ and prints a table (docs/benchmarks.md explains each figure):
   transfer     two-part trades across masters against one instruction per trade side
   memory       bytes per typical trading holder
   relay        the outbox rate the relay and PostgreSQL keep up with
+  system       the whole deployment on one machine, started by the part itself
+               (Redis Cluster with AOF everysec, engined serve with the relay
+               into PostgreSQL): debits, P2P payments, hold + settle pairs,
+               checkouts and the floor (serve --bench-floor) over HTTP, with
+               CPU per process, Redis's time by command, ledger bytes and an
+               exact money check
 
 Without --redis it starts its own Redis Cluster (3 masters, no replicas) and
 flushes it between parts; with --redis it writes bench-* holders, outbox
@@ -43,10 +50,13 @@ events and resets the servers' statistics there: give it a scratch cluster.
 Only the flags --redis and --pg choose servers (not their environment
 variables, so that a shell set up for production cannot aim a bench at it).
 Without --pg the relay part starts a temporary PostgreSQL (initdb on PATH
-or in /usr/lib/postgresql/*/bin), or is skipped.
+or in /usr/lib/postgresql/*/bin), or is skipped. The system part always
+starts its own Redis Cluster and PostgreSQL, whatever --redis and --pg say:
+it reads their processes' CPU.
 
-A default run takes three to four minutes. Exit status 0 when the run ends,
-whether the targets hold or not (the table says); 1 when it cannot run.
+A default run takes about five minutes (the system part about 80 s of
+them). Exit status 0 when the run ends, whether the targets hold or not (the
+table says); 1 when it cannot run.
 
 Flags:
 
@@ -69,6 +79,9 @@ Flags:
   --relay-duration D the sustained relay run (default 15s; the target is for 60s)
   --relay-probe D    each probe of the relay's rate search (default 3s)
   --relay-holders N  holders of the relay part (default 2000)
+  --system-duration D  each phase of the system part (default 10s)
+  --system-clients N   keep-alive HTTP clients of the system part (default 32)
+  --system-holders N   holders of the system part (default 1000)
   --standalone       start a single plain Redis instead of a cluster
 
 `, strings.Join(bench.Parts, ","))
@@ -101,6 +114,9 @@ func runBench(args []string, c cli) int {
 	fs.DurationVar(&s.TransferDur, "transfer-duration", 0, "each transfer and single phase")
 	fs.DurationVar(&s.RelayDur, "relay-duration", 0, "the sustained relay run")
 	fs.DurationVar(&s.RelayProbe, "relay-probe", 0, "each probe of the relay's rate search")
+	fs.DurationVar(&s.SystemDuration, "system-duration", 0, "each phase of the system part")
+	fs.IntVar(&s.SystemClients, "system-clients", 0, "keep-alive HTTP clients of the system part")
+	fs.IntVar(&s.SystemHolders, "system-holders", 0, "holders of the system part")
 	if status, ok := f.parse(args); !ok {
 		return status
 	}
@@ -174,6 +190,11 @@ func mergeSettings(base, over bench.Settings) bench.Settings {
 	pick(&base.Workers, over.Workers)
 	pick(&base.Holders, over.Holders)
 	pick(&base.RelayHolders, over.RelayHolders)
+	pick(&base.SystemClients, over.SystemClients)
+	pick(&base.SystemHolders, over.SystemHolders)
+	if over.SystemDuration > 0 {
+		base.SystemDuration = over.SystemDuration
+	}
 	if over.HTTPDuration > 0 {
 		base.HTTPDuration = over.HTTPDuration
 	}
@@ -313,6 +334,14 @@ func printBenchTables(w io.Writer, r *bench.Report) {
 	} else {
 		t.AppendRow(table.Row{"relay", fmt.Sprintf("events/s held %gs, lag p50 / p99 ms", rl.Seconds), f(rl.SustainedPerSec), f(rl.LagP50Ms) + " / " + f(rl.LagP99Ms), ""})
 	}
+	if skip(r.System.Skipped) {
+		t.AppendRow(table.Row{"system", "skipped: " + r.System.Skipped})
+	} else {
+		for _, p := range r.System.Phases {
+			t.AppendRow(table.Row{"system", fmt.Sprintf("%s/s over HTTP, %d clients, p50 / p99 %g / %g ms", p.Name, r.System.Clients, p.P50Ms, p.P99Ms),
+				f(p.PerSec), "floor " + f(floorRate(r.System)), ratioOrBlank(r.System.Ratios.ToFloor, p.Name)})
+		}
+	}
 	t.Render()
 
 	if len(sc.Breakdown) > 0 {
@@ -337,6 +366,7 @@ func printBenchTables(w io.Writer, r *bench.Report) {
 		}
 		b.Render()
 	}
+	printSystemTables(w, r.System)
 	if len(m.Keys) > 0 {
 		k := table.NewWriter()
 		k.SetOutputMirror(w)
@@ -362,4 +392,74 @@ func printBenchTables(w io.Writer, r *bench.Report) {
 		tt.AppendRow(table.Row{tg.Name, tg.Want, f(tg.Got), met, tg.Note})
 	}
 	tt.Render()
+}
+
+// ratioOrBlank is m[k] printed, or "" where m has no k (the floor itself).
+func ratioOrBlank(m map[string]float64, k string) string {
+	if v, ok := m[k]; ok {
+		return fmt.Sprintf("%g", v)
+	}
+	return ""
+}
+
+// floorRate is the system part's floor phase's rate.
+func floorRate(s bench.System) float64 {
+	for _, p := range s.Phases {
+		if p.Name == "floor" {
+			return p.PerSec
+		}
+	}
+	return 0
+}
+
+// printSystemTables prints the system part's costs per phase: CPU per
+// process and Redis's time by command family, per 1,000 operations.
+func printSystemTables(w io.Writer, s bench.System) {
+	if s.Skipped != "" || len(s.Phases) == 0 {
+		return
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) } // no exponent for a million µs
+	t := table.NewWriter()
+	t.SetOutputMirror(w)
+	t.SetTitle(fmt.Sprintf("system: %s; %d holders, %d clients, %gs a phase", s.Deployment, s.Holders, s.Clients, s.Seconds))
+	t.AppendHeader(table.Row{"workload", "per s", "p50 ms", "p99 ms", "half load: p99 ms", "CPU s per 1,000: daemon", "redis", "postgres", "client", "all",
+		"cores (all)", "PG bytes/op", "events/op", "relay lag max ms", "drain s", "errors", "money"})
+	for _, p := range s.Phases {
+		c := p.CPUPer1000
+		money := "exact"
+		if !p.MoneyExact {
+			money = "NOT EXACT"
+		}
+		t.AppendRow(table.Row{p.Name, f(p.PerSec), f(p.P50Ms), f(p.P99Ms), fmt.Sprintf("%s at %s/s", f(p.HalfLoad.P99Ms), f(p.HalfLoad.Achieved)),
+			f(c.Daemon), f(c.Redis), f(c.Postgres), f(c.Client), f(c.All),
+			f(p.Cores.All), f(p.PGBytesPerOp), f(p.EventsPerOp), f(p.RelayLagMaxMs), f(p.DrainSeconds), f(float64(p.Errors + p.HalfLoad.Errors)), money})
+	}
+	money := "money exact"
+	if !s.Money.Exact {
+		money = "MONEY NOT EXACT"
+	}
+	for _, a := range s.Money.Assets {
+		money += fmt.Sprintf("; %s put %d = held %d + left %d (diff %d)", a.Asset, a.PutIn, a.Held, a.LeftOut, a.Diff)
+	}
+	t.SetCaption("P2P / debit %g, hold+settle pairs / debit %g. Idle (%gs): daemon %g, redis %g, postgres %g cores. %s.",
+		s.Ratios.P2POverDebit, s.Ratios.HoldSettleOverDebit, s.IdleSeconds, s.Idle.Daemon, s.Idle.Redis, s.Idle.Postgres, money)
+	t.Render()
+
+	families := []string{"fcall", "xreadgroup", "xack_xdel", "wait", "client", "zrangebyscore", "other", "outside_commands", "used_cpu"}
+	r := table.NewWriter()
+	r.SetOutputMirror(w)
+	r.SetTitle("system: Redis's time, µs per 1,000 operations (commandstats; used_cpu is INFO's used_cpu_sys + used_cpu_user)")
+	head := table.Row{"workload"}
+	for _, fam := range families {
+		head = append(head, fam)
+	}
+	r.AppendHeader(head)
+	for _, p := range s.Phases {
+		row := table.Row{p.Name}
+		for _, fam := range families {
+			row = append(row, f(p.RedisUsecPer1000[fam]))
+		}
+		r.AppendRow(row)
+	}
+	r.Render()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -43,4 +44,44 @@ func TestBench_QuickKeepsAGivenTransferDuration(t *testing.T) {
 	s := mergeSettings(bench.Quick(), bench.Settings{TransferDur: 5 * time.Second})
 	assert.Equal(t, 5*time.Second, s.TransferDur)
 	assert.Equal(t, bench.Quick().Workers, s.Workers)
+}
+
+// TestBench_SystemPartQuick runs the system part with short phases: its
+// own cluster with AOF, a PostgreSQL and this binary's serve. It checks what
+// the part counts (every phase applied operations without an error, the
+// relay delivered their events, the money is exact), never how fast.
+func TestBench_SystemPartQuick(t *testing.T) {
+	needRedis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s := bench.Quick()
+	s.SystemDuration = time.Second
+	rep, err := bench.Run(ctx, bench.Options{Settings: s, Parts: []string{"system"}, Redis: testCluster.Addrs(),
+		Daemon: []string{buildEngined(t)}})
+	require.NoError(t, err)
+	sys := rep.System
+	require.Empty(t, sys.Skipped)
+	var names []string
+	for _, p := range sys.Phases {
+		names = append(names, p.Name)
+		assert.Positive(t, p.Ops, p.Name)
+		assert.Zero(t, p.Errors, "%s: %s", p.Name, p.FirstError)
+		assert.True(t, p.MoneyExact, p.Name)
+		assert.Zero(t, p.HalfLoad.Errors, "%s at half load: %s", p.Name, p.HalfLoad.FirstError)
+		assert.Positive(t, p.HalfLoad.Achieved, p.Name)
+		assert.Positive(t, p.CPUPer1000.Daemon, p.Name)
+		assert.Positive(t, p.CPUPer1000.Redis, p.Name)
+		assert.Positive(t, p.RedisUsecPer1000["fcall"], p.Name)
+		if p.Name == "floor" {
+			assert.Zero(t, p.EventsPerOp, "the floor writes no event")
+			continue
+		}
+		assert.GreaterOrEqual(t, p.EventsPerOp, 1.0, "%s: every operation's events are relayed", p.Name)
+		assert.Positive(t, p.PGBytesPerOp, p.Name)
+	}
+	assert.Equal(t, []string{"debit", "p2p", "hold_settle", "checkout", "floor"}, names)
+	assert.True(t, sys.Money.Exact, "%+v", sys.Money)
+	assert.Zero(t, sys.Money.Uncertain)
+	assert.Equal(t, s.SystemHolders, sys.Money.Holders)
+	assert.Contains(t, sys.Ratios.ToFloor, "debit")
 }

@@ -45,6 +45,11 @@ Flags:
         serve HTTPS with this certificate chain and key (PEM)
   --log-level LEVEL
         debug, info, warn or error (default info)
+  --bench-floor
+        for benchmarks only (engined bench --parts system): also serve
+        POST /bench/floor/{holder}, the seed's deduct script behind the least
+        HTTP can do, as the bench's baseline; it changes a key of its own per
+        holder, never a holder's state. Off by default
 `)
 	printConfigUsage(w)
 }
@@ -57,6 +62,7 @@ func runServe(args []string, c cli) int {
 	tlsCert := fs.String("tls-cert", "", "certificate chain (PEM) for HTTPS")
 	tlsKey := fs.String("tls-key", "", "private key (PEM) for HTTPS")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	benchFloor := fs.Bool("bench-floor", false, "for benchmarks only: serve the bench's floor handler")
 	if status, ok := f.parse(args); !ok {
 		return status
 	}
@@ -80,7 +86,7 @@ func runServe(args []string, c cli) int {
 		return exitFailed
 	}
 	log := newLogger(c.stderr, level)
-	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, tls: tlsConfig, log: log}); err != nil {
+	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, tls: tlsConfig, log: log, benchFloor: *benchFloor}); err != nil {
 		log.Error("engined serve stopped", "error", err.Error())
 		return exitFailed
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/internal/bench"
 )
 
 // Timeouts of the HTTP server. A request's Redis work is bounded by
@@ -59,6 +60,8 @@ type serveOptions struct {
 	log    *slog.Logger
 	// onServing, when not nil, is called once requests are being served.
 	onServing func()
+	// benchFloor serves the system bench's floor (server_floor.go).
+	benchFloor bool
 }
 
 // serve runs the daemon on ln until ctx is done, then stops accepting
@@ -88,8 +91,16 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 	if s.auth.open() {
 		log.Warn("no bearer tokens (--dev): /v1/ is open to anyone who can reach " + ln.Addr().String())
 	}
+	handler := s.handler()
+	if opt.benchFloor {
+		if err := loadFloor(ctx, rdb); err != nil {
+			log.Warn("bench floor: load the deduct script", "error", err.Error()) // the handler loads it on first use
+		}
+		handler = s.withFloor(handler, rdb)
+		log.Warn("--bench-floor: serving " + bench.FloorPath + "{holder}, for benchmarks only")
+	}
 	srv := &http.Server{
-		Handler:           s.handler(),
+		Handler:           handler,
 		TLSConfig:         opt.tls,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,

@@ -13,7 +13,7 @@ import (
 )
 
 // Parts lists the parts of a run, in the order they run.
-var Parts = []string{"script_cost", "pipeline", "concurrent", "http", "contention", "transfer", "memory", "relay"}
+var Parts = []string{"script_cost", "pipeline", "concurrent", "http", "contention", "transfer", "memory", "relay", "system"}
 
 // Settings size a run. A zero field means its default; Quick gives small
 // ones for a smoke run.
@@ -37,6 +37,9 @@ type Settings struct {
 	RelayProbe     time.Duration `json:"relay_probe_ns"`     // each probe of the relay's rate search. Default 3s.
 	RelayHolders   int           `json:"relay_holders"`      // holders the relay's load spreads over. Default 2000.
 	LagLimit       time.Duration `json:"relay_lag_limit_ns"` // lag p99 a sustained rate must stay under. Default 1s.
+	SystemDuration time.Duration `json:"system_duration_ns"` // each phase of the system part. Default 10s.
+	SystemClients  int           `json:"system_clients"`     // keep-alive HTTP clients of the system part. Default 32.
+	SystemHolders  int           `json:"system_holders"`     // holders of the system part. Default 1000.
 }
 
 func (s Settings) withDefaults() Settings {
@@ -62,12 +65,15 @@ func (s Settings) withDefaults() Settings {
 	def(&s.BatchWorkers, 4)
 	def(&s.Workers, 64)
 	def(&s.RelayHolders, 2000)
+	def(&s.SystemClients, 32)
+	def(&s.SystemHolders, 1000)
 	defDur(&s.HTTPDuration, 5*time.Second)
 	defDur(&s.Contention, 3*time.Second)
 	defDur(&s.TransferDur, 2*time.Second)
 	defDur(&s.RelayDur, 15*time.Second)
 	defDur(&s.RelayProbe, 3*time.Second)
 	defDur(&s.LagLimit, time.Second)
+	defDur(&s.SystemDuration, 10*time.Second)
 	return s
 }
 
@@ -76,7 +82,8 @@ func (s Settings) withDefaults() Settings {
 func Quick() Settings {
 	return Settings{Rounds: 2, LoadRounds: 2, Calls: 200, BreakdownRnd: 1, BreakdownCalls: 100, Ops: 1000, Holders: 2000, LoadHolders: 200,
 		BatchWorkers: 2, Workers: 16, HTTPDuration: time.Second, Contention: 500 * time.Millisecond, TransferDur: time.Second,
-		RelayDur: 2 * time.Second, RelayProbe: time.Second, RelayHolders: 100}
+		RelayDur: 2 * time.Second, RelayProbe: time.Second, RelayHolders: 100,
+		SystemDuration: time.Second, SystemClients: 8, SystemHolders: 100}
 }
 
 // Options configure Run. A zero field means its default.
@@ -146,6 +153,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	const notRun = "not asked for (--parts)"
 	rep.ScriptCost.Skipped, rep.Pipeline.Skipped, rep.Concurrent.Skipped, rep.HTTP.Skipped = notRun, notRun, notRun, notRun
 	rep.Contention.Skipped, rep.Memory.Skipped, rep.Relay.Skipped, rep.Transfer.Skipped = notRun, notRun, notRun, notRun
+	rep.System.Skipped = notRun
 
 	var load *loadSet // holders shared by concurrent and http
 	for _, p := range parts {
@@ -187,6 +195,8 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 			rep.Memory, err = runMemory(ctx, env)
 		case "relay":
 			rep.Relay, err = runRelay(ctx, env)
+		case "system":
+			rep.System, err = runSystem(ctx, env)
 		}
 		rep.Machine.PartSeconds[p] = round(time.Since(partStart).Seconds())
 		if err != nil {
@@ -231,5 +241,7 @@ func setSkipped(rep *Report, part, reason string) {
 		rep.Relay = Relay{Skipped: reason}
 	case "transfer":
 		rep.Transfer = Transfer{Skipped: reason}
+	case "system":
+		rep.System = System{Skipped: reason}
 	}
 }

@@ -93,12 +93,17 @@ func oneDebit(holder string, n int) instructions.Instruction {
 }
 
 func checkout(holder string, n int) instructions.Instruction {
+	return checkoutWith("checkout-"+strconv.Itoa(n), holder, n, "c-1")
+}
+
+// checkoutWith is checkout with its id and the coupon it redeems.
+func checkoutWith(id, holder string, n int, coupon string) instructions.Instruction {
 	order := "ord-" + strconv.Itoa(n)
-	return instructions.New("checkout-"+strconv.Itoa(n), holder).
+	return instructions.New(id, holder).
 		WithCounterparty("merchant:88").WithMemo("checkout order "+strconv.Itoa(n)).
 		Debit("CNY", "80.00").
 		SpendPoints("2000").
-		RedeemCoupon("c-1").
+		RedeemCoupon(coupon).
 		Freeze("USDT", "100.000000", order, 15*time.Minute)
 }
 

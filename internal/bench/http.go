@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -136,7 +137,8 @@ type daemon struct {
 	done chan struct{}
 }
 
-func startDaemon(ctx context.Context, e *env) (*daemon, error) {
+// startDaemon starts engined serve --dev on e's Redis, with extra flags.
+func startDaemon(ctx context.Context, e *env, extra ...string) (*daemon, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -145,6 +147,7 @@ func startDaemon(ctx context.Context, e *env) (*daemon, error) {
 	l.Close()
 	args := append(slices.Clone(e.opt.Daemon[1:]), "serve", "--dev", "--listen", addr,
 		"--redis", strings.Join(e.addrs, ","), "--log-level", "warn")
+	args = append(args, extra...)
 	if e.cluster && len(e.addrs) == 1 {
 		args = append(args, "--redis-cluster")
 	}
@@ -195,6 +198,34 @@ func startDaemon(ctx context.Context, e *env) (*daemon, error) {
 			return nil, fmt.Errorf("daemon not ready after 30s: %s", d.logs)
 		}
 	}
+}
+
+// metric reads one sample without labels from the daemon's /metrics.
+func (d *daemon) metric(ctx context.Context, name string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	return metricValue(string(b), name)
+}
+
+// metricValue finds the sample "name value" in a Prometheus text exposition.
+func metricValue(text, name string) (float64, error) {
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	return 0, fmt.Errorf("no metric %s", name)
 }
 
 // stop ends the daemon as an operator would (SIGTERM), and kills it if it

@@ -14,6 +14,7 @@ type Report struct {
 	Memory     Memory     `json:"memory"`
 	Relay      Relay      `json:"relay"`
 	Transfer   Transfer   `json:"transfer"`
+	System     System     `json:"system"`
 
 	Machine Machine  `json:"machine"`
 	Targets []Target `json:"targets"`
