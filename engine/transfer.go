@@ -347,7 +347,7 @@ func (e *Engine) commitParts(ctx context.Context, n instructions.NormalizedTrans
 	var parts, applied, lost []int
 	for i, p := range n.Parts {
 		if !rec.partFinished(i) {
-			calls, parts = append(calls, *e.callsOf(n, p).commit), append(parts, i)
+			calls, parts = append(calls, e.commitOf(n, p, rec)), append(parts, i)
 		}
 	}
 	for j, o := range e.runUntilKnown(ctx, calls) {
@@ -410,11 +410,11 @@ func (e *Engine) abortParts(ctx context.Context, n instructions.NormalizedTransf
 }
 
 // fence writes the prepare's idempotency record as a rejection unless it
-// exists.
+// exists, to live as long as the prepare's would.
 func (e *Engine) fence(ctx context.Context, id string, prep *call) error {
 	key := prep.keys[keyTx]
 	rejection := record(prep.args[argFP].(string), "err\n"+string(instructions.CodeUnavailable)+"\n-1\ntransfer "+id+" was aborted")
-	got := e.submit(ctx, []req{{keys: []string{key}, args: []any{"set", key, rejection, "nx", "px", e.idemTTL}}})
+	got := e.submit(ctx, []req{{keys: []string{key}, args: []any{"set", key, rejection, "nx", "px", prep.args[argTTL]}}})
 	if err := got[0].cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
@@ -430,7 +430,11 @@ func (e *Engine) finishParts(ctx context.Context, n instructions.NormalizedTrans
 	var err error
 	switch {
 	case len(parts) > 0:
-		args := []any{e.idemTTL, strconv.Itoa(len(n.Parts))}
+		ttl := e.idemTTL
+		if rec.payer >= 0 {
+			ttl = payTTL(rec) // the record outlives its steps' records
+		}
+		args := []any{ttl, strconv.Itoa(len(n.Parts))}
 		for _, i := range parts {
 			args = append(args, strconv.Itoa(i))
 		}

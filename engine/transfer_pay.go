@@ -61,6 +61,26 @@ func (e *Engine) payArgs(payer int) []any {
 	return []any{strconv.Itoa(payer), (e.ttl - 2*e.xferTimeout).Milliseconds()}
 }
 
+// payTTL is the idempotency TTL (ms) of a one-payer transfer's steps, of
+// its fences and of its done record: that of the engine which began it, as
+// the record tells it (until_ms is the start plus that TTL less two of its
+// timeouts, and deadline_ms the start plus one). Whatever engine drives the
+// transfer uses it, not its own: a shorter one would let a step's record
+// expire inside the window in which the step may be sent again, and the
+// step apply twice, or a fence expire before a stalled driver's run arrives.
+func payTTL(rec transferRecord) string {
+	return strconv.FormatInt(rec.untilMs-rec.createdMs+2*(rec.deadline-rec.createdMs), 10)
+}
+
+// commitOf is part p's commit; a one-payer transfer's with payTTL.
+func (e *Engine) commitOf(n instructions.NormalizedTransfer, p instructions.Normalized, rec transferRecord) call {
+	c := *e.callsOf(n, p).commit
+	if rec.payer >= 0 {
+		c.args[argTTL] = payTTL(rec) // not in the fingerprint
+	}
+	return c
+}
+
 // payeeReads reads, for each part but the payer's, its holder's status and
 // the balances its credits go to.
 func payeeReads(n instructions.NormalizedTransfer, payer int) []req {
@@ -130,8 +150,9 @@ func (e *Engine) payeeCheck(n instructions.NormalizedTransfer, payer int, got []
 // read now. late (recovery, past the deadline) fences the payer's step
 // first, so that the run answers what was decided or, if nothing was, a
 // rejection.
-func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, payer int, reads []sent, late bool) (status, reason string, ok bool) {
-	step := e.callsOf(n, n.Parts[payer]).commit
+func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord, reads []sent, late bool) (status, reason string, ok bool) {
+	payer := rec.payer
+	step := e.commitOf(n, n.Parts[payer], rec)
 	var why *Error
 	whyPart := 0
 	if !late {
@@ -144,11 +165,11 @@ func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, pay
 		}
 	}
 	if late || why != nil {
-		if err := e.fence(ctx, n.ID, step); err != nil {
+		if err := e.fence(ctx, n.ID, &step); err != nil {
 			return "", "", false
 		}
 	}
-	o := e.runUntilKnown(ctx, []call{*step})[0]
+	o := e.runUntilKnown(ctx, []call{step})[0]
 	if o.Err == nil {
 		return TransferCommitted, "", true
 	}
@@ -200,7 +221,7 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 		return stateOf(n.ID, rec), stuck
 	}
 	if rec.status == "preparing" {
-		status, reason, ok := e.pay(ctx, n, rec.payer, reads, late)
+		status, reason, ok := e.pay(ctx, n, rec, reads, late)
 		if !ok {
 			return stateOf(n.ID, rec), 0
 		}
@@ -210,7 +231,7 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 		if status == TransferCommitted {
 			for i, p := range n.Parts {
 				if i != rec.payer && !rec.partFinished(i) {
-					credits, parts = append(credits, *e.callsOf(n, p).commit), append(parts, i)
+					credits, parts = append(credits, e.commitOf(n, p, rec)), append(parts, i)
 				}
 			}
 		}
