@@ -357,6 +357,11 @@ func (e *Engine) commitParts(ctx context.Context, n instructions.NormalizedTrans
 		case errors.Is(o.Err, ErrHoldNotFound), errors.Is(o.Err, ErrHolderNotFound):
 			lost = append(lost, i)
 		default:
+			if rec.payer >= 0 && i != rec.payer && errors.Is(o.Err, ErrOverflow) {
+				if err := e.forgetRefusal(ctx, calls[j]); err != nil {
+					e.log.Warn("transfer: forget a credit's refusal", "transfer", n.ID, "part", i, "err", err)
+				}
+			}
 			e.log.Warn("transfer: commit of a part failed; it will be retried", "transfer", n.ID, "part", i,
 				"holder", n.Parts[i].Holder, "err", o.Err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
@@ -79,6 +80,25 @@ func (e *Engine) commitOf(n instructions.NormalizedTransfer, p instructions.Norm
 		c.args[argTTL] = payTTL(rec) // not in the fingerprint
 	}
 	return c
+}
+
+// forgetRefusal deletes the idempotency record of c, a one-payer transfer's
+// credit, if it records the refusal OVERFLOW: the credit did not apply (its
+// payee was filled after the begin's read), and, its id forgotten, the next
+// attempt applies it once room is made. Kept, the refusal would replay until
+// the window had passed, leaving the payee to an operator. Only a refusal is
+// deleted, under WATCH: an id that has applied since keeps its record.
+func (e *Engine) forgetRefusal(ctx context.Context, c call) error {
+	key := c.keys[keyTx]
+	refused := record(c.args[argFP].(string), "err\n"+string(instructions.CodeOverflow)+"\n")
+	return e.rdb.Watch(ctx, func(tx *redis.Tx) error {
+		v, err := tx.Get(ctx, key).Result()
+		if err != nil || !strings.HasPrefix(v, refused) {
+			return nil // gone, or not that refusal
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error { return p.Del(ctx, key).Err() })
+		return err
+	}, key)
 }
 
 // payeeReads reads, for each part but the payer's, its holder's status and

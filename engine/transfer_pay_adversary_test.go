@@ -308,3 +308,211 @@ func TestTransfer_OnePayerAnswerLostAtEachStep(t *testing.T) {
 		})
 	}
 }
+
+// What the parts themselves may hold against the path: a suspended payee
+// still receives (a suspended holder accepts credits), a suspended payer
+// aborts it; a payer's part may credit too, and a credit of its own that
+// would overflow is the payer's rejection, checked in its run.
+func TestTransfer_OnePayerPartsOfEveryKind(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	suspend := func(h string) { apply(t, newIn(h).Suspend()) }
+	cases := []struct {
+		name   string
+		payer  func(instructions.Instruction) instructions.Instruction
+		before func(hs []string)
+		parts  func(hs []string) []instructions.Part
+		want   string
+		code   error
+		opIdx  int
+		paid   []string // CNY available of payer and payee at the end
+	}{
+		{"a suspended payee is paid", tenCNY, func(hs []string) { suspend(hs[1]) },
+			func(hs []string) []instructions.Part {
+				return []instructions.Part{part(hs[0], ops().Debit("CNY", "4.00")), part(hs[1], ops().Credit("CNY", "4.00"))}
+			}, engine.TransferCommitted, nil, 0, []string{"6.00", "4.00"}},
+		{"a suspended payer aborts", tenCNY, func(hs []string) { suspend(hs[0]) },
+			func(hs []string) []instructions.Part {
+				return []instructions.Part{part(hs[0], ops().Debit("CNY", "4.00")), part(hs[1], ops().Credit("CNY", "4.00"))}
+			}, engine.TransferAborted, engine.ErrHolderSuspended, 0, []string{"10.00", ""}},
+		{"the payer's part credits too", tenCNY, nil,
+			func(hs []string) []instructions.Part {
+				return []instructions.Part{part(hs[0], ops().Debit("CNY", "5.00").Credit("CNY", "1.00")),
+					part(hs[1], ops().Credit("CNY", "4.00"))}
+			}, engine.TransferCommitted, nil, 0, []string{"6.00", "4.00"}},
+		{"the payer's own credit would overflow",
+			func(in instructions.Instruction) instructions.Instruction {
+				return in.Credit("CNY", instructions.FromUnits(instructions.MaxUnits, 2))
+			}, nil,
+			func(hs []string) []instructions.Part {
+				return []instructions.Part{part(hs[0], ops().Credit("CNY", "1.00").Debit("CNY", "2.00")),
+					part(hs[1], ops().Credit("CNY", "1.00"))}
+			}, engine.TransferAborted, engine.ErrOverflow, 0, []string{instructions.FromUnits(instructions.MaxUnits, 2), ""}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			hs := holdersOnMasters(t, c.payer, nil)
+			if c.before != nil {
+				c.before(hs)
+			}
+			b0, p0 := state(t, hs[0]), state(t, hs[1])
+			tr := instructions.Transfer{ID: newID("pay"), Parts: c.parts(hs)}
+			st, err := eng.Transfer(ctx, tr)
+			require.NoError(t, err)
+			require.Equal(t, c.want, st.Status, "%v", st.Error)
+			assert.True(t, st.Complete)
+			for i, h := range hs {
+				assert.Equal(t, c.paid[i], state(t, h).Balances["CNY"].Available, "holder %d", i)
+			}
+			if c.want == engine.TransferCommitted {
+				assert.Equal(t, b0.Seq+1, state(t, hs[0]).Seq, "the payer's part applied once")
+				assert.Equal(t, p0.Seq+1, state(t, hs[1]).Seq, "the payee's part applied once")
+				return
+			}
+			require.NotNil(t, st.PartIndex)
+			assert.Equal(t, 0, *st.PartIndex)
+			require.NotNil(t, st.Error)
+			assert.ErrorIs(t, st.Error, c.code)
+			assert.Equal(t, c.opIdx, st.Error.OpIndex)
+			assert.Equal(t, b0, state(t, hs[0]), "the payer's whole state is as it was")
+			assert.Equal(t, p0, state(t, hs[1]), "the payee's whole state is as it was")
+		})
+	}
+}
+
+// The payer's settle names an order's hold that expires between begin and
+// the payer's run: the run is refused HOLD_EXPIRED, the transfer aborts,
+// and the order can still be released in full.
+func TestTransfer_OnePayerHoldExpiresBeforeThePayersRun(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, func(in instructions.Instruction) instructions.Instruction {
+		return in.Credit("USDT", "1000").Freeze("USDT", "500", "ord-1", 500*time.Millisecond)
+	}, nil)
+	tr := instructions.Transfer{ID: newID("fill"), Parts: []instructions.Part{
+		part(hs[0], ops().SettleLeg("ord-1", "USDT", "100")), part(hs[1], ops().Credit("USDT", "100"))}}
+	require.NoError(t, shortTimeout().TransferStep(ctx, tr, "begin", 0))
+	b0, p0 := state(t, hs[0]), state(t, hs[1])
+	expires := b0.Holds["ord-1"].ExpiresMs
+	require.Positive(t, expires)
+	for time.Now().UnixMilli() <= expires+100 { // the same machine's clock as the server's
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	st, err := shortTimeout().Transfer(ctx, tr)
+	require.NoError(t, err)
+	require.Equal(t, engine.TransferAborted, st.Status)
+	assert.True(t, st.Complete)
+	require.NotNil(t, st.PartIndex)
+	assert.Equal(t, 0, *st.PartIndex)
+	assert.ErrorIs(t, st.Error, engine.ErrHoldExpired)
+	assert.Equal(t, b0, state(t, hs[0]), "nothing was taken from the order")
+	assert.Equal(t, p0, state(t, hs[1]))
+	res := apply(t, newIn(hs[0]).Release("ord-1"))
+	assert.Equal(t, instructions.Balance{Available: "1000.000000", Frozen: "0.000000"}, res.Balances["USDT"])
+}
+
+// The transfer record lost mid-way (a master failed over without a replica
+// that had it) after the payer's run and one credit: the client's call sent
+// again begins a new record, whose payer's run and credit replay, and the
+// other credit applies: each part once.
+func TestTransfer_OnePayerRecordLostMidway(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, tenCNY, nil, nil)
+	before, seqs := totals(t, hs...), seqsOf(t, hs)
+	tr := payment(hs[0], "4.00", hs[1], hs[2])
+	require.NoError(t, driverSteps(ctx, shortTimeout(), tr, "begin,commit:0,commit:1"))
+	require.NoError(t, rdb.Del(ctx, cluster.Transfer(tr.ID)).Err())
+
+	st, err := shortTimeout().Transfer(ctx, tr)
+	require.NoError(t, err)
+	assert.Equal(t, engine.TransferCommitted, st.Status)
+	assert.True(t, st.Complete)
+	paidOnce(t, hs, before, seqs)
+	// The lost record's entry in its slot's index is dropped, not acted on.
+	require.NoError(t, engine.NewRecovery(shortTimeout(), &engine.RecoveryOptions{Logger: quiet}).Recover(ctx))
+	paidOnce(t, hs, before, seqs)
+}
+
+// The window (until_ms) passing at each step, with no driver or recovery in
+// it: afterwards no step is sent again, whatever it would do, and the parts
+// done stay done once. Past begin alone nothing was charged; past the payer's
+// run and a credit, the other credit is left for an operator.
+func TestTransfer_OnePayerWindowPassesAtEachStep(t *testing.T) {
+	needRedis(t)
+	cases := []struct {
+		name, steps string
+		paid        []string // CNY available of the payer and the payees at the end
+	}{
+		{"after begin", "begin", []string{"10.00", "", ""}},
+		{"after the payer's run", "begin,commit:0", []string{"2.00", "", ""}},
+		{"after a credit", "begin,commit:0,commit:1", []string{"2.00", "4.00", ""}},
+		{"after the decision", "begin,commit:0,commit:1,decide", []string{"2.00", "4.00", ""}},
+	}
+	ttl := 10 * shortTransferTimeout // the least TTL of the one-payer path
+	driver := engine.New(rdb, &engine.Options{IdempotencyTTL: ttl, TransferTimeout: shortTransferTimeout, Logger: quiet})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			hs := holdersOnMasters(t, tenCNY, nil, nil)
+			seqs := seqsOf(t, hs)
+			tr := payment(hs[0], "4.00", hs[1], hs[2])
+			ctx := context.Background()
+			require.NoError(t, driverSteps(ctx, driver, tr, c.steps))
+			time.Sleep(ttl) // past the window and the steps' records
+
+			r := engine.NewRecovery(shortTimeout(), &engine.RecoveryOptions{Logger: quiet})
+			require.NoError(t, r.Recover(ctx))
+			assert.Positive(t, r.Stats().Stuck, "left for an operator, and counted")
+			st, err := shortTimeout().Transfer(ctx, tr)
+			require.NoError(t, err)
+			assert.False(t, st.Complete)
+			for i, h := range hs {
+				s := state(t, h)
+				assert.Equal(t, c.paid[i], s.Balances["CNY"].Available, "holder %d", i)
+				applied := int64(0)
+				if c.paid[i] != "" && c.paid[i] != "10.00" {
+					applied = 1
+				}
+				assert.Equal(t, seqs[i]+applied, s.Seq, "holder %d: at most once", i)
+			}
+		})
+	}
+}
+
+// A payee filled after the begin's read, between the commit point and its
+// credit: the credit is refused OVERFLOW and the transfer stays committed,
+// unfinished. Once room is made, recovery applies the credit, once: the
+// refusal is not left to replay until the window has passed.
+func TestTransfer_OnePayerCreditRefusedOverflowAfterTheCommitPoint(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, tenCNY, nil, nil)
+	seqs := seqsOf(t, hs)
+	tr := payment(hs[0], "4.00", hs[1], hs[2])
+	require.NoError(t, driverSteps(ctx, shortTimeout(), tr, "begin,commit:0"))
+	full := int64(instructions.MaxUnits - 100)
+	apply(t, newIn(hs[1]).Credit("CNY", cny(full)))
+
+	st, err := shortTimeout().Transfer(ctx, tr)
+	require.NoError(t, err)
+	require.Equal(t, engine.TransferCommitted, st.Status, "the payer's run was the commit point")
+	require.False(t, st.Complete, "the full payee's credit is refused")
+	assert.Equal(t, cny(full), state(t, hs[1]).Balances["CNY"].Available)
+	assert.Equal(t, "4.00", state(t, hs[2]).Balances["CNY"].Available)
+
+	apply(t, newIn(hs[1]).Debit("CNY", cny(1000))) // room is made
+	st = recoverUntilComplete(t, tr.ID)
+	assert.Equal(t, engine.TransferCommitted, st.Status)
+	want := []int64{200, full - 1000 + 400, 400}
+	for i, h := range hs {
+		assert.Equal(t, want[i], cnyOf(t, h), "holder %d", i)
+	}
+	assert.Equal(t, seqs[0]+1, state(t, hs[0]).Seq, "the payer charged once")
+	assert.Equal(t, seqs[1]+3, state(t, hs[1]).Seq, "the fill, the room, the credit once")
+	assert.Equal(t, seqs[2]+1, state(t, hs[2]).Seq, "the other payee paid once")
+	again, err := shortTimeout().Transfer(ctx, tr)
+	require.NoError(t, err)
+	assert.True(t, again.Complete)
+	assert.Equal(t, want[1], cnyOf(t, hs[1]), "the client's retry pays nothing again")
+}
