@@ -35,7 +35,11 @@ func (e *Engine) TransferStep(ctx context.Context, t instructions.Transfer, step
 		}
 		c := e.commitOf(n, n.Parts[i], rec)
 		if step == "prepare" {
-			c = *e.callsOf(n, n.Parts[i]).prepare
+			p := e.callsOf(n, n.Parts[i]).prepare
+			if p == nil {
+				return fmt.Errorf("transfer %s has one payer: its parts have no prepare", n.ID)
+			}
+			c = *p
 		}
 		out := e.runUntilKnown(ctx, []call{c})
 		return out[0].Err

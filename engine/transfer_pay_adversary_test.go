@@ -516,3 +516,48 @@ func TestTransfer_OnePayerCreditRefusedOverflowAfterTheCommitPoint(t *testing.T)
 	assert.True(t, again.Complete)
 	assert.Equal(t, want[1], cnyOf(t, hs[1]), "the client's retry pays nothing again")
 }
+
+// Recovery itself meets a lost answer: the fence of a transfer left
+// preparing, or the payer's run after it, ran but its answer never came
+// back. The pass leaves the transfer for later; the next aborts it, and the
+// stalled driver's run, arriving after, is answered by the fence.
+func TestTransfer_OnePayerRecoveryLosesAnAnswer(t *testing.T) {
+	needRedis(t)
+	for _, c := range []struct {
+		name  string
+		match func(payer, id string) func([]any) bool
+	}{
+		{"the fence", func(payer, id string) func([]any) bool {
+			return func(a []any) bool { return len(a) > 1 && a[0] == "set" && a[1] == cluster.Tx(payer, id) }
+		}},
+		{"the payer's run", stepOn},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			hs := holdersOnMasters(t, tenCNY, nil)
+			b0 := state(t, hs[0])
+			tr := payment(hs[0], "4.00", hs[1])
+			ids, err := eng.TransferStepIDs(tr, 0)
+			require.NoError(t, err)
+			ctx := context.Background()
+			require.NoError(t, shortTimeout().TransferStep(ctx, tr, "begin", 0))
+			time.Sleep(2 * shortTransferTimeout) // past the deadline
+
+			client := testCluster.Client(&redis.ClusterOptions{ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+			defer client.Close()
+			client.AddHook(loseAnswers{match: c.match(hs[0], ids["commit"]), ran: true})
+			broken := engine.New(client, &engine.Options{TransferTimeout: shortTransferTimeout, Logger: quiet})
+			_ = engine.NewRecovery(broken, &engine.RecoveryOptions{Logger: quiet}).Recover(ctx)
+			st, err := eng.GetTransfer(ctx, tr.ID)
+			require.NoError(t, err)
+			require.Equal(t, engine.TransferPending, st.Status, "nothing decided on a lost answer")
+
+			st = recoverUntilComplete(t, tr.ID)
+			require.Equal(t, engine.TransferAborted, st.Status)
+			err = shortTimeout().TransferStep(ctx, tr, "commit", 0) // the stalled driver wakes up
+			var e *engine.Error
+			require.ErrorAs(t, err, &e)
+			assert.True(t, e.Replayed, "the fence answers for the payer's run")
+			assert.Equal(t, b0, state(t, hs[0]), "nothing was taken")
+		})
+	}
+}
