@@ -12,9 +12,9 @@ import (
 // TransferStep runs one step of transfer t's protocol as a driver would:
 // "begin" (create the record), "prepare" (part i), "decide" (the commit
 // point, committed), "commit" (part i; for a one-payer transfer, the payer's
-// commit is its commit point). Begun, the transfer takes the path its record
-// names, whatever e's own configuration. Tests use it to stop a driver between two
-// steps.
+// commit is its commit point). Once begun, the transfer takes the path its
+// record names, whatever e's own configuration. Tests use it to stop a
+// driver between two steps.
 func (e *Engine) TransferStep(ctx context.Context, t instructions.Transfer, step string, i int) error {
 	n, err := t.Normalize(e.assets)
 	if err != nil {
