@@ -12,8 +12,9 @@ import (
 // TransferStep runs one step of transfer t's protocol as a driver would:
 // "begin" (create the record), "prepare" (part i), "decide" (the commit
 // point, committed), "commit" (part i; for a one-payer transfer, the payer's
-// commit is its commit point). Tests use it to stop a driver between two
-// steps.
+// commit is its commit point). Once begun, the transfer takes the path its
+// record names, whatever e's own configuration. Tests use it to stop a
+// driver between two steps.
 func (e *Engine) TransferStep(ctx context.Context, t instructions.Transfer, step string, i int) error {
 	n, err := t.Normalize(e.assets)
 	if err != nil {
@@ -27,12 +28,20 @@ func (e *Engine) TransferStep(ctx context.Context, t instructions.Transfer, step
 		_, err = e.transferScript(ctx, n.ID, "begin", args...)
 		return err
 	case "prepare", "commit":
-		pc := e.callsOf(n, n.Parts[i])
-		c := pc.prepare
-		if step == "commit" {
-			c = pc.commit
+		// As a driver does, the record says which path the transfer takes.
+		rec := transferRecord{payer: -1}
+		if r, err := e.transferScript(ctx, n.ID, "read"); err == nil && r.outcome == "found" {
+			rec, n.Payer = r, r.payer
 		}
-		out := e.runUntilKnown(ctx, []call{*c})
+		c := e.commitOf(n, n.Parts[i], rec)
+		if step == "prepare" {
+			p := e.callsOf(n, n.Parts[i]).prepare
+			if p == nil {
+				return fmt.Errorf("transfer %s has one payer: its parts have no prepare", n.ID)
+			}
+			c = *p
+		}
+		out := e.runUntilKnown(ctx, []call{c})
 		return out[0].Err
 	case "decide":
 		_, err = e.transferScript(ctx, n.ID, "decide", TransferCommitted, "", e.xferTimeout.Milliseconds())

@@ -346,12 +346,8 @@ func (e *Engine) commitParts(ctx context.Context, n instructions.NormalizedTrans
 	var calls []call
 	var parts, applied, lost []int
 	for i, p := range n.Parts {
-		switch {
-		case rec.partFinished(i):
-		case n.Payer >= 0:
-			calls, parts = append(calls, e.payCall(n, i, rec)), append(parts, i)
-		default:
-			calls, parts = append(calls, *e.callsOf(n, p).commit), append(parts, i)
+		if !rec.partFinished(i) {
+			calls, parts = append(calls, e.commitOf(n, p, rec)), append(parts, i)
 		}
 	}
 	for j, o := range e.runUntilKnown(ctx, calls) {
@@ -361,6 +357,11 @@ func (e *Engine) commitParts(ctx context.Context, n instructions.NormalizedTrans
 		case errors.Is(o.Err, ErrHoldNotFound), errors.Is(o.Err, ErrHolderNotFound):
 			lost = append(lost, i)
 		default:
+			if rec.payer >= 0 && i != rec.payer && errors.Is(o.Err, ErrOverflow) {
+				if err := e.forgetRefusal(ctx, calls[j]); err != nil {
+					e.log.Warn("transfer: forget a credit's refusal", "transfer", n.ID, "part", i, "err", err)
+				}
+			}
 			e.log.Warn("transfer: commit of a part failed; it will be retried", "transfer", n.ID, "part", i,
 				"holder", n.Parts[i].Holder, "err", o.Err)
 		}
@@ -414,11 +415,10 @@ func (e *Engine) abortParts(ctx context.Context, n instructions.NormalizedTransf
 }
 
 // fence writes the prepare's idempotency record as a rejection unless it
-// exists.
+// exists, to live as long as the prepare's would.
 func (e *Engine) fence(ctx context.Context, id string, prep *call) error {
 	key := prep.keys[keyTx]
 	rejection := record(prep.args[argFP].(string), "err\n"+string(instructions.CodeUnavailable)+"\n-1\ntransfer "+id+" was aborted")
-	// As long as the step's own record would live.
 	got := e.submit(ctx, []req{{keys: []string{key}, args: []any{"set", key, rejection, "nx", "px", prep.args[argTTL]}}})
 	if err := got[0].cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
 		return err
@@ -435,7 +435,11 @@ func (e *Engine) finishParts(ctx context.Context, n instructions.NormalizedTrans
 	var err error
 	switch {
 	case len(parts) > 0:
-		args := []any{e.idemTTL, strconv.Itoa(len(n.Parts))}
+		ttl := e.idemTTL
+		if rec.payer >= 0 {
+			ttl = payTTL(rec) // the record outlives its steps' records
+		}
+		args := []any{ttl, strconv.Itoa(len(n.Parts))}
 		for _, i := range parts {
 			args = append(args, strconv.Itoa(i))
 		}

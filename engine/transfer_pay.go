@@ -9,6 +9,7 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
@@ -59,6 +60,45 @@ func (e *Engine) payArgs(payer int) []any {
 		return nil
 	}
 	return []any{strconv.Itoa(payer), (e.ttl - 2*e.xferTimeout).Milliseconds()}
+}
+
+// payTTL is the idempotency TTL (ms) of a one-payer transfer's steps, of
+// its fences and of its done record: that of the engine which began it, as
+// the record tells it (until_ms is the start plus that TTL less two of its
+// timeouts, and deadline_ms the start plus one). Whatever engine drives the
+// transfer uses it, not its own: a shorter one would let a step's record
+// expire inside the window in which the step may be sent again, and the
+// step apply twice, or a fence expire before a stalled driver's run arrives.
+func payTTL(rec transferRecord) string {
+	return strconv.FormatInt(rec.untilMs-rec.createdMs+2*(rec.deadline-rec.createdMs), 10)
+}
+
+// commitOf is part p's commit; a one-payer transfer's with payTTL.
+func (e *Engine) commitOf(n instructions.NormalizedTransfer, p instructions.Normalized, rec transferRecord) call {
+	c := *e.callsOf(n, p).commit
+	if rec.payer >= 0 {
+		c.args[argTTL] = payTTL(rec) // not in the fingerprint
+	}
+	return c
+}
+
+// forgetRefusal deletes the idempotency record of c, a one-payer transfer's
+// credit, if it records the refusal OVERFLOW: the credit did not apply (its
+// payee was filled after the begin's read), and, its id forgotten, the next
+// attempt applies it once room is made. Kept, the refusal would replay until
+// the window had passed, leaving the payee to an operator. Only a refusal is
+// deleted, under WATCH: an id that has applied since keeps its record.
+func (e *Engine) forgetRefusal(ctx context.Context, c call) error {
+	key := c.keys[keyTx]
+	refused := record(c.args[argFP].(string), "err\n"+string(instructions.CodeOverflow)+"\n")
+	return e.rdb.Watch(ctx, func(tx *redis.Tx) error {
+		v, err := tx.Get(ctx, key).Result()
+		if err != nil || !strings.HasPrefix(v, refused) {
+			return nil // gone, or not that refusal
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error { return p.Del(ctx, key).Err() })
+		return err
+	}, key)
 }
 
 // payeeReads reads, for each part but the payer's, its holder's status and
@@ -135,7 +175,7 @@ func (e *Engine) payeeCheck(n instructions.NormalizedTransfer, payer int, got []
 // rejection.
 func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord, reads []sent, late bool) (status, reason string, ok bool) {
 	payer := rec.payer
-	step := e.payCall(n, payer, rec)
+	step := e.commitOf(n, n.Parts[payer], rec)
 	var why *Error
 	whyPart := 0
 	if !late {
@@ -168,18 +208,6 @@ func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec
 		return TransferAborted, e.lateReason(), true
 	}
 	return TransferAborted, abortFor(n, payer, *err), true
-}
-
-// payCall is part i's one instruction on the one-payer path, sent with an
-// idempotency TTL that outlives the record's window (until_ms) by two
-// transfer timeouts, whatever this engine's own TTL: a step sent again within
-// the window finds the record of its first run, even when engines of other
-// TTLs drive the transfer.
-func (e *Engine) payCall(n instructions.NormalizedTransfer, i int, rec transferRecord) call {
-	c := *e.callsOf(n, n.Parts[i]).commit
-	ms := rec.untilMs - time.Now().UnixMilli() + 2*e.xferTimeout.Milliseconds()
-	c.args[argTTL] = strconv.FormatInt(max(ms, 1), 10)
-	return c
 }
 
 // lateReason is the abort reason of a transfer not decided in time.
@@ -224,9 +252,9 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 		var credits []call
 		var parts []int
 		if status == TransferCommitted {
-			for i := range n.Parts {
+			for i, p := range n.Parts {
 				if i != rec.payer && !rec.partFinished(i) {
-					credits, parts = append(credits, e.payCall(n, i, rec)), append(parts, i)
+					credits, parts = append(credits, e.commitOf(n, p, rec)), append(parts, i)
 				}
 			}
 		}
