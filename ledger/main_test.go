@@ -56,7 +56,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func needServers(t *testing.T) {
+func needServers(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs PostgreSQL and Redis")
