@@ -51,7 +51,7 @@ func clearingOf(t *testing.T, l *ledger.Ledger, sql string) map[string]map[strin
 
 // payments opens holders (each with 1000.00 CNY) and commits n two-part
 // payments between random pairs of them, and returns each holder's events.
-func payments(t *testing.T, seed uint64, holders, n int) (names []string, byHolder map[string][]map[string]string) {
+func payments(t testing.TB, seed uint64, holders, n int) (names []string, byHolder map[string][]map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	rnd := rand.New(rand.NewPCG(seed, 2))

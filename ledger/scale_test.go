@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -220,6 +221,11 @@ func BenchmarkReconcileScale(b *testing.B) {
 				b.ReportMetric(d.Seconds()/float64(b.N), name+"_s")
 			}
 			b.ReportMetric(firstAudit.Seconds(), "first_audit_s")
+			rows, err := l.Pool().Query(context.Background(), "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+ledger.UnsettledQuery, 1000)
+			require.NoError(b, err)
+			plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			require.NoError(b, err)
+			b.Logf("UnsettledTransfers' plan:\n%s", strings.Join(plan, "\n"))
 		})
 	}
 }

@@ -18,7 +18,7 @@ import (
 
 // workload applies n random instructions over holders and returns their
 // holders and events.
-func workload(t *testing.T, seed uint64, holders, n int) ([]string, []map[string]string) {
+func workload(t testing.TB, seed uint64, holders, n int) ([]string, []map[string]string) {
 	t.Helper()
 	w := ledgertest.New(seed, "s"+strconv.FormatUint(seed, 36)+strconv.FormatInt(time.Now().UnixNano()%1e6, 36), holders)
 	ins := w.Opens()

@@ -23,21 +23,7 @@ type TransferBalance struct {
 // holds only those transfers, then their parts' instructions by the index
 // on transfer: its cost follows what is unsettled, not the history.
 func (l *Ledger) UnsettledTransfers(ctx context.Context, limit int) ([]TransferBalance, error) {
-	// One statement: the sums and the parts are of the same commits.
-	rows, err := l.pool.Query(ctx, `WITH open AS (
-			SELECT DISTINCT transfer FROM ledger.transfer_clearing ORDER BY transfer LIMIT $1),
-		parts AS (
-			SELECT i.transfer,
-				count(*) FILTER (WHERE i.id LIKE '%:p') AS prepared,
-				count(*) FILTER (WHERE i.id LIKE '%:c') AS committed,
-				array_agg(DISTINCT i.holder ORDER BY i.holder) AS holders,
-				min(i.ts_ms) AS first_ms
-			FROM ledger.instructions i JOIN open USING (transfer)
-			GROUP BY i.transfer)
-		SELECT c.transfer, c.asset, c.clearing::text, coalesce(p.prepared, 0), coalesce(p.committed, 0),
-			coalesce(p.holders, '{}'), coalesce(p.first_ms, 0)
-		FROM ledger.transfer_clearing c JOIN open USING (transfer) LEFT JOIN parts p USING (transfer)
-		ORDER BY c.transfer, c.asset`, limit)
+	rows, err := l.pool.Query(ctx, unsettledQuery, limit)
 	if err != nil {
 		return nil, fmt.Errorf("ledger unsettled transfers: %w", err)
 	}
@@ -60,3 +46,20 @@ func (l *Ledger) UnsettledTransfers(ctx context.Context, limit int) ([]TransferB
 	}
 	return out, nil
 }
+
+// unsettledQuery reads the open transfers, their sums and their parts, in
+// one statement: the sums and the parts are of the same commits.
+const unsettledQuery = `WITH open AS (
+		SELECT DISTINCT transfer FROM ledger.transfer_clearing ORDER BY transfer LIMIT $1),
+	parts AS (
+		SELECT i.transfer,
+			count(*) FILTER (WHERE i.id LIKE '%:p') AS prepared,
+			count(*) FILTER (WHERE i.id LIKE '%:c') AS committed,
+			array_agg(DISTINCT i.holder ORDER BY i.holder) AS holders,
+			min(i.ts_ms) AS first_ms
+		FROM ledger.instructions i JOIN open USING (transfer)
+		GROUP BY i.transfer)
+	SELECT c.transfer, c.asset, c.clearing::text, coalesce(p.prepared, 0), coalesce(p.committed, 0),
+		coalesce(p.holders, '{}'), coalesce(p.first_ms, 0)
+	FROM ledger.transfer_clearing c JOIN open USING (transfer) LEFT JOIN parts p USING (transfer)
+	ORDER BY c.transfer, c.asset`
