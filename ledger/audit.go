@@ -15,7 +15,8 @@ const auditLock = 0x61746f6d617564 // "atomaud"
 type Audit struct {
 	Unbalanced   []Imbalance    // instructions whose entries do not sum to zero in an asset
 	AccountDrift []AccountDrift // accounts that are not the sum of their entries
-	Entries      int64          // entries read: those written since the last clean audit
+	Entries      int64          // entries read: those written since the last clean audit, or all
+	Whole        bool           // the whole history was read (ledger.audit_full asked for it)
 	Advanced     bool           // nothing found: the marks moved to the holders' heads
 }
 
@@ -27,12 +28,12 @@ type Audit struct {
 // sums to the accounts' amounts; otherwise they stay, so that the next audit
 // finds the same again. It reports at most limit of each finding.
 //
-// Its cost follows the holders and what is new, not the history: the first
-// audit of a ledger reads every entry once, the next ones only what came
-// since. An entry or account changed below the marks, or an account no new
-// entry touches, is not read again: Unbalanced and AccountDrifts read the
-// whole history, and emptying ledger.audited and ledger.audited_accounts
-// makes the next audit do so too.
+// Its cost follows the holders and what is new, not the history. It reads
+// the whole history instead (every entry and every account, as Unbalanced
+// and AccountDrifts do) while ledger.audit_full has a row: on a new or
+// upgraded ledger, and after anything but the sink wrote entries or
+// accounts (the tables' triggers add one), since that may have changed what
+// lies below the marks. A clean whole audit empties it.
 //
 // One audit runs at a time (an advisory lock), in one snapshot: the sink may
 // write meanwhile; what it commits after the snapshot waits for the next one.
@@ -59,14 +60,28 @@ func (l *Ledger) Audit(ctx context.Context, limit int) (Audit, error) {
 	}()
 	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
 		a = Audit{}
-		// Per holder whose head moved, its entries past the mark: an index
-		// range on (holder, seq) each.
-		tag, err := tx.Exec(ctx, `CREATE TEMP TABLE audit_fresh ON COMMIT DROP AS
-			SELECT e.holder, e.seq, e.account, e.account_kind, e.asset, e.amount
-			FROM ledger.holders h LEFT JOIN ledger.audited m USING (holder)
-			CROSS JOIN LATERAL (SELECT * FROM ledger.entries e
-				WHERE e.holder = h.holder AND e.seq > coalesce(m.seq, 0) AND e.seq <= h.seq) e
-			WHERE m.seq IS DISTINCT FROM h.seq`)
+		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM ledger.audit_full)").Scan(&a.Whole); err != nil {
+			return err
+		}
+		// The entries written since the marks (auditFresh) or, for the whole
+		// history, every entry.
+		fresh := auditFresh
+		// Each account the new entries touch, against its audited sum plus
+		// theirs. Or every account, and the account of every entry, against
+		// the sum of all its entries.
+		drift := `SELECT d.holder, d.kind, d.asset, coalesce(a.amount, 0)::text, (coalesce(b.amount, 0) + d.delta)::text
+			FROM audit_delta d LEFT JOIN ledger.accounts a USING (holder, kind, asset)
+				LEFT JOIN ledger.audited_accounts b USING (holder, kind, asset)
+			WHERE coalesce(a.amount, 0) <> coalesce(b.amount, 0) + d.delta
+			ORDER BY 1, 2, 3 LIMIT $1`
+		if a.Whole {
+			fresh = `SELECT holder, seq, account, account_kind, asset, amount FROM ledger.entries`
+			drift = `SELECT holder, kind, asset, coalesce(a.amount, 0)::text, coalesce(d.delta, 0)::text
+				FROM ledger.accounts a FULL JOIN audit_delta d USING (holder, kind, asset)
+				WHERE coalesce(a.amount, 0) <> coalesce(d.delta, 0)
+				ORDER BY 1, 2, 3 LIMIT $1`
+		}
+		tag, err := tx.Exec(ctx, "CREATE TEMP TABLE audit_fresh ON COMMIT DROP AS "+fresh)
 		if err != nil {
 			return err
 		}
@@ -87,12 +102,7 @@ func (l *Ledger) Audit(ctx context.Context, limit int) (Audit, error) {
 		}); err != nil {
 			return err
 		}
-		rows, err = tx.Query(ctx, `SELECT d.holder, d.kind, d.asset, coalesce(a.amount, 0)::text, (coalesce(b.amount, 0) + d.delta)::text
-			FROM audit_delta d LEFT JOIN ledger.accounts a USING (holder, kind, asset)
-				LEFT JOIN ledger.audited_accounts b USING (holder, kind, asset)
-			WHERE coalesce(a.amount, 0) <> coalesce(b.amount, 0) + d.delta
-			ORDER BY 1, 2, 3 LIMIT $1`, limit)
-		if err != nil {
+		if rows, err = tx.Query(ctx, drift, limit); err != nil {
 			return err
 		}
 		if a.AccountDrift, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (AccountDrift, error) {
@@ -105,12 +115,18 @@ func (l *Ledger) Audit(ctx context.Context, limit int) (Audit, error) {
 			return nil // the marks stay: the next audit reads this again
 		}
 		a.Advanced = true
+		if a.Whole {
+			// Only the rows this snapshot sees: a write by hand since asks again.
+			if _, err := tx.Exec(ctx, "DELETE FROM ledger.audit_full; DELETE FROM ledger.audited_accounts"); err != nil {
+				return err
+			}
+		}
 		_, err = tx.Exec(ctx, `INSERT INTO ledger.audited (holder, seq)
 				SELECT h.holder, h.seq FROM ledger.holders h LEFT JOIN ledger.audited m USING (holder)
 				WHERE m.seq IS DISTINCT FROM h.seq
 				ON CONFLICT (holder) DO UPDATE SET seq = EXCLUDED.seq;
 			INSERT INTO ledger.audited_accounts (holder, kind, asset, amount)
-				SELECT holder, kind, asset, delta FROM audit_delta
+				SELECT holder, kind, asset, delta FROM audit_delta WHERE delta <> 0
 				ON CONFLICT (holder, kind, asset) DO UPDATE SET amount = ledger.audited_accounts.amount + EXCLUDED.amount;
 			DELETE FROM ledger.audited_accounts b USING audit_delta d
 				WHERE b.holder = d.holder AND b.kind = d.kind AND b.asset = d.asset AND b.amount = 0`)
@@ -121,3 +137,13 @@ func (l *Ledger) Audit(ctx context.Context, limit int) (Audit, error) {
 	}
 	return a, nil
 }
+
+// auditFresh reads, per holder whose head moved since its mark, its entries
+// past the mark: an index range on (holder, seq) each. OFFSET 0 keeps the
+// planner from flattening the lateral subquery into a join, which it may
+// then make a hash join over every entry.
+const auditFresh = `SELECT e.holder, e.seq, e.account, e.account_kind, e.asset, e.amount
+	FROM ledger.holders h LEFT JOIN ledger.audited m USING (holder)
+	CROSS JOIN LATERAL (SELECT * FROM ledger.entries e
+		WHERE e.holder = h.holder AND e.seq > coalesce(m.seq, 0) AND e.seq <= h.seq OFFSET 0) e
+	WHERE m.seq IS DISTINCT FROM h.seq`

@@ -5,3 +5,6 @@ const StatementQuery = statementQuery
 
 // UnsettledQuery is UnsettledTransfers' query, for its plan at scale.
 const UnsettledQuery = unsettledQuery
+
+// AuditFresh is the query of the entries an audit reads, for its plan at scale.
+const AuditFresh = auditFresh

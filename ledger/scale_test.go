@@ -221,11 +221,16 @@ func BenchmarkReconcileScale(b *testing.B) {
 				b.ReportMetric(d.Seconds()/float64(b.N), name+"_s")
 			}
 			b.ReportMetric(firstAudit.Seconds(), "first_audit_s")
-			rows, err := l.Pool().Query(context.Background(), "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+ledger.UnsettledQuery, 1000)
-			require.NoError(b, err)
-			plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			require.NoError(b, err)
-			b.Logf("UnsettledTransfers' plan:\n%s", strings.Join(plan, "\n"))
+			for _, q := range []struct {
+				name, sql string
+				args      []any
+			}{{"UnsettledTransfers", ledger.UnsettledQuery, []any{1000}}, {"Audit's entries", ledger.AuditFresh, nil}} {
+				rows, err := l.Pool().Query(context.Background(), "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+q.sql, q.args...)
+				require.NoError(b, err)
+				plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				require.NoError(b, err)
+				b.Logf("%s, plan:\n%s", q.name, strings.Join(plan, "\n"))
+			}
 		})
 	}
 }

@@ -399,6 +399,13 @@ func (l *Ledger) checkDuplicates(ctx context.Context, tx pgx.Tx, w *batchWrites,
 // flush writes the batch's rows: COPY for the append-only tables, one
 // multi-row statement per table for the rest, all in one round trip.
 func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
+	if len(w.entries) > 0 || len(w.deltas) > 0 {
+		// The books' triggers ask for a whole audit when anyone else writes
+		// them (migration 6).
+		if _, err := tx.Exec(ctx, "SET LOCAL atomledger.writer = 'sink'"); err != nil {
+			return err
+		}
+	}
 	if len(w.instructions) > 0 {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ledger", "instructions"},
 			[]string{"holder", "seq", "id", "fp", "ts_ms", "counterparty", "memo", "ops", "state", "digest", "transfer", "dv"},

@@ -66,6 +66,7 @@ type Report struct {
 	// The books, audited over the entries written since the last clean
 	// audit (ledger.Audit): how many that was, and what was wrong.
 	AuditedEntries int64                 `json:"audited_entries"`
+	AuditWhole     bool                  `json:"audit_whole_history"`
 	Unbalanced     []ledger.Imbalance    `json:"unbalanced"`
 	AccountDrift   []ledger.AccountDrift `json:"account_drift"`
 	Refused        map[string]int64      `json:"refused_events"`
@@ -179,7 +180,8 @@ func Run(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, opt *Optio
 	if err != nil {
 		return nil, err
 	}
-	rep.Unbalanced, rep.AccountDrift, rep.AuditedEntries = audit.Unbalanced, audit.AccountDrift, audit.Entries
+	rep.Unbalanced, rep.AccountDrift = audit.Unbalanced, audit.AccountDrift
+	rep.AuditedEntries, rep.AuditWhole = audit.Entries, audit.Whole
 	if rep.Parked, err = led.Gaps(ctx); err != nil {
 		return nil, err
 	}
