@@ -22,9 +22,13 @@ var (
 )
 
 // relationSizes reads the on-disk size of each table of the ledger (heap
-// and TOAST) and of each index: name -> bytes.
+// and TOAST) and of each index, after a VACUUM (as autovacuum keeps it: the
+// space of deleted and updated rows reused, empty pages at the end given
+// back): name -> bytes.
 func relationSizes(tb testing.TB, l *ledger.Ledger) map[string]int64 {
 	tb.Helper()
+	_, err := l.Pool().Exec(context.Background(), "VACUUM")
+	require.NoError(tb, err)
 	rows, err := l.Pool().Query(context.Background(), `SELECT c.relname || CASE c.relkind WHEN 'i' THEN ' (index)' ELSE '' END,
 			CASE c.relkind WHEN 'i' THEN pg_relation_size(c.oid) ELSE pg_table_size(c.oid) END
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
