@@ -8,3 +8,10 @@ const UnsettledQuery = unsettledQuery
 
 // AuditFresh is the query of the entries an audit reads, for its plan at scale.
 const AuditFresh = auditFresh
+
+// SnapshotAccountsQuery and SnapshotCouponsQuery are Snapshots' reads of the
+// tables that grow with history, for their plans.
+const (
+	SnapshotAccountsQuery = snapshotAccountsQuery
+	SnapshotCouponsQuery  = snapshotCouponsQuery
+)

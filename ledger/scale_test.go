@@ -99,6 +99,22 @@ func TestReconcileScale_Small(t *testing.T) {
 	assert.Equal(t, entries, audited, "the first audit reads every entry")
 	_, audited = reconcileReads(t, l, 300, 7)
 	assert.Zero(t, audited, "the next one, only what is new: nothing")
+
+	t.Run("a batch's snapshot reads its holders' accounts by the key, not every transfer's", func(t *testing.T) {
+		ctx := context.Background()
+		hs, err := l.Holders(ctx)
+		require.NoError(t, err)
+		// accounts has a row per transfer (its clearing account) beside
+		// the holders' own.
+		rows, err := l.Pool().Query(ctx, "EXPLAIN "+ledger.SnapshotAccountsQuery, hs[100:200])
+		require.NoError(t, err)
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		plan := strings.Join(lines, "\n")
+		t.Logf("plan:\n%s", plan)
+		assert.Contains(t, plan, "using accounts_pkey on accounts")
+		assert.NotContains(t, plan, "Seq Scan on accounts")
+	})
 }
 
 // BenchmarkReconcileScale times reconcile's reads of a ledger of
