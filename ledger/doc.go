@@ -34,15 +34,20 @@
 // Each movement of an event becomes two entries, one leaving an account and
 // one arriving at another: the holder's available, frozen (points use the
 // asset "points") and the counterparty's account. An event's entries sum to
-// zero per asset; Unbalanced checks it.
+// zero per asset and every account is the sum of its entries: Audit checks
+// both over what was written since its last clean run, Unbalanced and
+// AccountDrifts over the whole history.
 //
 // A cross-holder transfer arrives as its parts' instructions, one per step
 // and holder, each in its holder's history, tagged with the transfer
 // (instructions.transfer, from the event's xfer field, which the digest also
 // covers). Their counterparty is the transfer's clearing account; the view
-// ledger.transfer_balances sums it per transfer and asset: zero once every
-// part's commit is in. UnsettledTransfers lists the transfers it is not zero
-// for, which reconciliation judges against the transfers' Redis records.
+// ledger.transfer_balances sums it per transfer and asset from the entries:
+// zero once every part's commit is in. The sink keeps the sums that are not
+// zero in ledger.transfer_clearing, in the same transaction as the entries,
+// so UnsettledTransfers lists the transfers some of whose commits are in and
+// others not without reading history; reconciliation judges them against the
+// transfers' Redis records.
 //
 // Write returns nil once everything in the batch is committed (applied,
 // skipped, parked, refused or set aside), so the relay may then delete the events

@@ -2,3 +2,16 @@ package ledger
 
 // StatementQuery is the query of a statement page, for the test of its plan.
 const StatementQuery = statementQuery
+
+// UnsettledQuery is UnsettledTransfers' query, for its plan at scale.
+const UnsettledQuery = unsettledQuery
+
+// AuditFresh is the query of the entries an audit reads, for its plan at scale.
+const AuditFresh = auditFresh
+
+// SnapshotAccountsQuery and SnapshotCouponsQuery are Snapshots' reads of the
+// tables that grow with history, for their plans.
+const (
+	SnapshotAccountsQuery = snapshotAccountsQuery
+	SnapshotCouponsQuery  = snapshotCouponsQuery
+)

@@ -56,7 +56,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func needServers(t *testing.T) {
+func needServers(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs PostgreSQL and Redis")
@@ -73,7 +73,7 @@ func openLedger(t *testing.T) *ledger.Ledger {
 }
 
 // apply applies instructions in batches and returns how many were applied.
-func apply(t *testing.T, ins []instructions.Instruction) int {
+func apply(t testing.TB, ins []instructions.Instruction) int {
 	t.Helper()
 	n := 0
 	for lo := 0; lo < len(ins); lo += 500 {
@@ -93,7 +93,7 @@ func apply(t *testing.T, ins []instructions.Instruction) int {
 
 // outboxEvents reads, in stream order, the events of holders from their
 // slots' outboxes.
-func outboxEvents(t *testing.T, holders []string) []map[string]string {
+func outboxEvents(t testing.TB, holders []string) []map[string]string {
 	t.Helper()
 	want := map[string]bool{}
 	slots := map[int]bool{}

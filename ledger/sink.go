@@ -1,11 +1,15 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -55,11 +59,15 @@ type pending struct {
 type acctKey struct{ owner, kind, asset string }
 type itemKey struct{ holder, name string }
 
+// clearKey names a transfer's clearing sum in one asset.
+type clearKey struct{ transfer, asset string }
+
 // batchWrites collects the rows of one batch.
 type batchWrites struct {
 	instructions [][]any
 	entries      [][]any
 	deltas       map[acctKey]*big.Int
+	clearing     map[clearKey]*big.Int // what the batch adds to ledger.transfer_clearing
 	heads        map[string]head
 	coupons      map[itemKey]string
 	holds        map[itemKey]*string // nil: closed
@@ -117,7 +125,7 @@ func (r *Report) add(o Report) {
 // applyTx applies a batch in one transaction.
 func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry) (Report, error) {
 	var rep Report
-	w := &batchWrites{deltas: map[acctKey]*big.Int{}, heads: map[string]head{},
+	w := &batchWrites{deltas: map[acctKey]*big.Int{}, clearing: map[clearKey]*big.Int{}, heads: map[string]head{},
 		coupons: map[itemKey]string{}, holds: map[itemKey]*string{}}
 	byHolder := map[string][]pending{}
 	for _, e := range batch {
@@ -139,6 +147,7 @@ func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry) (Report, err
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		rep = Report{}
 		clear(w.deltas)
+		clear(w.clearing)
 		w.instructions, w.entries, w.park, w.unpark, w.dupChecks, w.refuse = nil, nil, nil, nil, nil, nil
 		w.setAside = w.setAside[:malformed]
 		clear(w.heads)
@@ -314,12 +323,12 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 				}
 				w.entries = append(w.entries, []any{ev.Holder, ev.Seq, n, i, acct.owner, acct.kind, acct.asset, e.amt})
 				n++
-				d := w.deltas[acct]
-				if d == nil {
-					d = new(big.Int)
-					w.deltas[acct] = d
+				addTo(w.deltas, acct, e.amt)
+				if e.side == stored.SideCP && ev.Xfer != "" {
+					// The clearing account's entries: ledger.transfer_balances'
+					// clearing, kept per transfer and asset.
+					addTo(w.clearing, clearKey{ev.Xfer, mv[0]}, e.amt)
 				}
-				d.Add(d, big.NewInt(e.amt))
 			}
 		}
 		// A hold an op names and the state lacks has closed; take and give
@@ -341,6 +350,15 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 	for c, raw := range ev.ParsedState().Coupons {
 		w.coupons[itemKey{ev.Holder, c}] = raw
 	}
+}
+
+func addTo[K comparable](m map[K]*big.Int, k K, amt int64) {
+	d := m[k]
+	if d == nil {
+		d = new(big.Int)
+		m[k] = d
+	}
+	d.Add(d, big.NewInt(amt))
 }
 
 // checkDuplicates compares duplicates below the head with what was applied.
@@ -381,6 +399,13 @@ func (l *Ledger) checkDuplicates(ctx context.Context, tx pgx.Tx, w *batchWrites,
 // flush writes the batch's rows: COPY for the append-only tables, one
 // multi-row statement per table for the rest, all in one round trip.
 func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
+	if len(w.entries) > 0 || len(w.deltas) > 0 {
+		// The books' triggers ask for a whole audit when anyone else writes
+		// them (migration 6).
+		if _, err := tx.Exec(ctx, "SET LOCAL atomledger.writer = 'sink'"); err != nil {
+			return err
+		}
+	}
 	if len(w.instructions) > 0 {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ledger", "instructions"},
 			[]string{"holder", "seq", "id", "fp", "ts_ms", "counterparty", "memo", "ops", "state", "digest", "transfer", "dv"},
@@ -396,15 +421,39 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 		}
 	}
 	b := &pgx.Batch{}
+	// Rows another batch may change at once (a counterparty's account, a
+	// transfer's clearing sum, whose parts are other holders' events) are
+	// upserted in key order, the same in every batch, so two batches wait
+	// for each other's row locks without a deadlock.
 	if len(w.deltas) > 0 {
+		keys := slices.SortedFunc(maps.Keys(w.deltas), func(a, b acctKey) int {
+			return cmp.Or(strings.Compare(a.owner, b.owner), strings.Compare(a.kind, b.kind), strings.Compare(a.asset, b.asset))
+		})
 		var owners, kinds, assets, amounts []string
-		for k, d := range w.deltas {
-			owners, kinds, assets, amounts = append(owners, k.owner), append(kinds, k.kind), append(assets, k.asset), append(amounts, d.String())
+		for _, k := range keys {
+			owners, kinds, assets, amounts = append(owners, k.owner), append(kinds, k.kind), append(assets, k.asset), append(amounts, w.deltas[k].String())
 		}
 		b.Queue(`INSERT INTO ledger.accounts (holder, kind, asset, amount)
-			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[])
+			SELECT h, k, a, n FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[]) WITH ORDINALITY AS u(h, k, a, n, i) ORDER BY i
 			ON CONFLICT (holder, kind, asset) DO UPDATE SET amount = ledger.accounts.amount + EXCLUDED.amount`,
 			owners, kinds, assets, amounts)
+	}
+	if len(w.clearing) > 0 {
+		keys := slices.SortedFunc(maps.Keys(w.clearing), func(a, b clearKey) int {
+			return cmp.Or(strings.Compare(a.transfer, b.transfer), strings.Compare(a.asset, b.asset))
+		})
+		var transfers, assets, amounts []string
+		for _, k := range keys {
+			transfers, assets, amounts = append(transfers, k.transfer), append(assets, k.asset), append(amounts, w.clearing[k].String())
+		}
+		// A sum that reaches zero leaves the table (in this transaction,
+		// which holds its row lock): what stays is what is unsettled.
+		b.Queue(`INSERT INTO ledger.transfer_clearing (transfer, asset, clearing)
+			SELECT t, a, n FROM unnest($1::text[], $2::text[], $3::numeric[]) WITH ORDINALITY AS u(t, a, n, i) ORDER BY i
+			ON CONFLICT (transfer, asset) DO UPDATE SET clearing = ledger.transfer_clearing.clearing + EXCLUDED.clearing`,
+			transfers, assets, amounts)
+		b.Queue(`DELETE FROM ledger.transfer_clearing c USING unnest($1::text[], $2::text[]) AS u(t, a)
+			WHERE c.transfer = u.t AND c.asset = u.a AND c.clearing = 0`, transfers, assets)
 	}
 	if len(w.heads) > 0 {
 		var hs, digests, statuses []string

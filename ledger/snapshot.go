@@ -56,8 +56,7 @@ func (l *Ledger) Snapshots(ctx context.Context, holders []string, since int64) (
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("ledger snapshots: %w", err)
 	}
-	rows, err = tx.Query(ctx, `SELECT holder, kind, asset, amount::bigint FROM ledger.accounts
-		WHERE holder = ANY($1) AND kind <> 'cp'`, holders)
+	rows, err = tx.Query(ctx, snapshotAccountsQuery, holders)
 	if err != nil {
 		return nil, fmt.Errorf("ledger snapshots: %w", err)
 	}
@@ -93,7 +92,7 @@ func (l *Ledger) Snapshots(ctx context.Context, holders []string, since int64) (
 		sql string
 		put func(s *stored.Snapshot, name, raw string)
 	}{
-		{"SELECT holder, coupon, raw FROM ledger.coupons WHERE holder = ANY($1)", func(s *stored.Snapshot, n, r string) { s.Coupons[n] = r }},
+		{snapshotCouponsQuery, func(s *stored.Snapshot, n, r string) { s.Coupons[n] = r }},
 		{"SELECT holder, hold, raw FROM ledger.holds WHERE holder = ANY($1)", func(s *stored.Snapshot, n, r string) { s.Holds[n] = r }},
 	} {
 		rows, err := tx.Query(ctx, q.sql, holders)
@@ -120,6 +119,18 @@ func (l *Ledger) Snapshots(ctx context.Context, holders []string, since int64) (
 	}
 	return out, nil
 }
+
+// accounts holds a counterparty account per transfer and asset (its clearing
+// account), and coupons every coupon ever granted: both grow with history.
+// Given "holder = ANY($1)" over a batch of holders, the planner may scan the
+// whole table; a lateral probe per holder (OFFSET 0 keeps it from being
+// flattened into a join) reads only the batch's rows by the primary key.
+const (
+	snapshotAccountsQuery = `SELECT a.holder, a.kind, a.asset, a.amount::bigint FROM unnest($1::text[]) AS u(holder)
+		CROSS JOIN LATERAL (SELECT * FROM ledger.accounts a WHERE a.holder = u.holder AND a.kind <> 'cp' OFFSET 0) a`
+	snapshotCouponsQuery = `SELECT c.holder, c.coupon, c.raw FROM unnest($1::text[]) AS u(holder)
+		CROSS JOIN LATERAL (SELECT * FROM ledger.coupons c WHERE c.holder = u.holder OFFSET 0) c`
+)
 
 // readRecent fills the snapshots' Recent. An id is unique per holder within
 // the idempotency TTL, but not forever (Redis forgets it after the TTL), so

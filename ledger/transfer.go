@@ -16,18 +16,14 @@ type TransferBalance struct {
 	FirstMs   int64             `json:"first_ms"`     // server time of its first instruction in the ledger
 }
 
-// UnsettledTransfers lists, from the view ledger.transfer_balances, the
-// transfers whose clearing account is not zero in some asset (at most limit
-// of them). While a transfer's parts are on their way from Redis that is
-// expected; once every part's commit is in, the clearing account is zero.
-// The view is computed over every transfer, so this reads the transfers'
-// whole history, as Unbalanced reads every entry.
+// UnsettledTransfers lists the transfers whose clearing account is not zero
+// in some asset (at most limit of them, by id). While a transfer's parts
+// are on their way from Redis that is expected; once every part's commit is
+// in, the clearing account is zero. It reads ledger.transfer_clearing, which
+// holds only those transfers, then their parts' instructions by the index
+// on transfer: its cost follows what is unsettled, not the history.
 func (l *Ledger) UnsettledTransfers(ctx context.Context, limit int) ([]TransferBalance, error) {
-	rows, err := l.pool.Query(ctx, `WITH open AS (
-			SELECT DISTINCT transfer FROM ledger.transfer_balances WHERE clearing <> 0 ORDER BY transfer LIMIT $1)
-		SELECT transfer, asset, clearing::text, prepared, committed, holders, first_ms
-		FROM ledger.transfer_balances JOIN open USING (transfer)
-		WHERE clearing <> 0 ORDER BY transfer, asset`, limit)
+	rows, err := l.pool.Query(ctx, unsettledQuery, limit)
 	if err != nil {
 		return nil, fmt.Errorf("ledger unsettled transfers: %w", err)
 	}
@@ -45,5 +41,25 @@ func (l *Ledger) UnsettledTransfers(ctx context.Context, limit int) ([]TransferB
 		t.Clearing = map[string]string{asset: sum}
 		out = append(out, t)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ledger unsettled transfers: %w", err)
+	}
+	return out, nil
 }
+
+// unsettledQuery reads the open transfers, their sums and their parts, in
+// one statement: the sums and the parts are of the same commits.
+const unsettledQuery = `WITH open AS (
+		SELECT DISTINCT transfer FROM ledger.transfer_clearing ORDER BY transfer LIMIT $1),
+	parts AS (
+		SELECT i.transfer,
+			count(*) FILTER (WHERE i.id LIKE '%:p') AS prepared,
+			count(*) FILTER (WHERE i.id LIKE '%:c') AS committed,
+			array_agg(DISTINCT i.holder ORDER BY i.holder) AS holders,
+			min(i.ts_ms) AS first_ms
+		FROM ledger.instructions i JOIN open USING (transfer)
+		GROUP BY i.transfer)
+	SELECT c.transfer, c.asset, c.clearing::text, coalesce(p.prepared, 0), coalesce(p.committed, 0),
+		coalesce(p.holders, '{}'), coalesce(p.first_ms, 0)
+	FROM ledger.transfer_clearing c JOIN open USING (transfer) LEFT JOIN parts p USING (transfer)
+	ORDER BY c.transfer, c.asset`

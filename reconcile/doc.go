@@ -25,9 +25,18 @@
 // transfer_in_flight while younger than Options.TransferTimeout or while one
 // of its holders has events on their way, else transfer_unbalanced. The
 // ledger's own books are checked too: entries that do not sum to zero,
-// accounts that are not the sum of their entries, events refused, events set
+// accounts that are not the sum of their entries (over what was written
+// since the last clean audit: ledger.Audit), events refused, events set
 // aside (each stalls its holder) and events parked behind a gap. Everything
 // but in_flight, transfer_in_flight and parked events is drift.
+//
+// # Cost
+//
+// A run reads every holder once on each side, the transfers whose clearing
+// account is not zero (ledger.transfer_clearing holds only those) and the
+// entries written since the last clean audit: it costs in proportion to the
+// holders and to what is unsettled or new, not to the ledger's history
+// (docs/benchmarks.md, "Reconcile at scale").
 //
 // # Read order
 //

@@ -55,14 +55,18 @@ type Finding struct {
 
 // Report is what Run found; engined reconcile writes it as JSON.
 type Report struct {
-	StartedAt      time.Time             `json:"started_at"`
-	DurationMs     int64                 `json:"duration_ms"`
-	Holders        int                   `json:"holders"`
-	InSync         int                   `json:"in_sync"`
-	EventsInFlight int64                 `json:"events_in_flight"`
-	Counts         map[string]int        `json:"counts"` // per finding kind, of holders and of transfers
-	Findings       []Finding             `json:"findings"`
-	Transfers      []TransferFinding     `json:"transfers"`
+	StartedAt      time.Time         `json:"started_at"`
+	DurationMs     int64             `json:"duration_ms"`
+	Holders        int               `json:"holders"`
+	InSync         int               `json:"in_sync"`
+	EventsInFlight int64             `json:"events_in_flight"`
+	Counts         map[string]int    `json:"counts"` // per finding kind, of holders and of transfers
+	Findings       []Finding         `json:"findings"`
+	Transfers      []TransferFinding `json:"transfers"`
+	// The books, audited over the entries written since the last clean
+	// audit (ledger.Audit): how many that was, and what was wrong.
+	AuditedEntries int64                 `json:"audited_entries"`
+	AuditWhole     bool                  `json:"audit_whole_history"`
 	Unbalanced     []ledger.Imbalance    `json:"unbalanced"`
 	AccountDrift   []ledger.AccountDrift `json:"account_drift"`
 	Refused        map[string]int64      `json:"refused_events"`
@@ -92,7 +96,9 @@ const batchSize = 1000
 var betweenReads func()
 
 // Run compares every holder of Redis and of the ledger, then the transfers
-// whose clearing account is not zero, then the ledger's own books.
+// whose clearing account is not zero, then audits the ledger's own books
+// over what was written since the last clean audit. Its cost follows the
+// holders and what is unsettled or new, not the ledger's history.
 //
 // Errors: Redis's (engine.ErrUnavailable) and PostgreSQL's; a report is
 // returned only whole.
@@ -170,12 +176,12 @@ func Run(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, opt *Optio
 	if err := reconcileTransfers(ctx, eng, led, rep, o.TransferTimeout); err != nil {
 		return nil, err
 	}
-	if rep.Unbalanced, err = led.Unbalanced(ctx, 100); err != nil {
+	audit, err := led.Audit(ctx, 100)
+	if err != nil {
 		return nil, err
 	}
-	if rep.AccountDrift, err = led.AccountDrifts(ctx, 100); err != nil {
-		return nil, err
-	}
+	rep.Unbalanced, rep.AccountDrift = audit.Unbalanced, audit.AccountDrift
+	rep.AuditedEntries, rep.AuditWhole = audit.Entries, audit.Whole
 	if rep.Parked, err = led.Gaps(ctx); err != nil {
 		return nil, err
 	}

@@ -33,7 +33,8 @@ missing on either side; a holder the ledger refused events of, where the two
 differ, has a forked history (diverged). An event the ledger set aside (it
 could not apply it: docs/ledger.md says how to repair one) is drift, listed
 with its reason. It also checks that every instruction's entries sum
-to zero per asset and that every account is the sum of its entries.
+to zero per asset and that every account is the sum of its entries, over
+what was written since its last run that found the books clean.
 
 A cross-holder transfer whose clearing account is not zero in the ledger
 (some parts' commits are in, others not) is in flight while it is younger

@@ -1,0 +1,112 @@
+package ledger_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/stored"
+)
+
+// The sizes of BenchmarkLedgerBytes' workloads.
+var (
+	bytesInstructions = flag.Int("bytes.instructions", 20000, "BenchmarkLedgerBytes: random single-holder instructions over 500 holders")
+	bytesPayments     = flag.Int("bytes.payments", 2000, "BenchmarkLedgerBytes: two-part payments over 500 holders")
+)
+
+// relationSizes reads the on-disk size of each table of the ledger (heap
+// and TOAST) and of each index, after a VACUUM (as autovacuum keeps it: the
+// space of deleted and updated rows reused, empty pages at the end given
+// back): name -> bytes.
+func relationSizes(tb testing.TB, l *ledger.Ledger) map[string]int64 {
+	tb.Helper()
+	_, err := l.Pool().Exec(context.Background(), "VACUUM")
+	require.NoError(tb, err)
+	rows, err := l.Pool().Query(context.Background(), `SELECT c.relname || CASE c.relkind WHEN 'i' THEN ' (index)' ELSE '' END,
+			CASE c.relkind WHEN 'i' THEN pg_relation_size(c.oid) ELSE pg_table_size(c.oid) END
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'ledger' AND c.relkind IN ('r', 'i')`)
+	require.NoError(tb, err)
+	out := map[string]int64{}
+	for rows.Next() {
+		var name string
+		var n int64
+		require.NoError(tb, rows.Scan(&name, &n))
+		out[name] = n
+	}
+	require.NoError(tb, rows.Err())
+	return out
+}
+
+// logGrowth logs, largest first, how many bytes each relation grew by per
+// unit, and returns the total per unit.
+func logGrowth(b *testing.B, what string, before, after map[string]int64, units int) float64 {
+	var names []string
+	var total int64
+	for name, n := range after {
+		if n-before[name] != 0 {
+			names = append(names, name)
+			total += n - before[name]
+		}
+	}
+	slices.SortFunc(names, func(x, y string) int { return int((after[y] - before[y]) - (after[x] - before[x])) })
+	var sb strings.Builder
+	for _, name := range names {
+		d := after[name] - before[name]
+		fmt.Fprintf(&sb, "\n  %-40s %9.1f bytes (%4.1f%%)", name, float64(d)/float64(units), 100*float64(d)/float64(total))
+	}
+	b.Logf("%s: %.0f bytes each (%d of them), by relation:%s", what, float64(total)/float64(units), units, sb.String())
+	return float64(total) / float64(units)
+}
+
+// BenchmarkLedgerBytes measures the ledger's size: per applied instruction
+// of a random single-holder workload, and per two-part payment (its four
+// instructions), from real events through the sink, in batches of 1000:
+//
+//	go test -run '^$' -bench LedgerBytes -benchtime 1x -v ./ledger/
+func BenchmarkLedgerBytes(b *testing.B) {
+	needServers(b)
+	ctx := context.Background()
+	applyAll := func(l *ledger.Ledger, evs []map[string]string) {
+		for lo := 0; lo < len(evs); lo += 1000 {
+			_, err := l.Apply(ctx, stored.Entries(evs[lo:min(lo+1000, len(evs))]...))
+			require.NoError(b, err)
+		}
+	}
+	newLedger := func() *ledger.Ledger {
+		l, err := ledger.Open(ctx, pg.NewDatabase(b), nil)
+		require.NoError(b, err)
+		b.Cleanup(l.Close)
+		return l
+	}
+	b.Run("instructions", func(b *testing.B) {
+		_, evs := workload(b, rand.Uint64(), 500, *bytesInstructions)
+		l := newLedger()
+		before := relationSizes(b, l)
+		applyAll(l, evs)
+		b.ReportMetric(logGrowth(b, "an instruction", before, relationSizes(b, l), len(evs)), "bytes/instruction")
+	})
+	b.Run("payments", func(b *testing.B) {
+		names, byHolder := payments(b, rand.Uint64(), 500, *bytesPayments)
+		l := newLedger()
+		var opens, parts []map[string]string
+		for _, h := range names {
+			opens = append(opens, byHolder[h][0])
+			parts = append(parts, byHolder[h][1:]...)
+		}
+		applyAll(l, opens)
+		before := relationSizes(b, l)
+		applyAll(l, parts)
+		b.ReportMetric(logGrowth(b, "a payment", before, relationSizes(b, l), *bytesPayments), "bytes/payment")
+		var open int64
+		require.NoError(b, l.Pool().QueryRow(ctx, "SELECT count(*) FROM ledger.transfer_clearing").Scan(&open))
+		require.Zero(b, open, "every payment settled: nothing open")
+	})
+}
