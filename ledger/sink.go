@@ -1,15 +1,11 @@
 package ledger
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"math/big"
-	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -394,151 +390,4 @@ func (l *Ledger) checkDuplicates(ctx context.Context, tx pgx.Tx, w *batchWrites,
 		}
 	}
 	return nil
-}
-
-// flush writes the batch's rows: COPY for the append-only tables, one
-// multi-row statement per table for the rest, all in one round trip.
-func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
-	if len(w.entries) > 0 || len(w.deltas) > 0 {
-		// The books' triggers ask for a whole audit when anyone else writes
-		// them (migration 6).
-		if _, err := tx.Exec(ctx, "SET LOCAL atomledger.writer = 'sink'"); err != nil {
-			return err
-		}
-	}
-	if len(w.instructions) > 0 {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ledger", "instructions"},
-			[]string{"holder", "seq", "id", "fp", "ts_ms", "counterparty", "memo", "ops", "state", "digest", "transfer", "dv"},
-			pgx.CopyFromRows(w.instructions)); err != nil {
-			return fmt.Errorf("copy instructions: %w", err)
-		}
-	}
-	if len(w.entries) > 0 {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ledger", "entries"},
-			[]string{"holder", "seq", "n", "op_index", "account", "account_kind", "asset", "amount"},
-			pgx.CopyFromRows(w.entries)); err != nil {
-			return fmt.Errorf("copy entries: %w", err)
-		}
-	}
-	b := &pgx.Batch{}
-	// Rows another batch may change at once (a counterparty's account, a
-	// transfer's clearing sum, whose parts are other holders' events) are
-	// upserted in key order, the same in every batch, so two batches wait
-	// for each other's row locks without a deadlock.
-	if len(w.deltas) > 0 {
-		keys := slices.SortedFunc(maps.Keys(w.deltas), func(a, b acctKey) int {
-			return cmp.Or(strings.Compare(a.owner, b.owner), strings.Compare(a.kind, b.kind), strings.Compare(a.asset, b.asset))
-		})
-		var owners, kinds, assets, amounts []string
-		for _, k := range keys {
-			owners, kinds, assets, amounts = append(owners, k.owner), append(kinds, k.kind), append(assets, k.asset), append(amounts, w.deltas[k].String())
-		}
-		b.Queue(`INSERT INTO ledger.accounts (holder, kind, asset, amount)
-			SELECT h, k, a, n FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[]) WITH ORDINALITY AS u(h, k, a, n, i) ORDER BY i
-			ON CONFLICT (holder, kind, asset) DO UPDATE SET amount = ledger.accounts.amount + EXCLUDED.amount`,
-			owners, kinds, assets, amounts)
-	}
-	if len(w.clearing) > 0 {
-		keys := slices.SortedFunc(maps.Keys(w.clearing), func(a, b clearKey) int {
-			return cmp.Or(strings.Compare(a.transfer, b.transfer), strings.Compare(a.asset, b.asset))
-		})
-		var transfers, assets, amounts []string
-		for _, k := range keys {
-			transfers, assets, amounts = append(transfers, k.transfer), append(assets, k.asset), append(amounts, w.clearing[k].String())
-		}
-		// A sum that reaches zero leaves the table (in this transaction,
-		// which holds its row lock): what stays is what is unsettled.
-		b.Queue(`INSERT INTO ledger.transfer_clearing (transfer, asset, clearing)
-			SELECT t, a, n FROM unnest($1::text[], $2::text[], $3::numeric[]) WITH ORDINALITY AS u(t, a, n, i) ORDER BY i
-			ON CONFLICT (transfer, asset) DO UPDATE SET clearing = ledger.transfer_clearing.clearing + EXCLUDED.clearing`,
-			transfers, assets, amounts)
-		b.Queue(`DELETE FROM ledger.transfer_clearing c USING unnest($1::text[], $2::text[]) AS u(t, a)
-			WHERE c.transfer = u.t AND c.asset = u.a AND c.clearing = 0`, transfers, assets)
-	}
-	if len(w.heads) > 0 {
-		var hs, digests, statuses []string
-		var seqs, created, updated []int64
-		for h, hd := range w.heads {
-			hs, digests, statuses = append(hs, h), append(digests, hd.digest), append(statuses, hd.status)
-			seqs, created, updated = append(seqs, hd.seq), append(created, hd.createdMs), append(updated, hd.updatedMs)
-		}
-		b.Queue(`INSERT INTO ledger.holders (holder, seq, digest, status, created_ms, updated_ms)
-			SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
-			ON CONFLICT (holder) DO UPDATE SET seq = EXCLUDED.seq, digest = EXCLUDED.digest,
-				status = EXCLUDED.status, updated_ms = EXCLUDED.updated_ms`,
-			hs, seqs, digests, statuses, created, updated)
-	}
-	if len(w.coupons) > 0 {
-		var hs, cs, states, raws []string
-		var exps []int64
-		for k, raw := range w.coupons {
-			st, exp := stored.ParseCoupon(raw)
-			hs, cs, states, raws, exps = append(hs, k.holder), append(cs, k.name), append(states, st), append(raws, raw), append(exps, exp)
-		}
-		b.Queue(`INSERT INTO ledger.coupons (holder, coupon, state, expires_ms, raw)
-			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
-			ON CONFLICT (holder, coupon) DO UPDATE SET state = EXCLUDED.state, expires_ms = EXCLUDED.expires_ms, raw = EXCLUDED.raw`,
-			hs, cs, states, exps, raws)
-	}
-	var openH, openN, openRaw, openCoupons, closedH, closedN []string
-	var openExp []int64
-	var openLegs []map[string]int64
-	for k, raw := range w.holds {
-		if raw == nil {
-			closedH, closedN = append(closedH, k.holder), append(closedN, k.name)
-			continue
-		}
-		exp, legs, cs, err := stored.ParseHold(*raw)
-		if err != nil {
-			return err
-		}
-		openH, openN, openRaw, openExp, openLegs = append(openH, k.holder), append(openN, k.name), append(openRaw, *raw), append(openExp, exp), append(openLegs, legs)
-		openCoupons = append(openCoupons, "{"+joinQuoted(cs)+"}")
-	}
-	if len(openH) > 0 {
-		b.Queue(`INSERT INTO ledger.holds (holder, hold, expires_ms, legs, coupons, raw)
-			SELECT h, n, e, l, c::text[], r FROM unnest($1::text[], $2::text[], $3::bigint[], $4::jsonb[], $5::text[], $6::text[]) AS u(h, n, e, l, c, r)
-			ON CONFLICT (holder, hold) DO UPDATE SET expires_ms = EXCLUDED.expires_ms, legs = EXCLUDED.legs,
-				coupons = EXCLUDED.coupons, raw = EXCLUDED.raw`,
-			openH, openN, openExp, openLegs, openCoupons, openRaw)
-	}
-	if len(closedH) > 0 {
-		b.Queue(`DELETE FROM ledger.holds d USING unnest($1::text[], $2::text[]) AS u(h, n) WHERE d.holder = u.h AND d.hold = u.n`, closedH, closedN)
-	}
-	if len(w.unpark) > 0 {
-		var hs []string
-		var seqs []int64
-		for _, u := range w.unpark {
-			hs, seqs = append(hs, u[0].(string)), append(seqs, u[1].(int64))
-		}
-		b.Queue(`DELETE FROM ledger.parked p USING unnest($1::text[], $2::bigint[]) AS u(h, s) WHERE p.holder = u.h AND p.seq = u.s`, hs, seqs)
-	}
-	for _, p := range w.park {
-		b.Queue(`INSERT INTO ledger.parked (holder, seq, fields) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, p...)
-	}
-	for _, r := range w.refuse {
-		b.Queue(`INSERT INTO ledger.refused (holder, seq, reason, fields) VALUES ($1, $2, $3, $4)`, r...)
-	}
-	for _, r := range w.setAside {
-		// Once: a relay re-delivers what it could not acknowledge.
-		b.Queue(`INSERT INTO ledger.set_aside (holder, seq, stream, entry, fields, reason)
-			SELECT $1::text, $2::bigint, $3::text, $4::text, $5::bytea, $6::text WHERE NOT EXISTS (SELECT 1 FROM ledger.set_aside
-				WHERE holder = $1 AND seq = $2 AND fields = $5 AND resolved_at IS NULL)`, r...)
-	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return tx.SendBatch(ctx, b).Close()
-}
-
-// joinQuoted renders the elements of a text[] literal.
-func joinQuoted(ss []string) string {
-	out := ""
-	for i, s := range ss {
-		if i > 0 {
-			out += ","
-		}
-		out += `"` + s + `"` // ids match [A-Za-z0-9_.:-]: nothing to escape
-	}
-	return out
 }
