@@ -98,7 +98,7 @@ func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (Transfe
 	// round trip (transfer_pay.go).
 	payer := e.payerOf(n)
 	begin := append([]any{transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n)}, e.payArgs(payer)...)
-	got := e.submit(ctx, append([]req{transferReq(n.ID, "begin", begin...)}, payeeReads(n, payer)...))
+	got := e.submit(ctx, append([]req{transferReq(n.ID, "begin", begin...)}, checkReads(n, payer)...))
 	rec, err := e.recordOf(n.ID, got[0])
 	if err != nil {
 		return TransferState{}, err
@@ -148,7 +148,7 @@ func (e *Engine) drive(ctx context.Context, n instructions.NormalizedTransfer, r
 		return e.drivePayment(ctx, n, rec, nil, false)
 	}
 	if rec.status == "preparing" {
-		status, reason, ok := e.prepareParts(ctx, n)
+		status, reason, ok := e.prepareParts(ctx, n, rec.outcome == "new")
 		if !ok {
 			return stateOf(n.ID, rec), 0
 		}
@@ -271,8 +271,20 @@ const (
 
 // prepareParts prepares every part and tells what to decide: committed, or
 // aborted with the reason; ok is false when some part's outcome stays
-// unknown (ctx ended, Redis unreachable).
-func (e *Engine) prepareParts(ctx context.Context, n instructions.NormalizedTransfer) (status, reason string, ok bool) {
+// unknown (ctx ended, Redis unreachable). first: this driver began it.
+func (e *Engine) prepareParts(ctx context.Context, n instructions.NormalizedTransfer, first bool) (status, reason string, ok bool) {
+	// The driver that began the transfer checks the hold of a settle without
+	// an amount (transfer_rest.go); another (a retry) may come after the
+	// prepares have taken from it, and would abort a good transfer.
+	if rs := restReads(n); first && len(rs) > 0 {
+		part, why, known := e.restCheck(n, e.submit(ctx, rs))
+		if !known {
+			return "", "", false
+		}
+		if why != nil {
+			return TransferAborted, abortFor(n, part, *why), true
+		}
+	}
 	parts := make([]partCalls, len(n.Parts))
 	calls := make([]call, len(n.Parts))
 	for i, p := range n.Parts {

@@ -22,7 +22,8 @@ import (
 //
 //  1. begins the record, marking the payer, and in the same round trip reads
 //     what the payees' credits must fit in (a payee that does not exist, or
-//     a credit that would pass 2^53-1, aborts before anyone is charged);
+//     a credit that would pass 2^53-1, aborts before anyone is charged), and
+//     the hold of a settle without an amount (transfer_rest.go);
 //  2. runs the payer's part ("x:<id>:c" on the payer): applied, the transfer
 //     is committed; rejected, aborted, and nothing anywhere has changed;
 //  3. sends the payees' credits ("x:<id>:c" on each) with the decision, in
@@ -101,12 +102,29 @@ func (e *Engine) forgetRefusal(ctx context.Context, c call) error {
 	}, key)
 }
 
-// payeeReads reads, for each part but the payer's, its holder's status and
-// the balances its credits go to.
-func payeeReads(n instructions.NormalizedTransfer, payer int) []req {
+// checkReads are what the one-payer path reads before the payer's run:
+// payeeReads, then restReads (transfer_rest.go); none for the two phases.
+func checkReads(n instructions.NormalizedTransfer, payer int) []req {
 	if payer < 0 {
 		return nil
 	}
+	return append(payeeReads(n, payer), restReads(n)...)
+}
+
+// checkFails tells, from checkReads' answers, the first part whose run
+// would fail (its index and error): a payee's credits (payeeCheck), or a
+// settle without an amount whose hold does not hold what it must settle.
+func (e *Engine) checkFails(n instructions.NormalizedTransfer, payer int, got []sent) (part int, reject *Error, known bool) {
+	payees := len(n.Parts) - 1
+	if part, reject, known = e.payeeCheck(n, payer, got[:payees]); !known || reject != nil {
+		return part, reject, known
+	}
+	return e.restCheck(n, got[payees:])
+}
+
+// payeeReads reads, for each part but the payer's, its holder's status and
+// the balances its credits go to.
+func payeeReads(n instructions.NormalizedTransfer, payer int) []req {
 	var out []req
 	for i, p := range n.Parts {
 		if i == payer {
@@ -180,10 +198,10 @@ func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec
 	whyPart := 0
 	if !late {
 		if reads == nil {
-			reads = e.submit(ctx, payeeReads(n, payer))
+			reads = e.submit(ctx, checkReads(n, payer))
 		}
 		var known bool
-		if whyPart, why, known = e.payeeCheck(n, payer, reads); !known {
+		if whyPart, why, known = e.checkFails(n, payer, reads); !known {
 			return "", "", false
 		}
 	}

@@ -76,3 +76,51 @@ func TestTransfer_UnbalancedSaysDecimals(t *testing.T) {
 	assert.Equal(t, instructions.CodeInvalidInstruction, e.Code)
 	assert.Equal(t, "the parts do not balance: 1.00 CNY leave, 2.00 arrive", e.Message)
 }
+
+// A settle without an amount in a transfer takes what balances the
+// transfer: all that is left of its leg, or of the whole hold's one leg.
+func TestTransfer_SettleWithoutAnAmountTakesWhatBalances(t *testing.T) {
+	reg := instructions.MustParseAssets(instructions.DefaultAssets)
+	op := func() instructions.Instruction { return instructions.New("", "") }
+	for _, c := range []struct {
+		name  string
+		payer instructions.Instruction
+		payee instructions.Instruction
+		asset string
+		units int64
+		rest  int8
+		err   string
+	}{
+		{"the rest of a leg", op().SettleLeg("o", "CNY", ""), op().Credit("CNY", "3.00"), "CNY", 300, instructions.RestLeg, ""},
+		{"the rest of a leg beside a debit", op().SettleLeg("o", "CNY", "").Debit("CNY", "1.00"), op().Credit("CNY", "3.00"), "CNY", 200, instructions.RestLeg, ""},
+		{"a whole hold", op().Settle("o"), op().Credit("USDT", "100"), "USDT", 100000000, instructions.RestHold, ""},
+		{"points", op().SettleLeg("o", "points", ""), op().EarnPoints("70"), "points", 70, instructions.RestLeg, ""},
+		{"nothing left to balance", op().SettleLeg("o", "CNY", "").Debit("CNY", "3.00"), op().Credit("CNY", "3.00"), "", 0, 0,
+			"settle of all that is left of CNY in hold o: the other parts receive 3.00 CNY, and 3.00 leave without it"},
+		{"a whole hold, two assets arriving", op().Settle("o"), op().Credit("CNY", "1.00").Credit("USD", "1.00"), "", 0, 0,
+			"settle of the whole hold o: the other parts receive CNY, USD: a transfer settles a whole hold of one leg"},
+		{"a whole hold, nothing arriving", op().Settle("o").Debit("CNY", "1.00"), op().Credit("CNY", "1.00"), "", 0, 0,
+			"settle of the whole hold o: no other part receives what it would move"},
+		{"two without an amount", op().Settle("o").SettleLeg("p", "CNY", ""), op().Credit("CNY", "1.00"), "", 0, 0,
+			"a transfer settles at most one hold without an amount"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n, err := instructions.Transfer{ID: "t1", Parts: []instructions.Part{
+				{Holder: "a", Ops: c.payer.Ops}, {Holder: "b", Ops: c.payee.Ops}}}.Normalize(reg)
+			if c.err != "" {
+				var e *instructions.Error
+				require.ErrorAs(t, err, &e)
+				assert.Equal(t, instructions.CodeInvalidInstruction, e.Code)
+				assert.Contains(t, e.Message, c.err)
+				assert.Contains(t, e.Message, "part 0")
+				return
+			}
+			require.NoError(t, err)
+			s := n.Parts[0].Steps[0]
+			assert.Equal(t, c.asset, s.Asset)
+			assert.Equal(t, c.units, s.Units)
+			assert.Equal(t, c.rest, s.Rest)
+			assert.Equal(t, 0, n.Payer, "a settle pays")
+		})
+	}
+}

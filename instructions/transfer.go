@@ -2,6 +2,7 @@ package instructions
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
@@ -104,6 +105,40 @@ func inPart(err *Error, part int) *Error {
 
 // transferOps are the ops a part may take, and which way each moves value:
 // -1 out of the holder, +1 into it.
+// settleRest gives the settle without an amount s its leg and units: what
+// the other parts receive of that asset beyond what the rest takes out.
+// out and in become what they are with it.
+func settleRest(s *Step, assets []string, out, in map[string]int64, reg *Registry) *Error {
+	if s.Asset == "" {
+		var over []string
+		for _, a := range assets {
+			if in[a] > out[a] {
+				over = append(over, a)
+			}
+		}
+		switch len(over) {
+		case 0:
+			return Errorf(CodeInvalidInstruction, 0, "settle of the whole hold %s: no other part receives what it would move", s.Hold)
+		case 1:
+			s.Asset, s.Rest = over[0], RestHold
+		default:
+			return Errorf(CodeInvalidInstruction, 0, "settle of the whole hold %s: the other parts receive %s: a transfer settles "+
+				"a whole hold of one leg; give each leg and its amount", s.Hold, strings.Join(over, ", "))
+		}
+	} else {
+		s.Rest = RestLeg
+	}
+	a := s.Asset
+	if in[a] <= out[a] {
+		scale, _ := reg.Scale(a)
+		return Errorf(CodeInvalidInstruction, 0, "settle of all that is left of %s in hold %s: the other parts receive %s %s, "+
+			"and %s leave without it", a, s.Hold, FromUnits(in[a], scale), a, FromUnits(out[a], scale))
+	}
+	s.Units = in[a] - out[a]
+	out[a] = in[a]
+	return nil
+}
+
 var transferOps = map[string]int8{
 	OpDebit: -1, OpSpendPoints: -1, OpSettle: -1,
 	OpCredit: +1, OpEarnPoints: +1,
@@ -111,9 +146,11 @@ var transferOps = map[string]int8{
 
 // Normalize checks a transfer and normalizes its parts. Each part must pass
 // every rule of an instruction; besides, a transfer has 2 to 16 parts on
-// distinct holders, takes only the ops of transferOps (settle with both leg
-// and amount, so that what it moves is known), and balances: per asset, what
-// leaves the holders arrives at others. Errors are *Error with the codes of
+// distinct holders, takes only the ops of transferOps, and balances: per
+// asset, what leaves the holders arrives at others. One settle may come
+// without an amount (all that is left of its leg, or the whole hold if the
+// hold has one leg): its amount is then what balances the transfer
+// (settleRest), which the engine checks the hold holds. Errors are *Error with the codes of
 // Instruction.Normalize; the message names the part.
 func (t Transfer) Normalize(reg *Registry) (NormalizedTransfer, error) {
 	n, err := t.normalize(reg)
@@ -136,6 +173,8 @@ func (t Transfer) normalize(reg *Registry) (NormalizedTransfer, *Error) {
 	seen := map[string]int{}
 	out, in := map[string]int64{}, map[string]int64{} // per asset: what leaves, what arrives
 	var assets []string
+	var rest *Step // the settle without an amount, if any
+	restAt := [2]int{}
 	for pi, p := range t.Parts {
 		if j, dup := seen[p.Holder]; dup {
 			return n, Errorf(CodeInvalidInstruction, NoOp, "parts %d and %d are both for holder %q", j, pi, clip(p.Holder))
@@ -151,12 +190,19 @@ func (t Transfer) normalize(reg *Registry) (NormalizedTransfer, *Error) {
 			switch {
 			case !ok:
 				return n, inPart(Errorf(CodeInvalidInstruction, i, "%s cannot be part of a transfer", s.Op), pi)
+			case s.Op == OpSettle && s.Units == 0 && rest != nil:
+				return n, inPart(Errorf(CodeInvalidInstruction, i, "a transfer settles at most one hold without an amount "+
+					"(its amount is what balances the transfer): give the others theirs"), pi)
 			case s.Op == OpSettle && s.Units == 0:
-				return n, inPart(Errorf(CodeInvalidInstruction, i, "settle in a transfer needs a leg and an amount"), pi)
+				rest, restAt = &part.Steps[i], [2]int{pi, i}
 			}
 			a := s.Asset
 			if s.Op == OpEarnPoints || s.Op == OpSpendPoints {
 				a = PointsLeg
+			}
+			if a == "" { // a settle of a whole hold: its leg is found below
+				pays = true
+				continue
 			}
 			if _, ok := out[a]; !ok {
 				assets = append(assets, a)
@@ -178,6 +224,12 @@ func (t Transfer) normalize(reg *Registry) (NormalizedTransfer, *Error) {
 	}
 	if payers > 1 {
 		n.Payer = -1
+	}
+	if rest != nil {
+		if err := settleRest(rest, assets, out, in, reg); err != nil {
+			err.OpIndex = restAt[1]
+			return n, inPart(err, restAt[0])
+		}
 	}
 	for _, a := range assets {
 		if out[a] != in[a] {

@@ -69,7 +69,17 @@ type Step struct {
 	Hold   string
 	Coupon string
 	Ms     int64 // ttl_ms (hold-creating ops) or expires_ms (grant_coupon); 0 for none
+	// Rest marks a transfer's settle sent without an amount (RestLeg,
+	// RestHold): Asset and Units are then what balances the transfer, and
+	// the hold must hold exactly that. 0 otherwise.
+	Rest int8
 }
+
+// The kinds of Step.Rest.
+const (
+	RestLeg  int8 = 1 // all that is left of the leg
+	RestHold int8 = 2 // the whole hold, which has one leg
+)
 
 // Which fields each op takes.
 type field uint8
