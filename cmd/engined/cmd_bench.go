@@ -271,6 +271,7 @@ func printBenchTables(w io.Writer, r *bench.Report) {
 		t.AppendRow(table.Row{"script_cost", "server usec per call", "checkout " + f(sc.CheckoutUsec), "seed deduct " + f(sc.SeedDeductUsec), f(sc.Ratio)})
 		t.AppendRow(table.Row{"script_cost", "server usec per call", "1-op debit " + f(sc.DebitUsec), "seed deduct " + f(sc.SeedDeductUsec), f(sc.DebitRatio)})
 		t.AppendRow(table.Row{"script_cost", "server usec per call", "1-op debit " + f(sc.DebitUsec), "floor debit " + f(sc.FloorDebitUsec), f(sc.DebitOverFloor)})
+		t.AppendRow(table.Row{"script_cost", "server usec per call", "checkout " + f(sc.CheckoutUsec), "floor checkout " + f(sc.FloorCheckoutUsec), f(sc.CheckoutOverFloor)})
 		t.AppendRow(table.Row{"script_cost", "server usec per call", "checkout as JSON " + f(sc.JSONUsec), "seed deduct " + f(sc.SeedDeductUsec), f(sc.JSONRatio)})
 	}
 	for _, cp := range []struct {

@@ -145,6 +145,8 @@ func TestRun_QuickCountsRight(t *testing.T) {
 	assert.Len(t, sc.FloorPhases, s.Rounds)
 	assert.Positive(t, sc.FloorDebitUsec)
 	assert.Positive(t, sc.DebitOverFloor)
+	assert.Positive(t, sc.FloorCheckoutUsec)
+	assert.Positive(t, sc.CheckoutOverFloor)
 	calls := map[string]float64{}
 	for _, c := range sc.Commands {
 		calls[c.Command] = c.Calls

@@ -35,6 +35,11 @@ type ScriptCost struct {
 	FloorDebitUsec float64 `json:"floor_debit_usec"`
 	FloorRatio     float64 `json:"floor_ratio"`
 	DebitOverFloor float64 `json:"debit_over_floor"`
+	// FloorCheckoutUsec, FloorCheckoutRatio and CheckoutOverFloor are the
+	// same for the checkout, through floorCheckout.
+	FloorCheckoutUsec  float64 `json:"floor_checkout_usec"`
+	FloorCheckoutRatio float64 `json:"floor_checkout_ratio"`
+	CheckoutOverFloor  float64 `json:"checkout_over_floor"`
 	// JSONUsec is the same checkout sent through the JSON door (apply_json:
 	// one JSON argument, decoded and checked in Lua), median over its phases;
 	// JSONRatio is json_checkout_usec / seed_deduct_usec, beside ratio, and

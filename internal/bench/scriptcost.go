@@ -67,6 +67,59 @@ end)
 
 const floorFn = "floor_debit"
 
+// floorCheckout is the same for the checkout (fixtures.go checkout: debit,
+// spend points, redeem a coupon, freeze under a new hold with a TTL): the
+// library's calls for it (GET, TIME, HMGET, the expiry index's type check,
+// XADD, ZADD, HSET, SET) and its checks, written for that one instruction.
+const floorCheckout = `#!lua name=atomledger_bench_floor_checkout
+redis.register_function('floor_checkout', function(keys, argv)
+  local holder, id, fp, ttl, cp, memo = argv[1], argv[2], argv[3], argv[4], argv[5], argv[6]
+  local a1, n1, n2, c = argv[9], argv[10], argv[16], argv[24]
+  local a4, n4, h, ms = argv[27], argv[28], argv[29], argv[31]
+  local rec = redis.call('GET', keys[2])
+  if rec then return {1, rec} end
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local ts = string.format('%d', now)
+  local raw = redis.call('HMGET', keys[1], 'status', 'seq', 'digest', 'b:' .. a1, 'p:a', 'p:f', 'c:' .. c, 'h:' .. h,
+    'b:' .. a4, 'f:' .. a4)
+  if not raw[1] or raw[8] then return {0, 'err'} end
+  local b1, pa, b4, f4 = tonumber(raw[4] or '0'), tonumber(raw[5] or '0'), tonumber(raw[9] or '0'), tonumber(raw[10] or '0')
+  local d1, d2, d4 = tonumber(n1), tonumber(n2), tonumber(n4)
+  local cs = raw[7]
+  if b1 < d1 or pa < d2 or b4 < d4 or not cs or string.sub(cs, 1, 9) ~= 'available' then return {0, 'err'} end
+  local cexp = string.match(cs, '|(%d+)$')
+  if cexp and now >= tonumber(cexp) then return {0, 'err'} end
+  local exp = now + tonumber(ms)
+  local s1, s2, s4, sf4 = string.format('%d', b1 - d1), string.format('%d', pa - d2), string.format('%d', b4 - d4), string.format('%d', f4 + d4)
+  local pf = raw[6] or '0'
+  local cnew = cexp and ('used|' .. cexp) or 'used'
+  local hold = string.format('%d', exp) .. '|' .. a4 .. '=' .. n4 .. '|'
+  local seq = string.format('%d', tonumber(raw[2]) + 1)
+  local ops = '[{"op":"debit","asset":"' .. a1 .. '","units":"' .. n1 .. '","mv":[["' .. a1 .. '","avail","cp","' .. n1 ..
+    '"]]},{"op":"spend_points","units":"' .. n2 .. '","mv":[["points","avail","cp","' .. n2 .. '"]]},{"op":"redeem_coupon","coupon":"' ..
+    c .. '"},{"op":"freeze","asset":"' .. a4 .. '","units":"' .. n4 .. '","hold":"' .. h .. '","ms":"' .. ms ..
+    '","mv":[["' .. a4 .. '","avail","frozen","' .. n4 .. '"]]}]'
+  local result = '{"s":"' .. seq .. '","st":"' .. raw[1] .. '","b":{"' .. a1 .. '":["' .. s1 .. '","0"],"' .. a4 .. '":["' ..
+    s4 .. '","' .. sf4 .. '"]},"c":{"' .. c .. '":"' .. cnew .. '"},"h":{"' .. h .. '":"' .. hold .. '"},"p":["' .. s2 .. '","' .. pf .. '"]}'
+  local prev = raw[3] or ''
+  local digest = redis.sha1hex(#prev .. ':' .. prev .. #holder .. ':' .. holder .. #seq .. ':' .. seq .. #id .. ':' .. id ..
+    #fp .. ':' .. fp .. #ts .. ':' .. ts .. #cp .. ':' .. cp .. #ops .. ':' .. ops .. #result .. ':' .. result ..
+    #memo .. ':' .. memo .. '0:')
+  redis.call('ZCARD', keys[4])
+  redis.call('XADD', keys[3], '*', 'holder', holder, 'seq', seq, 'id', id, 'fp', fp, 'ts', ts, 'cp', cp,
+    'ops', ops, 'state', result, 'digest', digest, 'memo', memo, 'dv', '2')
+  redis.call('ZADD', keys[4], exp, holder .. ' ' .. h)
+  redis.call('HSET', keys[1], 'seq', seq, 'b:' .. a1, s1, 'p:a', s2, 'c:' .. c, cnew, 'h:' .. h, hold, 'b:' .. a4, s4,
+    'f:' .. a4, sf4, 'digest', digest)
+  redis.call('SET', keys[2], string.sub(fp, 1, 16) .. seq .. ' b' .. a1 .. '/' .. s1 .. '/0 b' .. a4 .. '/' .. s4 .. '/' .. sf4 ..
+    ' c' .. c .. '/' .. cnew .. ' h' .. h .. '/' .. hold .. ' p' .. s2 .. '/' .. pf, 'PX', ttl)
+  return {0, 'ok\n' .. result}
+end)
+`
+
+const floorCheckoutFn = "floor_checkout"
+
 // scriptCost runs the script_cost part: Rounds checkout phases, Rounds
 // phases of the same checkout through the JSON door, Rounds 1-op debit
 // phases and Rounds deduct phases, alternated, each on fresh keys
@@ -86,7 +139,7 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 	if sc.keep, err = e.oneMaster(ctx); err != nil {
 		return ScriptCost{}, err
 	}
-	for _, lib := range []string{seedDeduct, floorDebit} {
+	for _, lib := range []string{seedDeduct, floorDebit, floorCheckout} {
 		if err = e.loadLibrary(ctx, lib); err != nil {
 			return ScriptCost{}, err
 		}
@@ -97,15 +150,15 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 			return ScriptCost{}, err
 		}
 	}
-	total := 5*e.s.Rounds + e.s.BreakdownRnd*len(stages)
+	total := 6*e.s.Rounds + e.s.BreakdownRnd*len(stages)
 	done := 0
 
-	var seeds, checkouts, debits, floors, jsons []float64
+	var seeds, checkouts, debits, floors, floorCheckouts, jsons []float64
 	perCmd := map[string][]CommandCost{}
 	for r := range e.s.Rounds {
 		// Alternate which kind goes first, so that a drift of the machine
 		// weighs on both alike.
-		kinds := []string{"checkout", "json", "debit", "floor", "deduct"}
+		kinds := []string{"checkout", "floor_checkout", "json", "debit", "floor", "deduct"}
 		if r%2 == 1 {
 			slices.Reverse(kinds)
 		}
@@ -120,6 +173,12 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 				for name, c := range commandsPerCall(stats, e.s.Calls) {
 					perCmd[name] = append(perCmd[name], c)
 				}
+			case "floor_checkout":
+				usec, _, err := sc.checkoutPhase(ctx, floorCheckoutFn, true, e.s.Calls)
+				if err != nil {
+					return ScriptCost{}, err
+				}
+				floorCheckouts = append(floorCheckouts, usec)
 			case "json":
 				usec, err := sc.jsonPhase(ctx)
 				if err != nil {
@@ -157,6 +216,9 @@ func runScriptCost(ctx context.Context, e *env) (ScriptCost, error) {
 	out.FloorDebitUsec = round(median(floors))
 	out.FloorRatio = round(ratio(median(floors), median(seeds)))
 	out.DebitOverFloor = round(ratio(median(debits), median(floors)))
+	out.FloorCheckoutUsec = round(median(floorCheckouts))
+	out.FloorCheckoutRatio = round(ratio(median(floorCheckouts), median(seeds)))
+	out.CheckoutOverFloor = round(ratio(median(checkouts), median(floorCheckouts)))
 	out.JSONUsec = round(median(jsons))
 	out.JSONRatio = round(ratio(median(jsons), median(seeds)))
 	out.JSONOverFlat = round(ratio(median(jsons), median(checkouts)))
