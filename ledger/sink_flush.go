@@ -77,7 +77,10 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 	if len(w.heads) > 0 {
 		var hs, digests, statuses []string
 		var seqs, created, updated []int64
-		for h, hd := range w.heads {
+		// In the order of the holders, as lockHeads locks them: two batches
+		// inserting the same new holders wait for each other, never in a cycle.
+		for _, h := range slices.Sorted(maps.Keys(w.heads)) {
+			hd := w.heads[h]
 			hs, digests, statuses = append(hs, h), append(digests, hd.digest), append(statuses, hd.status)
 			seqs, created, updated = append(seqs, hd.seq), append(created, hd.createdMs), append(updated, hd.updatedMs)
 		}
