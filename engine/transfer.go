@@ -94,8 +94,9 @@ func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (Transfe
 	if err != nil {
 		return TransferState{}, e.internal(t.ID, "encode transfer: %v", err)
 	}
-	// A one-payer transfer reads what its payees' credits must fit in the same
-	// round trip (transfer_pay.go).
+	// A one-payer transfer reads, in the same round trip, what its payees'
+	// credits must fit in and the hold of a settle without an amount
+	// (transfer_pay.go, transfer_rest.go).
 	payer := e.payerOf(n)
 	begin := append([]any{transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n)}, e.payArgs(payer)...)
 	got := e.submit(ctx, append([]req{transferReq(n.ID, "begin", begin...)}, checkReads(n, payer)...))
