@@ -89,22 +89,41 @@ func runHTTP(ctx context.Context, e *env, l *loadSet, lib Compare) (HTTP, error)
 	out.HalfLoadRate = round(rate)
 	n := int(rate * e.s.HTTPDuration.Seconds())
 	ins := l.debits(n)
-	due := make(chan time.Time, n)
-	lat := make([]float64, n) // from when it was due
 	svc := make([]float64, n) // from when it was sent
-	var served atomic.Int64
+	lat, took := openLoop(n, rate, e.s.Workers, func(k int) {
+		sent := time.Now()
+		if err := post(ins[k]); err != nil {
+			ec.add(err)
+		}
+		svc[k] = float64(time.Since(sent)) / float64(time.Millisecond)
+	})
+	out.HalfLoadAchvd = round(float64(n) / took.Seconds())
+	slices.Sort(lat)
+	out.P50Ms = round(percentile(lat, 50))
+	out.P99Ms = round(percentile(lat, 99))
+	slices.Sort(svc)
+	out.P99ServiceMs = round(percentile(svc, 99))
+	out.Errors, _ = ec.result()
+	e.step(part, 3, 3, "")
+	return out, nil
+}
+
+// openLoop offers n operations at rate, open loop: operation k is due at
+// start + k/rate and its latency (ms, lat[k]) counts from then, so that a
+// stall counts for every operation it delays. workers run them, each as
+// soon as it is free; took is from the start to the last one's end.
+func openLoop(n int, rate float64, workers int, op func(k int)) (lat []float64, took time.Duration) {
+	due := make(chan time.Time, n)
+	lat = make([]float64, n)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range e.s.Workers {
+	for range workers {
 		wg.Go(func() {
 			for t := range due {
-				k := int(served.Add(1) - 1)
-				sent := time.Now()
-				if err := post(ins[k]); err != nil {
-					ec.add(err)
-				}
+				k := int(next.Add(1) - 1)
+				op(k)
 				lat[k] = float64(time.Since(t)) / float64(time.Millisecond)
-				svc[k] = float64(time.Since(sent)) / float64(time.Millisecond)
 			}
 		})
 	}
@@ -118,15 +137,7 @@ func runHTTP(ctx context.Context, e *env, l *loadSet, lib Compare) (HTTP, error)
 	}
 	close(due)
 	wg.Wait()
-	out.HalfLoadAchvd = round(float64(n) / time.Since(start).Seconds())
-	slices.Sort(lat)
-	out.P50Ms = round(percentile(lat, 50))
-	out.P99Ms = round(percentile(lat, 99))
-	slices.Sort(svc)
-	out.P99ServiceMs = round(percentile(svc, 99))
-	out.Errors, _ = ec.result()
-	e.step(part, 3, 3, "")
-	return out, nil
+	return lat, time.Since(start)
 }
 
 // daemon is a running engined serve.

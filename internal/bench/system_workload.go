@@ -10,55 +10,32 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/atomledger/atomledger/instructions"
 )
 
-// halfLoad offers op at rate for d, open loop: operation j is due at
-// start + j/rate and its latency counts from then, so that a stall counts
-// for every operation it delays. workers send them, each as soon as it is
-// free; seq numbers the operations on from the closed loop's.
+// halfLoad offers op at rate for d, open loop (openLoop); seq numbers the
+// operations on from the closed loop's.
 func halfLoad(ctx context.Context, op func(context.Context, int64) error, seq *atomic.Int64, rate float64, d time.Duration, workers int) (HalfLoad, error) {
 	out := HalfLoad{Rate: round(rate), Seconds: round(d.Seconds())}
 	n := int(rate * d.Seconds())
 	if n == 0 {
 		return out, nil
 	}
-	due := make(chan time.Time, n)
-	lat := make([]float64, n)
-	var next, failed atomic.Int64
+	var failed atomic.Int64
 	var ec errCount
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range workers {
-		wg.Go(func() {
-			for t := range due {
-				j := next.Add(1) - 1
-				if err := op(ctx, seq.Add(1)-1); err != nil {
-					failed.Add(1)
-					ec.add(err)
-				}
-				lat[j] = float64(time.Since(t)) / float64(time.Millisecond)
-			}
-		})
-	}
-	interval := time.Duration(float64(time.Second) / rate)
-	for j := range n {
-		at := start.Add(time.Duration(j) * interval)
-		if w := time.Until(at); w > 0 {
-			time.Sleep(w)
+	lat, took := openLoop(n, rate, workers, func(int) {
+		if err := op(ctx, seq.Add(1)-1); err != nil {
+			failed.Add(1)
+			ec.add(err)
 		}
-		due <- at
-	}
-	close(due)
-	wg.Wait()
+	})
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
-	out.Achieved = round(float64(n) / time.Since(start).Seconds())
+	out.Achieved = round(float64(n) / took.Seconds())
 	slices.Sort(lat)
 	out.P50Ms, out.P99Ms = round(percentile(lat, 50)), round(percentile(lat, 99))
 	out.Errors = failed.Load()
