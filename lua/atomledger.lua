@@ -924,8 +924,11 @@ local function json_op(o, i, out)
   if not spec then return nil, bad('INVALID_INSTRUCTION', i, 'unknown op') end
   for _, f in ipairs(JSON_FIELDS) do
     local v = o[f]
-    -- Absent, as the engine reads them; a null amount is a JSON value that is not digits there too.
-    if v == '' or (v == cjson.null and f ~= 'amount') then v = nil; o[f] = nil end
+    -- As the engine's decoder: a field is left out, never null or empty (an empty leg would read
+    -- as the whole hold); a null amount is a value that is not digits, INVALID_AMOUNT below.
+    if v == '' or (v == cjson.null and f ~= 'amount') then
+      return nil, bad('INVALID_INSTRUCTION', i, 'field "' .. f .. '" is ' .. (v == '' and 'empty' or 'null') .. ': leave it out')
+    end
     if spec[f] == true and v == nil then return nil, bad('INVALID_INSTRUCTION', i, op .. ' needs ' .. f) end
     if spec[f] == nil and v ~= nil then return nil, bad('INVALID_INSTRUCTION', i, op .. ' takes no ' .. f) end
     if v ~= nil and f ~= 'amount' and type(v) ~= ((f == 'ttl_ms' or f == 'expires_ms') and 'number' or 'string') then
@@ -946,7 +949,8 @@ local function json_op(o, i, out)
   end
   local amt = '0'
   if o.amount ~= nil then
-    local n = type(o.amount) == 'string' and units(o.amount)
+    -- Leading zeros are taken, as the engine takes them, within its 40 digits.
+    local n = type(o.amount) == 'string' and #o.amount <= 40 and units(match(o.amount, '^0*(.*)$'))
     if not n then return nil, bad('INVALID_AMOUNT', i, 'amount must be a string of digits, 1 .. 2^53-1 minor units') end
     amt = fmt('%d', n)
   end
@@ -984,10 +988,13 @@ local function apply_json(keys, argv)
   for k in pairs(in_) do
     if not JSON_TOP[k] then return bad('INVALID_INSTRUCTION', -1, 'unknown field "' .. sub(k, 1, 64) .. '"') end
   end
-  -- null is an absent field, and an absent id or holder an empty one, as the engine reads them.
+  -- As the engine reads them: a null id or holder is an empty one (INVALID_ID below); a null
+  -- counterparty or memo is refused, as it is left out, never null.
   for _, k in ipairs(JSON_TEXT_FIELDS) do
     local v = in_[k]
-    if v == cjson.null then in_[k] = nil
+    if v == cjson.null and (k == 'counterparty' or k == 'memo') then
+      return bad('INVALID_INSTRUCTION', -1, 'field "' .. k .. '" is null: leave it out')
+    elseif v == cjson.null then in_[k] = nil
     elseif v ~= nil and type(v) ~= 'string' then return bad('INVALID_INSTRUCTION', -1, k .. ' must be a string') end
   end
   local id, holder, cp, memo, ops = in_.id or '', in_.holder or '', in_.counterparty, in_.memo or '', in_.ops

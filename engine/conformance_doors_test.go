@@ -1,0 +1,149 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/lua"
+)
+
+// fcallJSON sends text to the JSON door with go-redis and gives the outcome.
+func fcallJSON(t *testing.T, holder, id, text string) string {
+	t.Helper()
+	v, err := rdb.FCall(context.Background(), lua.FuncApplyJSON, jsonKeys(holder, id), text).Slice()
+	require.NoError(t, err)
+	require.Len(t, v, 2)
+	s, _ := v[1].(string)
+	return s
+}
+
+// engineCode applies text through the engine's door (Decode, then Apply) and
+// gives the error code, "" when it applied.
+func engineCode(t *testing.T, text string) string {
+	t.Helper()
+	in, err := instructions.Decode([]byte(text))
+	if err == nil {
+		_, err = eng.Apply(context.Background(), in)
+	}
+	if err == nil {
+		return ""
+	}
+	var e *instructions.Error
+	require.True(t, errors.As(err, &e), "%v", err)
+	return string(e.Code)
+}
+
+// DESIGN.md: the JSON door makes "the same checks, codes" as the engine.
+// Each instruction goes through both doors, on two fresh holders set up alike;
+// the amounts are written {A} (1.00 CNY: "1.00" to the engine, "100" to the
+// door). Both must give the same code, or both apply; a refusal changes
+// neither hash.
+func TestConformance_BothDoorsJudgeAlike(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	require.NoError(t, eng.Load(ctx))
+	setup := func(in instructions.Instruction) instructions.Instruction {
+		return in.Credit("CNY", "100.00").EarnPoints("50").GrantCoupon("c1", time.Time{}).
+			Freeze("CNY", "10.00", "hold1", 0)
+	}
+
+	cases := []struct{ name, top, ops string }{
+		// Optional fields given as null or "" (docs/bad-input.md: "leave it out").
+		{"a null hold on credit", "", `{"op":"credit","asset":"CNY","amount":"{A}","hold":null}`},
+		{"a null ttl_ms on freeze", "", `{"op":"freeze","asset":"CNY","amount":"{A}","hold":"n1","ttl_ms":null}`},
+		{"a null leg on settle", "", `{"op":"settle","hold":"hold1","leg":null}`},
+		{"a null amount on settle", "", `{"op":"settle","hold":"hold1","leg":"CNY","amount":null}`},
+		{"a null expires_ms on grant_coupon", "", `{"op":"grant_coupon","coupon":"g1","expires_ms":null}`},
+		{"a null asset on earn_points", "", `{"op":"earn_points","amount":"1","asset":null}`},
+		{"an empty leg on settle", "", `{"op":"settle","hold":"hold1","leg":""}`},
+		{"an empty amount on settle", "", `{"op":"settle","hold":"hold1","leg":"CNY","amount":""}`},
+		{"an empty asset on settle", "", `{"op":"settle","hold":"hold1","asset":""}`},
+		{"an empty hold on credit", "", `{"op":"credit","asset":"CNY","amount":"{A}","hold":""}`},
+		{"an empty coupon on earn_points", "", `{"op":"earn_points","amount":"1","coupon":""}`},
+		{"a null memo", `"memo":null`, `{"op":"earn_points","amount":"1"}`},
+		{"a null counterparty", `"counterparty":null`, `{"op":"earn_points","amount":"1"}`},
+		{"an empty memo", `"memo":""`, `{"op":"earn_points","amount":"1"}`},
+		{"an empty counterparty", `"counterparty":""`, `{"op":"earn_points","amount":"1"}`},
+		// Ids.
+		{"an id with colons", `"id":"a:b:c"`, `{"op":"earn_points","amount":"1"}`},
+		{"an id with a brace", `"id":"a{b}"`, `{"op":"earn_points","amount":"1"}`},
+		{"a unicode id", `"id":"é"`, `{"op":"earn_points","amount":"1"}`},
+		{"an id of 65 bytes", `"id":"` + strings.Repeat("i", 65) + `"`, `{"op":"earn_points","amount":"1"}`},
+		{"an id of 64 bytes", `"id":"` + strings.Repeat("i", 64) + `"`, `{"op":"earn_points","amount":"1"}`},
+		{"an empty id", `"id":""`, `{"op":"earn_points","amount":"1"}`},
+		{"a hold with a colon", "", `{"op":"freeze","asset":"CNY","amount":"{A}","hold":"o:1"}`},
+		{"a hold beginning sweep-", "", `{"op":"freeze","asset":"CNY","amount":"{A}","hold":"sweep-1"}`},
+		{"a coupon beginning x:", "", `{"op":"grant_coupon","coupon":"x:1"}`},
+		{"a coupon with a space", "", `{"op":"grant_coupon","coupon":"a b"}`},
+		{"a counterparty with a brace", `"counterparty":"{m}"`, `{"op":"earn_points","amount":"1"}`},
+		// Amounts.
+		{"an amount with a sign", "", `{"op":"credit","asset":"CNY","amount":"-{A}"}`},
+		{"an amount with a space", "", `{"op":"credit","asset":"CNY","amount":" {A}"}`},
+		{"an amount in exponent form", "", `{"op":"earn_points","amount":"1e3"}`},
+		{"an amount of leading zeros", "", `{"op":"earn_points","amount":"000000000000000000001"}`},
+		{"points at 2^53-1 on top of 50", "", `{"op":"earn_points","amount":"9007199254740991"}`},
+		{"points at 2^53", "", `{"op":"earn_points","amount":"9007199254740992"}`},
+		// Shapes.
+		{"ops null", `"ops":null`, ""},
+		{"an op that is a string", "", `"credit"`},
+		{"an op name in capitals", "", `{"op":"CREDIT","asset":"CNY","amount":"{A}"}`},
+		{"an asset the op does not take", "", `{"op":"earn_points","amount":"1","asset":"CNY"}`},
+		{"ttl_ms as a string", "", `{"op":"freeze","asset":"CNY","amount":"{A}","hold":"n2","ttl_ms":"5"}`},
+		{"ttl_ms negative", "", `{"op":"freeze","asset":"CNY","amount":"{A}","hold":"n3","ttl_ms":-1}`},
+		{"ttl_ms of ten years and a ms", "", `{"op":"freeze","asset":"CNY","amount":"{A}","hold":"n4","ttl_ms":315360000001}`},
+		{"ttl_ms a fraction", "", `{"op":"freeze","asset":"CNY","amount":"{A}","hold":"n5","ttl_ms":1.5}`},
+		{"expires_ms of zero", "", `{"op":"grant_coupon","coupon":"g2","expires_ms":0}`},
+		{"a leg points on release of a CNY hold", "", `{"op":"release","hold":"hold1","leg":"points"}`},
+		{"a leg in lower case", "", `{"op":"release","hold":"hold1","leg":"cny"}`},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			id := fmt.Sprintf("doors-%03d", i)
+			text := func(holder, amount string) string {
+				top := `"id":"` + id + `","holder":"` + holder + `",`
+				if strings.HasPrefix(c.top, `"id":`) {
+					top = `"holder":"` + holder + `",`
+				}
+				if c.top != "" {
+					top += c.top + ","
+				}
+				ops := `"ops":[` + c.ops + `]`
+				if strings.HasPrefix(c.top, `"ops":`) {
+					ops, top = "", strings.TrimSuffix(top, ",")
+				}
+				return strings.ReplaceAll("{"+top+ops+"}", "{A}", amount)
+			}
+			keyID := id
+			if strings.HasPrefix(c.top, `"id":"`) {
+				keyID = strings.TrimSuffix(strings.TrimPrefix(c.top, `"id":"`), `"`)
+			}
+			he, hd := newHolder(t, setup), newHolder(t, setup)
+			beforeE, beforeD := holderHash(t, he), holderHash(t, hd)
+			ce := engineCode(t, text(he, "1.00"))
+			out := fcallJSON(t, hd, keyID, text(hd, "100"))
+			cd := cliCode(out)
+			assert.Equal(t, ce, cd, "engine %q, JSON door %q (%s)", ce, cd, out)
+			if ce != "" {
+				assert.Equal(t, beforeE, holderHash(t, he), "the engine's refusal changed the holder")
+			}
+			if cd != "" {
+				assert.Equal(t, beforeD, holderHash(t, hd), "the door's refusal changed the holder")
+				if instructions.Code(cd) == instructions.CodeInvalidInstruction || instructions.Code(cd) == instructions.CodeInvalidID ||
+					instructions.Code(cd) == instructions.CodeInvalidAmount || instructions.Code(cd) == instructions.CodeUnknownAsset {
+					n, err := rdb.Exists(ctx, cluster.Tx(hd, keyID)).Result()
+					require.NoError(t, err)
+					assert.Zero(t, n, "a refusal before the script's checks is not recorded")
+				}
+			}
+		})
+	}
+}
