@@ -82,7 +82,11 @@ func (s *server) applyBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req batchRequest
-	if err := decodeStrict(body, &req); err != nil {
+	err := strictKeys(body, "instructions")
+	if err == nil {
+		err = decodeStrict(body, &req)
+	}
+	if err != nil {
 		writeError(w, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp, "batch: %v", err), false)
 		return
 	}
