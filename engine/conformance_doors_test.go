@@ -93,6 +93,11 @@ func TestConformance_BothDoorsJudgeAlike(t *testing.T) {
 		{"points at 2^53-1 on top of 50", "", `{"op":"earn_points","amount":"9007199254740991"}`},
 		{"points at 2^53", "", `{"op":"earn_points","amount":"9007199254740992"}`},
 		// Shapes.
+		{"an amount that is an object", "", `{"op":"credit","asset":"CNY","amount":{"units":"{A}"}}`},
+		{"an amount that is an array", "", `{"op":"credit","asset":"CNY","amount":["{A}"]}`},
+		{"an amount that is true", "", `{"op":"credit","asset":"CNY","amount":true}`},
+		{"a hold that is an object", "", `{"op":"freeze","asset":"CNY","amount":"{A}","hold":{"h":"x"}}`},
+		{"a memo that is an object", `"memo":{"m":"x"}`, `{"op":"earn_points","amount":"1"}`},
 		{"ops null", `"ops":null`, ""},
 		{"an op that is a string", "", `"credit"`},
 		{"an op name in capitals", "", `{"op":"CREDIT","asset":"CNY","amount":"{A}"}`},

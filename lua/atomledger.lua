@@ -911,6 +911,18 @@ local function text_keys(text)
   end
 end
 
+-- The keys of every object in v, at any depth (cjson bounds the depth): equal to the keys the
+-- text has unless one was given twice. Counted at every depth, so that a value that is an
+-- object where a string belongs (an amount) gets the code of that field's check, as in the engine.
+local function all_keys(v)
+  local n = 0
+  for k, x in pairs(v) do
+    if type(k) == 'string' then n = n + 1 end
+    if type(x) == 'table' then n = n + all_keys(x) end
+  end
+  return n
+end
+
 -- The flat arguments of one op, or nil and the error reply.
 local function json_op(o, i, out)
   if not object(o) then return nil, bad('INVALID_INSTRUCTION', i, 'op must be an object') end
@@ -980,11 +992,7 @@ local function apply_json(keys, argv)
   local ok, in_ = pcall(cjson.decode, text)
   -- cjson decodes [] as it does {}: the text must open an object.
   if not ok or not object(in_) or not find(text, '^%s*{') then return bad('INVALID_INSTRUCTION', -1, 'not a JSON object') end
-  local nkeys = object(in_)
-  if type(in_.ops) == 'table' then
-    for _, o in pairs(in_.ops) do nkeys = nkeys + (object(o) or 0) end
-  end
-  if text_keys(text) ~= nkeys then return bad('INVALID_INSTRUCTION', -1, 'a key given twice, or an object where a value belongs') end
+  if text_keys(text) ~= all_keys(in_) then return bad('INVALID_INSTRUCTION', -1, 'a key given twice') end
   for k in pairs(in_) do
     if not JSON_TOP[k] then return bad('INVALID_INSTRUCTION', -1, 'unknown field "' .. sub(k, 1, 64) .. '"') end
   end
