@@ -98,6 +98,7 @@ func TestConformance_BothDoorsJudgeAlike(t *testing.T) {
 		{"an amount that is true", "", `{"op":"credit","asset":"CNY","amount":true}`},
 		{"a hold that is an object", "", `{"op":"freeze","asset":"CNY","amount":"{A}","hold":{"h":"x"}}`},
 		{"a memo that is an object", `"memo":{"m":"x"}`, `{"op":"earn_points","amount":"1"}`},
+		{"a memo of 900 nested objects", `"memo":` + strings.Repeat(`{"m":`, 900) + `1` + strings.Repeat(`}`, 900), `{"op":"earn_points","amount":"1"}`},
 		{"ops null", `"ops":null`, ""},
 		{"an op that is a string", "", `"credit"`},
 		{"an op name in capitals", "", `{"op":"CREDIT","asset":"CNY","amount":"{A}"}`},
