@@ -102,6 +102,54 @@ func TestConformance_HTTPTable(t *testing.T) {
 			})
 		}
 	})
+	t.Run("a transfer answers 200 committed, 422 aborted, 409 for another body", func(t *testing.T) {
+		payee := richHolder(t, d)
+		payeeState := d.state(t, payee)
+		transfer := func(id, amount string) string {
+			return `{"id": "` + id + `", "parts": [{"holder": "` + h + `", "ops": [{"op": "debit", "asset": "CNY", "amount": "` + amount +
+				`"}]}, {"holder": "` + payee + `", "ops": [{"op": "credit", "asset": "CNY", "amount": "` + amount + `"}]}]}`
+		}
+		var st struct {
+			Status    string          `json:"status"`
+			Complete  bool            `json:"complete"`
+			Replayed  bool            `json:"replayed"`
+			PartIndex *int            `json:"part_index"`
+			Error     json.RawMessage `json:"error"`
+		}
+		short := newID("t")
+		a := d.do(t, http.MethodPost, "/v1/transfers", transfer(short, "1000.00"))
+		require.Equal(t, http.StatusUnprocessableEntity, a.status, "%s", a)
+		require.NoError(t, json.Unmarshal(a.body, &st))
+		assert.Equal(t, "aborted", st.Status)
+		require.NotNil(t, st.PartIndex)
+		assert.Equal(t, 0, *st.PartIndex)
+		assert.Contains(t, string(st.Error), `"INSUFFICIENT_FUNDS"`)
+		assert.Equal(t, state, d.state(t, h), "an aborted transfer changed the payer")
+		assert.Equal(t, payeeState, d.state(t, payee), "an aborted transfer changed the payee")
+
+		id := newID("t")
+		for i, want := range []bool{false, true} {
+			a = d.do(t, http.MethodPost, "/v1/transfers", transfer(id, "1.00"))
+			require.Equal(t, http.StatusOK, a.status, "%s", a)
+			require.NoError(t, json.Unmarshal(a.body, &st))
+			assert.Equal(t, "committed", st.Status)
+			assert.True(t, st.Complete)
+			assert.Equal(t, want, st.Replayed, "post %d", i)
+		}
+		wantErrorAnswer(t, d.do(t, http.MethodPost, "/v1/transfers", transfer(id, "2.00")), http.StatusConflict, "IDEMPOTENCY_CONFLICT")
+		a = d.do(t, http.MethodGet, "/v1/transfers/"+id, "")
+		require.Equal(t, http.StatusOK, a.status, "%s", a)
+		require.NoError(t, json.Unmarshal(a.body, &st))
+		assert.Equal(t, "committed", st.Status)
+		var payer, got struct {
+			Balances map[string]struct{ Available string } `json:"balances"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(d.state(t, h)), &payer))
+		require.NoError(t, json.Unmarshal([]byte(d.state(t, payee)), &got))
+		assert.Equal(t, "68.00", payer.Balances["CNY"].Available, "paid once")
+		assert.Equal(t, "71.00", got.Balances["CNY"].Available, "credited once")
+		state = d.state(t, h)
+	})
 	t.Run("ids in paths are checked like ids in bodies", func(t *testing.T) {
 		for _, p := range []string{"/v1/holders/%7Bh%7D", "/v1/holders/..%2E", "/v1/holders/" + strings.Repeat("a", 65),
 			"/v1/transfers/%7Bx%7D", "/v1/holders/" + h + "/instructions/a%20b"} {
