@@ -262,6 +262,20 @@ func TestConformance_Idempotency(t *testing.T) {
 	refused(t, h, instructions.New(pay.ID, h).WithMemo("other").Debit("CNY", "4.00"), instructions.CodeIdempotencyConflict, instructions.NoOp)
 	refused(t, h, instructions.New(pay.ID, h).WithCounterparty("shop").Debit("CNY", "4.00"), instructions.CodeIdempotencyConflict, instructions.NoOp)
 
+	// Every field of every op is part of the body: a ttl, an expiry, the order of the ops.
+	fz := instructions.New(newID("fz"), h).Freeze("CNY", "1.00", newID("o"), time.Hour).EarnPoints("1")
+	apply(t, fz)
+	other := fz
+	other.Ops = append([]instructions.Op(nil), fz.Ops...)
+	ttl := int64(time.Hour.Milliseconds() + 1)
+	other.Ops[0].TTLMs = &ttl
+	refused(t, h, other, instructions.CodeIdempotencyConflict, instructions.NoOp)
+	other.Ops = []instructions.Op{fz.Ops[1], fz.Ops[0]}
+	refused(t, h, other, instructions.CodeIdempotencyConflict, instructions.NoOp)
+	gc := instructions.New(newID("gc"), h).GrantCoupon(newID("c"), time.UnixMilli(4102444800000))
+	apply(t, gc)
+	refused(t, h, instructions.New(gc.ID, h).GrantCoupon(gc.Ops[0].Coupon, time.UnixMilli(4102444800001)), instructions.CodeIdempotencyConflict, instructions.NoOp)
+
 	big := instructions.New(newID("big"), h).Debit("CNY", "1000.00")
 	refused(t, h, big, instructions.CodeInsufficientFunds, 0)
 	apply(t, newIn(h).Credit("CNY", "1000.00"))
