@@ -248,6 +248,13 @@ func TestConformance_Idempotency(t *testing.T) {
 
 	pay := instructions.New(newID("pay"), h).Debit("CNY", "4.00")
 	first := apply(t, pay)
+	// Key layout: the record is {h:X}:tx:<id>, a string kept 24 h by default.
+	typ, err := rdb.Type(ctx, cluster.Holder(h)+":tx:"+pay.ID).Result()
+	require.NoError(t, err)
+	assert.Equal(t, "string", typ)
+	pttl, err := rdb.PTTL(ctx, cluster.Holder(h)+":tx:"+pay.ID).Result()
+	require.NoError(t, err)
+	assert.True(t, pttl > 23*time.Hour && pttl <= 24*time.Hour, "the record's TTL is 24 h: %v", pttl)
 	apply(t, newIn(h).Credit("CNY", "100.00"))
 	before := readRaw(t, h)
 	again := apply(t, pay)
