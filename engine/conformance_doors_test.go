@@ -98,6 +98,10 @@ func TestConformance_BothDoorsJudgeAlike(t *testing.T) {
 		{"an amount that is true", "", `{"op":"credit","asset":"CNY","amount":true}`},
 		{"a hold that is an object", "", `{"op":"freeze","asset":"CNY","amount":"{A}","hold":{"h":"x"}}`},
 		{"a memo that is an object", `"memo":{"m":"x"}`, `{"op":"earn_points","amount":"1"}`},
+		{"a memo of 256 bytes of 3-byte characters and one ASCII", `"memo":"` + strings.Repeat("€", 85) + `a"`, `{"op":"earn_points","amount":"1"}`},
+		{"a memo of 258 bytes of 3-byte characters", `"memo":"` + strings.Repeat("€", 86) + `"`, `{"op":"earn_points","amount":"1"}`},
+		{"a memo holding U+0085", `"memo":"ab"`, `{"op":"earn_points","amount":"1"}`},
+		{"a memo holding an escaped tab", `"memo":"a	b"`, `{"op":"earn_points","amount":"1"}`},
 		{"a memo of 900 nested objects", `"memo":` + strings.Repeat(`{"m":`, 900) + `1` + strings.Repeat(`}`, 900), `{"op":"earn_points","amount":"1"}`},
 		{"ops null", `"ops":null`, ""},
 		{"an op that is a string", "", `"credit"`},
