@@ -449,7 +449,7 @@ func printSystemTables(w io.Writer, s bench.System) {
 	families := []string{"fcall", "xreadgroup", "xack_xdel", "wait", "client", "zrangebyscore", "other", "outside_commands", "used_cpu"}
 	r := table.NewWriter()
 	r.SetOutputMirror(w)
-	r.SetTitle("system: Redis's time, µs per 1,000 operations (commandstats; used_cpu is INFO's used_cpu_sys + used_cpu_user)")
+	r.SetTitle("system: Redis's time, µs per 1,000 operations, and × calls per operation (commandstats; used_cpu is INFO's used_cpu_sys + used_cpu_user)")
 	head := table.Row{"workload"}
 	for _, fam := range families {
 		head = append(head, fam)
@@ -458,7 +458,11 @@ func printSystemTables(w io.Writer, s bench.System) {
 	for _, p := range s.Phases {
 		row := table.Row{p.Name}
 		for _, fam := range families {
-			row = append(row, f(p.RedisUsecPer1000[fam]))
+			cell := f(p.RedisUsecPer1000[fam])
+			if n, ok := p.RedisCallsPerOp[fam]; ok {
+				cell += " ×" + f(n)
+			}
+			row = append(row, cell)
 		}
 		r.AppendRow(row)
 	}

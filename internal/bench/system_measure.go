@@ -164,7 +164,7 @@ func (r *sysRun) costs(p *SystemPhase, a, b sysSample) {
 	p.CPUPer1000 = ProcCPU{Daemon: per(daemon), Redis: per(rds), Postgres: per(pg), Client: per(client), All: per(all)}
 	p.Cores = ProcCPU{Daemon: cores(daemon), Redis: cores(rds), Postgres: cores(pg), Client: cores(client), All: cores(all)}
 	p.RedisUsedCPUPer1000 = round((b.redisUsed - a.redisUsed) * 1000 / float64(p.Ops))
-	p.RedisUsecPer1000 = splitCommands(commandDelta(a.cmds, b.cmds), b.redisUsed-a.redisUsed, float64(p.Ops), r.familyOf)
+	p.RedisUsecPer1000, p.RedisCallsPerOp = splitCommands(commandDelta(a.cmds, b.cmds), b.redisUsed-a.redisUsed, float64(p.Ops), r.familyOf)
 	p.PGBytesPerOp = round(float64(b.pgBytes-a.pgBytes) / float64(p.Ops))
 	p.EventsPerOp = round((b.relayed - a.relayed) / float64(p.Ops))
 }
@@ -226,13 +226,13 @@ func commandFamilies() func(string) string {
 	}
 }
 
-// splitCommands is Redis's time per ops operations by family, in µs: each
-// family's commandstats usec, and outside_commands, what INFO's
+// splitCommands is Redis's time per 1,000 of ops operations by family, in
+// µs: each family's commandstats usec, and outside_commands, what INFO's
 // used_cpu_sys + used_cpu_user (usedSec) has beyond them (reading and
 // writing the clients' sockets, the event loop, the AOF), with used_cpu
-// itself.
-func splitCommands(delta map[string]cmdStat, usedSec, ops float64, familyOf func(string) string) map[string]float64 {
-	usec := map[string]float64{}
+// itself; and each family's calls per operation.
+func splitCommands(delta map[string]cmdStat, usedSec, ops float64, familyOf func(string) string) (usecPer1000, callsPerOp map[string]float64) {
+	usec, calls := map[string]float64{}, map[string]float64{}
 	var inCommands float64
 	for name, st := range delta {
 		f := familyOf(name)
@@ -240,15 +240,19 @@ func splitCommands(delta map[string]cmdStat, usedSec, ops float64, familyOf func
 			continue
 		}
 		usec[f] += float64(st.Usec)
+		calls[f] += float64(st.Calls)
 		inCommands += float64(st.Usec)
 	}
 	usec[famOutside] = usedSec*1e6 - inCommands
 	usec[famUsedCPU] = usedSec * 1e6
-	out := map[string]float64{}
+	usecPer1000, callsPerOp = map[string]float64{}, map[string]float64{}
 	for f, u := range usec {
-		out[f] = round(u * 1000 / ops)
+		usecPer1000[f] = round(u * 1000 / ops)
 	}
-	return out
+	for f, n := range calls {
+		callsPerOp[f] = round(n / ops)
+	}
+	return usecPer1000, callsPerOp
 }
 
 // moneyCheck compares, per asset, what was put into the holders with what

@@ -40,9 +40,11 @@ type SystemPhase struct {
 	// µs per 1,000 operations by the commands' families (commandstats):
 	// fcall (scripts, with the commands they call), xreadgroup, xack_xdel,
 	// wait, client (tracking), zrangebyscore (recovery, sweeper), other,
-	// and outside_commands (sockets, event loop, AOF), with used_cpu.
+	// and outside_commands (sockets, event loop, AOF), with used_cpu;
+	// RedisCallsPerOp counts each family's commands per operation.
 	RedisUsedCPUPer1000 float64            `json:"redis_used_cpu_s_per_1000"`
 	RedisUsecPer1000    map[string]float64 `json:"redis_usec_per_1000"`
+	RedisCallsPerOp     map[string]float64 `json:"redis_calls_per_op"`
 	PGBytesPerOp        float64            `json:"pg_bytes_per_op"` // ledger schema, tables with their indexes and TOAST
 	EventsPerOp         float64            `json:"events_per_op"`   // relayed, from the daemon's atomledger_relay_events_total
 	DrainSeconds        float64            `json:"drain_s"`         // from the last answer to empty outboxes

@@ -91,12 +91,13 @@ func TestSplitCommands_PerFamilyAndWhatIsOutside(t *testing.T) {
 		"xdel":       {Calls: 10, Usec: 100},
 		"info":       {Calls: 2, Usec: 50},
 	}
-	got := splitCommands(delta, 0.008, 100, commandFamilies())
+	usec, calls := splitCommands(delta, 0.008, 100, commandFamilies())
 	assert.Equal(t, map[string]float64{
 		famScript: 50000, famRead: 3000, famAck: 2000, famOther: 500,
 		famOutside: 24500, // 8,000 µs of CPU, 5,550 of them in commands, per 100 operations
 		famUsedCPU: 80000,
-	}, got)
+	}, usec)
+	assert.Equal(t, map[string]float64{famScript: 1, famRead: 0.1, famAck: 0.2, famOther: 0.02}, calls)
 }
 
 func TestMoneyCheck_HeldPlusLeftIsWhatWasPutIn(t *testing.T) {
