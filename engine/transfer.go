@@ -448,15 +448,7 @@ func (e *Engine) finishParts(ctx context.Context, n instructions.NormalizedTrans
 	var err error
 	switch {
 	case len(parts) > 0:
-		ttl := e.idemTTL
-		if rec.payer >= 0 {
-			ttl = payTTL(rec) // the record outlives its steps' records
-		}
-		args := []any{ttl, strconv.Itoa(len(n.Parts))}
-		for _, i := range parts {
-			args = append(args, strconv.Itoa(i))
-		}
-		next, err = e.transferScript(ctx, n.ID, "finish", args...)
+		next, err = e.transferScript(ctx, n.ID, "finish", e.finishArgs(n, rec, parts)...)
 	case reread:
 		next, err = e.transferScript(ctx, n.ID, "read")
 	default:
@@ -467,6 +459,19 @@ func (e *Engine) finishParts(ctx context.Context, n instructions.NormalizedTrans
 		return rec
 	}
 	return next
+}
+
+// finishArgs are the arguments of the transfer function's finish of parts.
+func (e *Engine) finishArgs(n instructions.NormalizedTransfer, rec transferRecord, parts []int) []any {
+	ttl := e.idemTTL
+	if rec.payer >= 0 {
+		ttl = payTTL(rec) // the record outlives its steps' records
+	}
+	args := []any{ttl, strconv.Itoa(len(n.Parts))}
+	for _, i := range parts {
+		args = append(args, strconv.Itoa(i))
+	}
+	return args
 }
 
 // transferPrint identifies a transfer's normalized body.

@@ -26,11 +26,11 @@ import (
 //     the hold of a settle without an amount (transfer_rest.go);
 //  2. runs the payer's part ("x:<id>:c" on the payer): applied, the transfer
 //     is committed; rejected, aborted, and nothing anywhere has changed;
-//  3. sends the payees' credits ("x:<id>:c" on each) with the decision, in
-//     one round trip;
-//  4. marks the parts finished, which makes the record done.
+//  3. sends the payees' credits ("x:<id>:c" on each), in one round trip;
+//  4. records the decision and, in the same run, the parts finished, which
+//     makes the record done.
 //
-// Four round trips and n + 3 script runs for n parts, where the two phases
+// Four round trips and n + 2 script runs for n parts, where the two phases
 // take five and 2n + 5. Its steps apply once because a finished part is
 // never sent again and an unfinished one only while its idempotency record
 // is sure to live (the record's until_ms): past that, the part is left to an
@@ -266,33 +266,39 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 		if !ok {
 			return stateOf(n.ID, rec), 0
 		}
-		decide := transferReq(n.ID, "decide", status, reason, e.xferTimeout.Milliseconds())
-		var credits []call
-		var parts []int
+		// Committed, the credits go first, then the decision with the parts
+		// it finished; aborted, nothing was applied: every part is finished
+		// with the decision. Either way one run of the record.
+		var finished []int
 		if status == TransferCommitted {
+			var credits []call
+			var parts []int
 			for i, p := range n.Parts {
 				if i != rec.payer && !rec.partFinished(i) {
 					credits, parts = append(credits, e.commitOf(n, p, rec)), append(parts, i)
 				}
 			}
-		}
-		out := make([]Outcome, len(credits))
-		got := e.runAlong(ctx, credits, out, decide)
-		decided, err := e.recordOf(n.ID, got[0])
-		if err != nil {
-			return stateOf(n.ID, rec), 0
-		}
-		rec = decided
-		if rec.status == TransferCommitted && status == TransferCommitted {
-			finished := []int{rec.payer}
+			out := make([]Outcome, len(credits))
+			e.runAlong(ctx, credits, out)
+			finished = []int{rec.payer}
 			for j, o := range out {
 				if o.Err == nil {
 					finished = append(finished, parts[j])
 				}
 			}
-			rec = e.finishParts(ctx, n, rec, finished, false)
+		} else {
+			for i := range n.Parts {
+				finished = append(finished, i)
+			}
 		}
-		// Otherwise another driver decided first: go on from its decision.
+		args := append([]any{status, reason, e.xferTimeout.Milliseconds()}, e.finishArgs(n, rec, finished)...)
+		decided, err := e.recordOf(n.ID, e.submit(ctx, []req{transferReq(n.ID, "decide", args...)})[0])
+		if err != nil {
+			return stateOf(n.ID, rec), 0
+		}
+		rec = decided
+		// Had another driver decided otherwise first, its decision stands
+		// and nothing was finished: go on from it.
 	}
 	stuck := 0
 	switch {

@@ -263,10 +263,9 @@ func TestTransfer_OnePayerAnswerLostAtEachStep(t *testing.T) {
 		{"the payer's run not sent", func(hs []string, c string) func([]any) bool { return stepOn(hs[0], c) }, false, engine.TransferAborted},
 		{"a credit ran", func(hs []string, c string) func([]any) bool { return stepOn(hs[2], c) }, true, engine.TransferCommitted},
 		{"a credit not sent", func(hs []string, c string) func([]any) bool { return stepOn(hs[2], c) }, false, engine.TransferCommitted},
-		{"the decision ran", func([]string, string) func([]any) bool { return transferAction("decide") }, true, engine.TransferCommitted},
-		{"the decision not sent", func([]string, string) func([]any) bool { return transferAction("decide") }, false, engine.TransferCommitted},
-		{"the finish ran", func([]string, string) func([]any) bool { return transferAction("finish") }, true, engine.TransferCommitted},
-		{"the finish not sent", func([]string, string) func([]any) bool { return transferAction("finish") }, false, engine.TransferCommitted},
+		// The decision finishes the parts in the same run: there is no finish of its own.
+		{"the decision and finish ran", func([]string, string) func([]any) bool { return transferAction("decide") }, true, engine.TransferCommitted},
+		{"the decision and finish not sent", func([]string, string) func([]any) bool { return transferAction("decide") }, false, engine.TransferCommitted},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,9 +2,12 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -195,5 +198,66 @@ func TestTransfer_OnePayerStepsOutliveTheWindowWhoeverSendsThem(t *testing.T) {
 		ttl, err := rdb.PTTL(context.Background(), cluster.Tx(h, ids["commit"])).Result()
 		require.NoError(t, err)
 		assert.Greater(t, ttl, 23*time.Hour, "part %d's step record", i)
+	}
+}
+
+// countCalls counts the library's runs a client sends, by function and, for
+// the transfer function, by action ("apply", "transfer begin", ...).
+type countCalls struct {
+	mu *sync.Mutex
+	n  map[string]int
+}
+
+func (h countCalls) count(cmds []redis.Cmder) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range cmds {
+		a := c.Args()
+		if len(a) < 2 || a[0] != "fcall" {
+			continue
+		}
+		name := fmt.Sprint(a[1])
+		if name == "transfer" && len(a) > 5 {
+			name += " " + fmt.Sprint(a[5])
+		}
+		h.n[name]++
+	}
+}
+
+func (h countCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h countCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, c redis.Cmder) error { h.count([]redis.Cmder{c}); return next(ctx, c) }
+}
+func (h countCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { h.count(cmds); return next(ctx, cmds) }
+}
+
+// A one-payer transfer of n parts runs the library n + 2 times: begin, each
+// part once, and the decision, which finishes the parts in the same run; a
+// rejected payer leaves the credits unsent.
+func TestTransfer_OnePayerRunsTheLibraryNPlusTwoTimes(t *testing.T) {
+	needRedis(t)
+	hs := holdersOnMasters(t,
+		func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") }, nil, nil)
+	for _, c := range []struct {
+		name string
+		tr   instructions.Transfer
+		want map[string]int
+	}{
+		{"committed", payment(hs[0], "4.00", hs[1], hs[2]), map[string]int{"transfer begin": 1, "apply": 3, "transfer decide": 1}},
+		{"aborted", payment(hs[0], "40.00", hs[1], hs[2]), map[string]int{"transfer begin": 1, "apply": 1, "transfer decide": 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			client := testCluster.Client(nil)
+			defer client.Close()
+			calls := countCalls{mu: &sync.Mutex{}, n: map[string]int{}}
+			client.AddHook(calls)
+			st, err := engine.New(client, &engine.Options{Logger: quiet}).Transfer(context.Background(), c.tr)
+			require.NoError(t, err)
+			assert.True(t, st.Complete)
+			calls.mu.Lock()
+			defer calls.mu.Unlock()
+			assert.Equal(t, c.want, calls.n)
+		})
 	}
 }

@@ -38,7 +38,9 @@
 --          (ms) its steps may be sent again (their idempotency records' life): creates the
 --          record "preparing", due for recovery at the deadline; or finds it (another fp: conflict).
 --   decide status ("committed" or "aborted"), error, retry (ms): the commit point. Only a
---          "preparing" record changes; one that has been decided keeps its decision.
+--          "preparing" record changes; one that has been decided keeps its decision. Then
+--          finish's arguments, if any follow: those parts finished in the same run, when the
+--          decision that stands is this one (a one-payer transfer's last step).
 --   finish ttl (ms), the number of parts, then part indexes (from 0): those parts' commit (or
 --          abort) applied, now or before; a finished part is never sent again. Once every part
 --          is finished, the record is done: it leaves the index and expires. Refused while
@@ -752,6 +754,29 @@ local function ms_arg(s)
   return tonumber(s)
 end
 
+-- finish_parts marks parts finished in record r (of key K_REC, in the index K_IDX) from
+-- finish's arguments at argv[i]: ttl (ms), the number of parts, then part indexes.
+local function finish_parts(K_REC, K_IDX, id, r, argv, i, tnow)
+  local ttl = ms_arg(argv[i])
+  if r[4] then return record_reply('found', r) end
+  local f = r[8] or string.rep('0', ms_arg(argv[i + 1]))
+  for j = i + 2, #argv do
+    local k = ms_arg(argv[j])
+    if k >= #f then return redis.error_reply('ERR bad part argument') end
+    f = sub(f, 1, k) .. '1' .. sub(f, k + 2)
+  end
+  if find(f, '0', 1, true) then
+    call('HSET', K_REC, 'finished', f)
+  else
+    call('HSET', K_REC, 'finished', f, 'done', '1', 'done_ms', fmt('%d', tnow))
+    call('PEXPIRE', K_REC, fmt('%d', ttl))
+    call('ZREM', K_IDX, id)
+    r[4] = '1'
+  end
+  r[8] = f
+  return record_reply('found', r)
+end
+
 local function transfer(keys, argv)
   if not fmt then bind() end
   local K_REC, K_IDX = keys[1], keys[2]
@@ -791,27 +816,11 @@ local function transfer(keys, argv)
       call('HSET', K_REC, 'status', to, 'err', err, 'decided_ms', fmt('%d', tnow))
       r[1], r[3] = to, err
     end
+    if argv[6] and r[1] == to then return finish_parts(K_REC, K_IDX, id, r, argv, 6, tnow) end
     return record_reply('found', r)
   elseif action == 'finish' then
-    local ttl = ms_arg(argv[3])
     if r[1] == 'preparing' then return redis.error_reply('ERR an undecided transfer has no part to finish') end
-    if r[4] then return record_reply('found', r) end
-    local f = r[8] or string.rep('0', ms_arg(argv[4]))
-    for i = 5, #argv do
-      local k = ms_arg(argv[i])
-      if k >= #f then return redis.error_reply('ERR bad part argument') end
-      f = sub(f, 1, k) .. '1' .. sub(f, k + 2)
-    end
-    if find(f, '0', 1, true) then
-      call('HSET', K_REC, 'finished', f)
-    else
-      call('HSET', K_REC, 'finished', f, 'done', '1', 'done_ms', fmt('%d', tnow))
-      call('PEXPIRE', K_REC, fmt('%d', ttl))
-      call('ZREM', K_IDX, id)
-      r[4] = '1'
-    end
-    r[8] = f
-    return record_reply('found', r)
+    return finish_parts(K_REC, K_IDX, id, r, argv, 3, tnow)
   end
   return redis.error_reply('ERR unknown action')
 end
