@@ -150,7 +150,9 @@ func FuzzDecode_OnePassAgrees(f *testing.F) {
 		f.Add([]byte(b))
 	}
 	for _, b := range strictBodies {
-		f.Add([]byte(b))
+		if len(b) < 1024 { // the fuzzer's time goes to mutating small bodies
+			f.Add([]byte(b))
+		}
 	}
 	for _, b := range append(onePassTransfers, strictTransfers...) {
 		f.Add([]byte(b))
