@@ -86,7 +86,10 @@ func (e *Engine) sendGroup(batch []*grouped) {
 	var deadline time.Time
 	forever := false
 	for _, g := range batch {
-		if g.ctx.Err() != nil { // its caller has its answer: never sent
+		if err := g.ctx.Err(); err != nil { // never sent
+			// Its caller answers this itself, unless it finds both ready in
+			// its select and takes this one.
+			g.out = Outcome{Err: redisFailure(g.c.n.ID, err)}
 			close(g.done)
 			continue
 		}

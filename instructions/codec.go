@@ -22,6 +22,16 @@ const MaxPayload = 64 << 10
 // (INVALID_INSTRUCTION, or INVALID_AMOUNT for an amount that is not a string).
 // Decode checks the shape only: Normalize checks the content.
 func Decode(data []byte) (Instruction, error) {
+	if in, ok := decodeOnePass(data); ok {
+		return in, nil
+	}
+	return decodeStrictly(data)
+}
+
+// decodeStrictly is Decode's strict decoder: a key walk, a strict decode of
+// the instruction, then of each op. It reads every body the one-pass decoder
+// does not, and says what is wrong with it.
+func decodeStrictly(data []byte) (Instruction, error) {
 	var in Instruction
 	if len(data) > MaxPayload {
 		return in, Errorf(CodeInvalidInstruction, NoOp, "instruction is %d bytes, at most %d", len(data), MaxPayload)

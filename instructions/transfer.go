@@ -51,6 +51,15 @@ func (t NormalizedTransfer) Hold() string { return TransferHoldPrefix + t.ID }
 // DecodeTransfer reads one transfer from JSON, as strictly as Decode reads an
 // instruction. The payload limit is the instruction's (MaxPayload).
 func DecodeTransfer(data []byte) (Transfer, error) {
+	if t, ok := decodeTransferOnePass(data); ok {
+		return t, nil
+	}
+	return decodeTransferStrictly(data)
+}
+
+// decodeTransferStrictly is DecodeTransfer's strict decoder, as
+// decodeStrictly is Decode's.
+func decodeTransferStrictly(data []byte) (Transfer, error) {
 	if len(data) > MaxPayload {
 		return Transfer{}, Errorf(CodeInvalidInstruction, NoOp, "transfer is %d bytes, at most %d", len(data), MaxPayload)
 	}

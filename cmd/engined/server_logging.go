@@ -44,7 +44,8 @@ type exchange struct {
 	code   instructions.Code // of an error answer
 	// rejected counts the entries of a batch answered with an error, by code.
 	rejected map[instructions.Code]int
-	attrs    []slog.Attr
+	attrs    []slog.Attr // the handler's details; the first two are kept in few
+	few      [2]slog.Attr
 }
 
 func (x *exchange) WriteHeader(status int) {
@@ -67,6 +68,9 @@ func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
 // note adds attributes to the request's log line, when w is an exchange.
 func note(w http.ResponseWriter, attrs ...slog.Attr) {
 	if x, ok := w.(*exchange); ok {
+		if x.attrs == nil {
+			x.attrs = x.few[:0]
+		}
 		x.attrs = append(x.attrs, attrs...)
 	}
 }

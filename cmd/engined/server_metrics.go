@@ -25,6 +25,9 @@ type metrics struct {
 	transfers    *prometheus.CounterVec   // by outcome: committed, pending or a code
 	duration     *prometheus.HistogramVec // by route and status
 	batchSize    prometheus.Histogram
+	// outcomes are the instructions' counters by code, all made at the
+	// start: a request finds its own without hashing its label.
+	outcomes map[string]prometheus.Counter
 }
 
 func newMetrics(rdb redis.UniversalClient) *metrics {
@@ -53,14 +56,14 @@ func newMetrics(rdb redis.UniversalClient) *metrics {
 	// the start, at zero, so that rates over it exist before the first
 	// occurrence. The codes of the request as a whole (a token, a body size)
 	// and of a read are not outcomes.
-	m.instructions.WithLabelValues(codeOK)
+	m.outcomes = map[string]prometheus.Counter{codeOK: m.instructions.WithLabelValues(codeOK)}
 	m.transfers.WithLabelValues(engine.TransferCommitted)
 	m.transfers.WithLabelValues(engine.TransferPending)
 	for _, code := range instructions.Codes {
 		switch code {
 		case instructions.CodeUnauthenticated, instructions.CodePayloadTooLarge, instructions.CodeTransferNotFound:
 		default:
-			m.instructions.WithLabelValues(string(code))
+			m.outcomes[string(code)] = m.instructions.WithLabelValues(string(code))
 			m.transfers.WithLabelValues(string(code))
 		}
 	}
@@ -77,7 +80,11 @@ func (m *metrics) outcome(err error) {
 	if err != nil {
 		code = string(asError(err).Code)
 	}
-	m.instructions.WithLabelValues(code).Inc()
+	c, ok := m.outcomes[code]
+	if !ok {
+		c = m.instructions.WithLabelValues(code)
+	}
+	c.Inc()
 }
 
 // transfer counts the answer to one transfer.
@@ -86,7 +93,23 @@ func (m *metrics) transfer(outcome string) {
 }
 
 func (m *metrics) observe(route string, status int, d time.Duration) {
-	m.duration.WithLabelValues(route, strconv.Itoa(status)).Observe(d.Seconds())
+	m.duration.WithLabelValues(route, statusLabel(status)).Observe(d.Seconds())
+}
+
+// statusLabels are the texts of the statuses, made once: strconv.Itoa
+// allocates for every number past 99.
+var statusLabels = func() (l [600]string) {
+	for i := range l {
+		l[i] = strconv.Itoa(i)
+	}
+	return l
+}()
+
+func statusLabel(status int) string {
+	if status >= 0 && status < len(statusLabels) {
+		return statusLabels[status]
+	}
+	return strconv.Itoa(status)
 }
 
 func (m *metrics) handler() http.Handler {

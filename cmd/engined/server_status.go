@@ -91,21 +91,34 @@ func asError(err error) *instructions.Error {
 	return &instructions.Error{Code: instructions.CodeInternal, OpIndex: instructions.NoOp, Message: err.Error(), Err: err}
 }
 
-// writeJSON answers v as JSON, one line. Answers describe money and must
-// never be served from a cache.
+// writeJSON answers v as JSON, one line.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		// Only a bug gets here; the answer is still the contract's.
 		status, body = http.StatusInternalServerError, []byte(`{"error":{"code":"INTERNAL","message":"encode the answer"}}`)
 	}
-	body = append(body, '\n')
+	writeBody(w, status, append(body, '\n'))
+}
+
+// The values of the headers every answer has, shared by all answers: a
+// header is only ever read once set (net/http copies it to write it), and
+// sharing them saves the slice that Header.Set makes for each.
+var (
+	jsonContentType = []string{"application/json"}
+	noStore         = []string{"no-store"}
+	noSniff         = []string{"nosniff"}
+)
+
+// writeBody answers body, a line of JSON. Answers describe money and must
+// never be served from a cache.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	// A length lets a client tell a whole answer from a cut one.
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["Content-Type"] = jsonContentType
+	h["Cache-Control"] = noStore
+	h["X-Content-Type-Options"] = noSniff
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
