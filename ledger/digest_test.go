@@ -105,7 +105,7 @@ func TestSink_V1HistoryThenV2Events(t *testing.T) {
 	})
 	t.Run("the ledger keeps each event's version, and each row verifies by it", func(t *testing.T) {
 		rows, err := l.Pool().Query(ctx, `SELECT seq, id, fp, ts_ms, counterparty, ops, state, digest, memo, coalesce(transfer, ''), dv
-			FROM ledger.instructions WHERE holder = $1 ORDER BY seq`, h)
+			FROM ledger.events WHERE holder = $1 ORDER BY seq`, h)
 		require.NoError(t, err)
 		defer rows.Close()
 		var dvs []int

@@ -126,6 +126,9 @@ func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry) (Report, err
 	byHolder := map[string][]pending{}
 	for _, e := range batch {
 		ev, err := e.Read()
+		if err == nil {
+			err = checkPart(ev)
+		}
 		if err != nil {
 			w.addSetAside(e, "malformed: "+err.Error())
 			continue
@@ -298,7 +301,12 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 	}
 	// dv: the digest version this event was verified by, so that its
 	// digest can be checked again from its row.
-	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, ev.ID, ev.FP, ev.TS, ev.CP, ev.Memo, ev.Ops, ev.State, ev.Digest, xfer, int16(max(ev.DV, stored.DigestV1))})
+	id, cp, memo := ev.ID, ev.CP, ev.Memo
+	if partDerived(ev) {
+		// ledger.events derives them (migration 7): the id from its step.
+		id, cp, memo = ev.ID[len(ev.ID)-2:], "", ""
+	}
+	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, id, ev.FP, ev.TS, cp, memo, ev.Ops, ev.State, ev.Digest, xfer, int16(max(ev.DV, stored.DigestV1))})
 	n := 0
 	for i, op := range ev.ParsedOps() {
 		switch op.Op {
@@ -314,16 +322,21 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 				amt  int64
 			}{{mv[1], -units}, {mv[2], units}} {
 				acct := acctKey{ev.Holder, e.side, mv[0]}
+				var account *string // NULL: the holder's own account
 				if e.side == stored.SideCP {
 					acct.owner = ev.CP
+					account = &ev.CP
 				}
-				w.entries = append(w.entries, []any{ev.Holder, ev.Seq, n, i, acct.owner, acct.kind, acct.asset, e.amt})
+				w.entries = append(w.entries, []any{ev.Holder, ev.Seq, int16(n), int16(i), account, acct.kind, acct.asset, e.amt})
 				n++
-				addTo(w.deltas, acct, e.amt)
 				if e.side == stored.SideCP && ev.Xfer != "" {
 					// The clearing account's entries: ledger.transfer_balances'
-					// clearing, kept per transfer and asset.
+					// clearing, kept per transfer and asset. Its sum there is
+					// the clearing account's amount, which ledger.accounts
+					// does not hold again (migration 7).
 					addTo(w.clearing, clearKey{ev.Xfer, mv[0]}, e.amt)
+				} else {
+					addTo(w.deltas, acct, e.amt)
 				}
 			}
 		}
@@ -346,6 +359,34 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 	for c, raw := range ev.ParsedState().Coupons {
 		w.coupons[itemKey{ev.Holder, c}] = raw
 	}
+}
+
+// checkPart refuses a transfer part whose counterparty is not its
+// transfer's clearing account (docs/events.md, Transfer parts): the
+// clearing sums of ledger.transfer_clearing are that account's amount.
+func checkPart(ev stored.Event) error {
+	if ev.Xfer != "" && ev.CP != "x:"+ev.Xfer {
+		return fmt.Errorf("event %s/%d: the counterparty of a part of transfer %q is %q, not its clearing account %q",
+			ev.Holder, ev.Seq, ev.Xfer, ev.CP, "x:"+ev.Xfer)
+	}
+	return nil
+}
+
+// partSteps names the step of a transfer part's id suffix, as its memo says it.
+var partSteps = map[string]string{":p": "prepare", ":c": "commit", ":a": "abort"}
+
+// partDerived tells whether a transfer part's id, counterparty and memo
+// are what ledger.events derives from its transfer and step: the id
+// x:<transfer>:<p, c or a>, the clearing account x:<transfer>, and
+// "transfer <transfer>: <prepare, commit or abort>". The sink then stores
+// the id's step alone (":c") and ” for both.
+func partDerived(ev stored.Event) bool {
+	hold := "x:" + ev.Xfer
+	if ev.Xfer == "" || ev.CP != hold || len(ev.ID) != len(hold)+2 || ev.ID[:len(hold)] != hold {
+		return false
+	}
+	step, ok := partSteps[ev.ID[len(hold):]]
+	return ok && ev.Memo == "transfer "+ev.Xfer+": "+step
 }
 
 func addTo[K comparable](m map[K]*big.Int, k K, amt int64) {

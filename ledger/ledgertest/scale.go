@@ -68,17 +68,20 @@ func FillScale(ctx context.Context, pool *pgxpool.Pool, holders, transfers, open
 		FROM generate_series(0, %[1]d - 1) AS h, (VALUES ('avail'), ('frozen')) AS k(kind)
 		WHERE k.kind = 'avail' OR %[5]d > 0`, holders, credit, amount, openPayee, rounds),
 		fmt.Sprintf(`INSERT INTO ledger.accounts (holder, kind, asset, amount) VALUES ('external', 'cp', 'CNY', -%d::numeric * %d)`, credit, holders),
-		fmt.Sprintf(`INSERT INTO ledger.accounts (holder, kind, asset, amount)
-		SELECT 'x:pay-' || j, 'cp', 'CNY', CASE WHEN j >= %[1]d - %[2]d THEN %[3]d ELSE 0 END FROM generate_series(0, %[1]d - 1) AS j`, transfers, open, amount),
 	}
 	var clearing bool
 	if err := pool.QueryRow(ctx, "SELECT to_regclass('ledger.transfer_clearing') IS NOT NULL").Scan(&clearing); err != nil {
 		return err
 	}
 	if clearing {
-		// What the sink keeps of the open transfers; the settled ones left it.
+		// What the sink keeps of the open transfers, their clearing
+		// accounts' amounts; the settled ones left it.
 		stmts = append(stmts, fmt.Sprintf(`INSERT INTO ledger.transfer_clearing (transfer, asset, clearing)
 			SELECT 'pay-' || j, 'CNY', %[3]d FROM generate_series(%[1]d - %[2]d, %[1]d - 1) AS j`, transfers, open, amount))
+	} else {
+		// Before migration 5, ledger.accounts held every clearing account.
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO ledger.accounts (holder, kind, asset, amount)
+			SELECT 'x:pay-' || j, 'cp', 'CNY', CASE WHEN j >= %[1]d - %[2]d THEN %[3]d ELSE 0 END FROM generate_series(0, %[1]d - 1) AS j`, transfers, open, amount))
 	}
 	stmts = append(stmts, "VACUUM ANALYZE")
 	for _, s := range stmts {
