@@ -16,7 +16,7 @@ import (
 
 // asVersion6 puts a ledger back as the sink wrote it before migration 7,
 // and forgets that migration: every field of an instruction stored
-// verbatim, every entry naming its account, entries keyed (holder, seq, n),
+// verbatim (fp and digest as hexadecimal text), every entry naming its account, entries keyed (holder, seq, n),
 // a transfer's clearing account kept in ledger.accounts beside its sum in
 // ledger.transfer_clearing, zero once settled.
 func asVersion6(t *testing.T, l *ledger.Ledger) {
@@ -29,6 +29,8 @@ func asVersion6(t *testing.T, l *ledger.Ledger) {
 				FROM verbatim v WHERE i.holder = v.holder AND i.seq = v.seq;
 			DROP VIEW ledger.events;
 			DROP VIEW ledger.account_amounts;
+			ALTER TABLE ledger.instructions ALTER COLUMN fp TYPE text USING encode(fp, 'hex'),
+				ALTER COLUMN digest TYPE text USING encode(digest, 'hex');
 			DROP INDEX ledger.instructions_id;
 			CREATE INDEX instructions_id ON ledger.instructions (holder, id);
 			UPDATE ledger.entries SET account = holder WHERE account IS NULL;

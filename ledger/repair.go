@@ -50,7 +50,7 @@ func (l *Ledger) Repair(ctx context.Context, id int64, fields map[string]string,
 		}
 		ev, err := stored.ParseEvent(fields)
 		if err == nil {
-			err = checkPart(ev)
+			err = checkEvent(ev)
 		}
 		if err != nil {
 			return fmt.Errorf("set aside %d: %w", id, err)

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"math/big"
 	"sort"
@@ -127,7 +128,7 @@ func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry) (Report, err
 	for _, e := range batch {
 		ev, err := e.Read()
 		if err == nil {
-			err = checkPart(ev)
+			err = checkEvent(ev)
 		}
 		if err != nil {
 			w.addSetAside(e, "malformed: "+err.Error())
@@ -306,7 +307,10 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 		// ledger.events derives them (migration 7): the id from its step.
 		id, cp, memo = ev.ID[len(ev.ID)-2:], "", ""
 	}
-	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, id, ev.FP, ev.TS, cp, memo, ev.Ops, ev.State, ev.Digest, xfer, int16(max(ev.DV, stored.DigestV1))})
+	// checkEvent let only lowercase hexadecimal through.
+	fp, _ := hex.DecodeString(ev.FP)
+	digest, _ := hex.DecodeString(ev.Digest)
+	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, id, fp, ev.TS, cp, memo, ev.Ops, ev.State, digest, xfer, int16(max(ev.DV, stored.DigestV1))})
 	n := 0
 	for i, op := range ev.ParsedOps() {
 		switch op.Op {
@@ -361,10 +365,18 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 	}
 }
 
-// checkPart refuses a transfer part whose counterparty is not its
-// transfer's clearing account (docs/events.md, Transfer parts): the
-// clearing sums of ledger.transfer_clearing are that account's amount.
-func checkPart(ev stored.Event) error {
+// checkEvent refuses what the ledger cannot store as it does: a
+// fingerprint or a digest that is not lowercase hexadecimal (docs/events.md;
+// the ledger keeps the bytes they spell), and a transfer part whose
+// counterparty is not its transfer's clearing account (docs/events.md,
+// Transfer parts: the clearing sums of ledger.transfer_clearing are that
+// account's amount).
+func checkEvent(ev stored.Event) error {
+	for _, f := range [2][2]string{{"fp", ev.FP}, {"digest", ev.Digest}} {
+		if b, err := hex.DecodeString(f[1]); err != nil || hex.EncodeToString(b) != f[1] {
+			return fmt.Errorf("event %s/%d: %s %q is not lowercase hexadecimal", ev.Holder, ev.Seq, f[0], f[1])
+		}
+	}
 	if ev.Xfer != "" && ev.CP != "x:"+ev.Xfer {
 		return fmt.Errorf("event %s/%d: the counterparty of a part of transfer %q is %q, not its clearing account %q",
 			ev.Holder, ev.Seq, ev.Xfer, ev.CP, "x:"+ev.Xfer)
@@ -407,7 +419,7 @@ func (l *Ledger) checkDuplicates(ctx context.Context, tx pgx.Tx, w *batchWrites,
 	for i, ev := range w.dupChecks {
 		hs[i], seqs[i] = ev.Holder, ev.Seq
 	}
-	rows, err := tx.Query(ctx, `SELECT i.holder, i.seq, i.digest FROM ledger.instructions i
+	rows, err := tx.Query(ctx, `SELECT i.holder, i.seq, encode(i.digest, 'hex') FROM ledger.instructions i
 		JOIN unnest($1::text[], $2::bigint[]) AS d(holder, seq) USING (holder, seq)`, hs, seqs)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -28,7 +29,7 @@ type history struct {
 func (h *history) next(id, cp, memo, xfer, ops string) map[string]string {
 	h.seq++
 	s := strconv.FormatInt(h.seq, 10)
-	ev := stored.Event{Holder: h.holder, Seq: h.seq, ID: id, FP: "fp-" + id, TS: 1796000000000 + h.seq, CP: cp,
+	ev := stored.Event{Holder: h.holder, Seq: h.seq, ID: id, FP: hex.EncodeToString([]byte(id)), TS: 1796000000000 + h.seq, CP: cp,
 		Ops: ops, State: fmt.Sprintf(`{"s":"%s","st":"active","b":{"CNY":["%d","0"]}}`, s, h.cny), Memo: memo, Xfer: xfer}
 	ev.Digest = stored.Digest(h.digest, ev)
 	h.digest = ev.Digest
