@@ -24,11 +24,13 @@ func asVersion6(t *testing.T, l *ledger.Ledger) {
 	ctx := context.Background()
 	require.NoError(t, pgx.BeginFunc(ctx, l.Pool(), func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `SET LOCAL atomledger.writer = 'sink';
-			CREATE TEMP TABLE verbatim ON COMMIT DROP AS SELECT holder, seq, id, counterparty, memo FROM ledger.events;
-			UPDATE ledger.instructions i SET id = v.id, counterparty = v.counterparty, memo = v.memo
+			CREATE TEMP TABLE verbatim ON COMMIT DROP AS SELECT holder, seq, id, counterparty, memo, ops, state FROM ledger.events;
+			UPDATE ledger.instructions i SET id = v.id, counterparty = v.counterparty, memo = v.memo, ops = v.ops, state = v.state
 				FROM verbatim v WHERE i.holder = v.holder AND i.seq = v.seq;
 			DROP VIEW ledger.events;
 			DROP VIEW ledger.account_amounts;
+			DROP FUNCTION ledger.event_ops(text);
+			DROP FUNCTION ledger.event_state(bigint, text);
 			ALTER TABLE ledger.instructions ALTER COLUMN fp TYPE text USING encode(fp, 'hex'),
 				ALTER COLUMN digest TYPE text USING encode(digest, 'hex');
 			DROP INDEX ledger.instructions_id;
@@ -141,7 +143,8 @@ func TestMigrate_CompactsInPlace(t *testing.T) {
 	}
 	requireEventsVerbatim(t, l, byHolder)
 	var full string
-	require.NoError(t, l.Pool().QueryRow(ctx, `SELECT count(*) || ' ' || count(*) FILTER (WHERE counterparty = '')
+	require.NoError(t, l.Pool().QueryRow(ctx, `SELECT count(*) || ' ' || count(*) FILTER (WHERE counterparty = ''
+			AND left(ops, 1) = '*' AND left(state, 1) = '~' AND length(fp) = 16 AND length(digest) = 20)
 		FROM ledger.instructions WHERE transfer IS NOT NULL`).Scan(&full))
 	n := 0
 	for _, h := range names[1:] {

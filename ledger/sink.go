@@ -310,7 +310,7 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 	// checkEvent let only lowercase hexadecimal through.
 	fp, _ := hex.DecodeString(ev.FP)
 	digest, _ := hex.DecodeString(ev.Digest)
-	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, id, fp, ev.TS, cp, memo, ev.Ops, ev.State, digest, xfer, int16(max(ev.DV, stored.DigestV1))})
+	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, id, fp, ev.TS, cp, memo, compactOps(ev.Ops), compactState(ev.Seq, ev.State), digest, xfer, int16(max(ev.DV, stored.DigestV1))})
 	n := 0
 	for i, op := range ev.ParsedOps() {
 		switch op.Op {
@@ -382,23 +382,6 @@ func checkEvent(ev stored.Event) error {
 			ev.Holder, ev.Seq, ev.Xfer, ev.CP, "x:"+ev.Xfer)
 	}
 	return nil
-}
-
-// partSteps names the step of a transfer part's id suffix, as its memo says it.
-var partSteps = map[string]string{":p": "prepare", ":c": "commit", ":a": "abort"}
-
-// partDerived tells whether a transfer part's id, counterparty and memo
-// are what ledger.events derives from its transfer and step: the id
-// x:<transfer>:<p, c or a>, the clearing account x:<transfer>, and
-// "transfer <transfer>: <prepare, commit or abort>". The sink then stores
-// the id's step alone (":c") and ” for both.
-func partDerived(ev stored.Event) bool {
-	hold := "x:" + ev.Xfer
-	if ev.Xfer == "" || ev.CP != hold || len(ev.ID) != len(hold)+2 || ev.ID[:len(hold)] != hold {
-		return false
-	}
-	step, ok := partSteps[ev.ID[len(hold):]]
-	return ok && ev.Memo == "transfer "+ev.Xfer+": "+step
 }
 
 func addTo[K comparable](m map[K]*big.Int, k K, amt int64) {

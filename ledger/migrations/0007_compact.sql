@@ -34,6 +34,52 @@ ALTER TABLE ledger.instructions
 	ALTER COLUMN fp TYPE bytea USING decode(fp, 'hex'),
 	ALTER COLUMN digest TYPE bytea USING decode(digest, 'hex');
 
+-- ops and state, JSON as Redis wrote it (the digest covers their text), are
+-- stored compactly where part of them repeats what the row says, marked by
+-- a first character JSON never begins with; the functions give the text
+-- back, and the sink (ledger/compact.go) writes what they read.
+--
+-- ops, marked '*': a debit's or credit's movement ("mv") is left out, its
+-- one movement being its asset and units between the available balance and
+-- the counterparty, in its op's direction.
+CREATE FUNCTION ledger.event_ops(ops text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+	SELECT CASE WHEN left(ops, 1) = '*' THEN
+		regexp_replace(regexp_replace(substr(ops, 2),
+			'\{"op":"debit","asset":"([A-Z0-9_]+)","units":"([0-9]+)"\}',
+			'{"op":"debit","asset":"\1","units":"\2","mv":[["\1","avail","cp","\2"]]}', 'g'),
+			'\{"op":"credit","asset":"([A-Z0-9_]+)","units":"([0-9]+)"\}',
+			'{"op":"credit","asset":"\1","units":"\2","mv":[["\1","cp","avail","\2"]]}', 'g')
+	ELSE ops END
+$$;
+
+-- state, marked '*': its head {"s":"<seq>","st":"active", left out; marked
+-- '~': that head and its tail ,"c":{},"h":{}} (no coupon or hold touched).
+CREATE FUNCTION ledger.event_state(seq bigint, state text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+	SELECT CASE left(state, 1)
+		WHEN '*' THEN '{"s":"' || seq || '","st":"active",' || substr(state, 2)
+		WHEN '~' THEN '{"s":"' || seq || '","st":"active",' || substr(state, 2) || ',"c":{},"h":{}}'
+		ELSE state END
+$$;
+
+-- The rows already written, likewise, each only where the functions give
+-- its text back.
+UPDATE ledger.instructions SET ops = c.ops
+FROM (SELECT holder, seq, '*' || regexp_replace(regexp_replace(ops,
+		'\{"op":"debit","asset":"([A-Z0-9_]+)","units":"([0-9]+)","mv":\[\["\1","avail","cp","\2"\]\]\}',
+		'{"op":"debit","asset":"\1","units":"\2"}', 'g'),
+		'\{"op":"credit","asset":"([A-Z0-9_]+)","units":"([0-9]+)","mv":\[\["\1","cp","avail","\2"\]\]\}',
+		'{"op":"credit","asset":"\1","units":"\2"}', 'g') AS ops, ops AS was
+	FROM ledger.instructions WHERE ops LIKE '%"mv":[[%' AND (ops LIKE '%{"op":"debit",%' OR ops LIKE '%{"op":"credit",%')) AS c
+WHERE ledger.instructions.holder = c.holder AND ledger.instructions.seq = c.seq
+	AND c.ops <> '*' || c.was AND ledger.event_ops(c.ops) = c.was;
+UPDATE ledger.instructions SET state = c.state
+FROM (SELECT holder, seq, state AS was, CASE WHEN right(state, 15) = ',"c":{},"h":{}}'
+		THEN '~' || substr(state, length('{"s":"' || seq || '","st":"active",') + 1, length(state) - length('{"s":"' || seq || '","st":"active",') - 15)
+		ELSE '*' || substr(state, length('{"s":"' || seq || '","st":"active",') + 1) END AS state
+	FROM ledger.instructions WHERE left(state, length('{"s":"' || seq || '","st":"active",')) = '{"s":"' || seq || '","st":"active",'
+		AND length(state) > length('{"s":"' || seq || '","st":"active",') + 15) AS c
+WHERE ledger.instructions.holder = c.holder AND ledger.instructions.seq = c.seq AND ledger.event_state(c.seq, c.state) = c.was;
+
 -- Each instruction's event with every field as Redis wrote it: what a
 -- digest is checked on, and what statements read.
 CREATE VIEW ledger.events AS
@@ -44,7 +90,7 @@ SELECT holder, seq,
 	CASE WHEN counterparty = '' AND transfer IS NOT NULL
 		THEN 'transfer ' || transfer || ': ' || CASE right(id, 1) WHEN 'p' THEN 'prepare' WHEN 'c' THEN 'commit' ELSE 'abort' END
 		ELSE memo END AS memo,
-	ops, state, encode(digest, 'hex') AS digest, transfer, dv
+	ledger.event_ops(ops) AS ops, ledger.event_state(seq, state) AS state, encode(digest, 'hex') AS digest, transfer, dv
 FROM ledger.instructions;
 
 -- A transfer part's id is found through its transfer (instructions_transfer):
