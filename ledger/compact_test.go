@@ -2,14 +2,18 @@ package ledger_test
 
 import (
 	"context"
+	"encoding/hex"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/stored"
 )
@@ -31,6 +35,7 @@ func asVersion6(t *testing.T, l *ledger.Ledger) {
 			DROP VIEW ledger.account_amounts;
 			DROP FUNCTION ledger.event_ops(text);
 			DROP FUNCTION ledger.event_state(bigint, text);
+			DROP TRIGGER transfer_clearing_written ON ledger.transfer_clearing;
 			ALTER TABLE ledger.instructions ALTER COLUMN fp TYPE text USING encode(fp, 'hex'),
 				ALTER COLUMN digest TYPE text USING encode(digest, 'hex');
 			DROP INDEX ledger.instructions_id;
@@ -168,4 +173,206 @@ func TestMigrate_CompactsInPlace(t *testing.T) {
 	require.NoError(t, l.Pool().QueryRow(ctx, `SELECT count(*) FROM ledger.accounts WHERE holder LIKE 'x:%'`).Scan(&clearingRows))
 	assert.Zero(t, clearingRows)
 	requireSameAsRedis(t, l, append(all, names[0]))
+}
+
+// entryRow is a row of ledger.entries as stored.
+type entryRow struct {
+	Holder  string
+	N, Op   int16
+	Account *string // NULL: the holder's own
+	Kind    string
+	Asset   string
+	Amount  int64
+}
+
+// TestSink_APaymentsRows applies one payment (a one-payer transfer: the
+// payer's debit, the payee's credit, one event each) and reads the rows it
+// left: per part one instruction row holding what the event says and its
+// row does not (the id's step, no counterparty or memo, the ops without
+// their movement, the state without its head and empty tail, fp and digest
+// as bytes), which ledger.events gives back verbatim; two entries per part,
+// the holder's own account unnamed; the clearing account x:<id> in
+// ledger.transfer_clearing while the payee's part is missing, and no row
+// anywhere once it is in.
+func TestSink_APaymentsRows(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	names, evs := payments(t, rand.Uint64(), 2, 1)
+	payer, payee := names[0], names[1]
+	if !strings.Contains(evs[payer][1]["ops"], `"op":"debit"`) {
+		payer, payee = payee, payer
+	}
+	pay, got := evs[payer][1], evs[payee][1]
+	xfer, units := pay["xfer"], ""
+	for _, op := range mustEvent(t, pay).ParsedOps() {
+		units = op.Units
+	}
+	l := openLedger(t)
+	_, err := l.Apply(ctx, stored.Entries(evs[payer][0], evs[payee][0]))
+	require.NoError(t, err)
+	count := func(sql string, args ...any) int64 {
+		var n int64
+		require.NoError(t, l.Pool().QueryRow(ctx, sql, args...).Scan(&n))
+		return n
+	}
+	accounts := count("SELECT count(*) FROM ledger.accounts")
+
+	rep, err := l.Apply(ctx, stored.Entries(pay))
+	require.NoError(t, err)
+	require.Equal(t, ledger.Report{Applied: 1}, rep)
+	t.Run("with the payer's part in, the clearing account is in transfer_clearing alone", func(t *testing.T) {
+		assert.Equal(t, int64(1), count("SELECT count(*) FROM ledger.transfer_clearing WHERE transfer = $1 AND asset = 'CNY' AND clearing = $2::numeric", xfer, units))
+		assert.Zero(t, count("SELECT count(*) FROM ledger.accounts WHERE holder LIKE 'x:%'"))
+		assert.Equal(t, int64(1), count("SELECT count(*) FROM ledger.account_amounts WHERE holder = 'x:' || $1 AND kind = 'cp' AND asset = 'CNY' AND amount = $2::numeric", xfer, units))
+		drift, err := l.AccountDrifts(ctx, 10)
+		require.NoError(t, err)
+		assert.Empty(t, drift)
+	})
+
+	rep, err = l.Apply(ctx, stored.Entries(got))
+	require.NoError(t, err)
+	require.Equal(t, ledger.Report{Applied: 1}, rep)
+
+	t.Run("each part is one instruction row, stored compactly", func(t *testing.T) {
+		for _, f := range []map[string]string{pay, got} {
+			var id, cp, memo, ops, state, transfer string
+			var fp, digest []byte
+			require.NoError(t, l.Pool().QueryRow(ctx, `SELECT id, counterparty, memo, ops, state, fp, digest, transfer
+				FROM ledger.instructions WHERE holder = $1 AND seq = 2`, f["holder"]).Scan(&id, &cp, &memo, &ops, &state, &fp, &digest, &transfer))
+			ev := mustEvent(t, f)
+			op := ev.ParsedOps()[0]
+			bal := ev.ParsedState().Balances["CNY"]
+			assert.Equal(t, ":c", id)
+			assert.Empty(t, cp)
+			assert.Empty(t, memo)
+			assert.Equal(t, `*[{"op":"`+op.Op+`","asset":"CNY","units":"`+units+`"}]`, ops)
+			assert.Equal(t, `~"b":{"CNY":["`+bal[0]+`","`+bal[1]+`"]}`, state)
+			assert.Equal(t, f["fp"], hex.EncodeToString(fp))
+			assert.Equal(t, f["digest"], hex.EncodeToString(digest))
+			assert.Equal(t, xfer, transfer)
+		}
+		requireEventsVerbatim(t, l, evs)
+	})
+	t.Run("each part has two entries, the holder's own account unnamed", func(t *testing.T) {
+		rows, err := l.Pool().Query(ctx, `SELECT holder, n, op_index, account, account_kind, asset, amount FROM ledger.entries
+			WHERE seq = 2 AND holder = ANY($1) ORDER BY holder = $2 DESC, n`, names, payer)
+		require.NoError(t, err)
+		entries, err := pgx.CollectRows(rows, pgx.RowToStructByPos[entryRow])
+		require.NoError(t, err)
+		n, _ := strconv.ParseInt(units, 10, 64)
+		clearing := "x:" + xfer
+		assert.Equal(t, []entryRow{
+			{Holder: payer, N: 0, Op: 0, Kind: "avail", Asset: "CNY", Amount: -n},
+			{Holder: payer, N: 1, Op: 0, Account: &clearing, Kind: "cp", Asset: "CNY", Amount: n},
+			{Holder: payee, N: 0, Op: 0, Account: &clearing, Kind: "cp", Asset: "CNY", Amount: -n},
+			{Holder: payee, N: 1, Op: 0, Kind: "avail", Asset: "CNY", Amount: n},
+		}, entries)
+	})
+	t.Run("the settled clearing account holds no row", func(t *testing.T) {
+		assert.Zero(t, count("SELECT count(*) FROM ledger.transfer_clearing"))
+		assert.Equal(t, accounts, count("SELECT count(*) FROM ledger.accounts"), "the payer's and the payee's accounts changed, none added")
+		a, err := l.Audit(ctx, 10)
+		require.NoError(t, err)
+		assert.True(t, a.Advanced, "%+v", a)
+		requireSameAsRedis(t, l, names)
+	})
+	t.Run("a part is found by its id through its transfer", func(t *testing.T) {
+		for _, h := range names {
+			a, err := l.Instruction(ctx, h, "x:"+xfer+":c")
+			require.NoError(t, err)
+			assert.Equal(t, ledger.AppliedInstruction{ID: "x:" + xfer + ":c", Seq: 2, TsMs: a.TsMs, Counterparty: "x:" + xfer,
+				Memo: "transfer " + xfer + ": commit", Transfer: xfer, Ops: a.Ops}, a)
+		}
+		_, err := l.Instruction(ctx, payer, "x:"+xfer+":p")
+		var e *instructions.Error
+		require.ErrorAs(t, err, &e)
+		assert.Equal(t, instructions.CodeInstructionNotFound, e.Code)
+	})
+}
+
+func mustEvent(t *testing.T, f map[string]string) stored.Event {
+	t.Helper()
+	ev, err := stored.ParseEvent(f)
+	require.NoError(t, err)
+	return ev
+}
+
+// TestSink_SetsAsideWhatItCannotStoreCompactly: an event whose fingerprint
+// is not lowercase hexadecimal, or a transfer part whose counterparty is
+// not its clearing account, chaining otherwise, is set aside with its
+// reason, and nothing of it is written.
+func TestSink_SetsAsideWhatItCannotStoreCompactly(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	l := openLedger(t)
+	for _, c := range []struct {
+		name   string
+		ev     stored.Event
+		reason string
+	}{
+		{"a fingerprint in capitals", stored.Event{ID: "c1", FP: "ABCD", CP: "bank"}, `fp "ABCD" is not lowercase hexadecimal`},
+		{"a fingerprint not hexadecimal", stored.Event{ID: "c1", FP: "fp-c1", CP: "bank"}, `fp "fp-c1" is not lowercase hexadecimal`},
+		{"a part paying another counterparty", stored.Event{ID: "x:t1:c", FP: "ab", CP: "merchant", Xfer: "t1", Memo: "transfer t1: commit"},
+			`the counterparty of a part of transfer "t1" is "merchant", not its clearing account "x:t1"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := &history{holder: "bad-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+			writeAll(t, l, []map[string]string{h.open()})
+			ev := c.ev
+			ev.Holder, ev.Seq, ev.TS, ev.DV = h.holder, 2, 1796000000002, stored.DigestV2
+			ev.Ops = `[{"op":"credit","asset":"CNY","units":"5","mv":[["CNY","cp","avail","5"]]}]`
+			ev.State = `{"s":"2","st":"active","b":{"CNY":["5","0"]}}`
+			ev.Digest = stored.Digest(h.digest, ev)
+			rep, err := l.Apply(ctx, stored.Entries(ev.Fields()))
+			require.NoError(t, err)
+			assert.Equal(t, ledger.Report{SetAside: 1}, rep)
+			aside, err := l.SetAside(ctx, 100)
+			require.NoError(t, err)
+			require.NotEmpty(t, aside)
+			last := aside[len(aside)-1]
+			assert.Equal(t, h.holder, last.Holder)
+			assert.Contains(t, last.Reason, c.reason)
+			var n int64
+			require.NoError(t, l.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM ledger.instructions WHERE holder = $1 AND seq = 2)
+				+ (SELECT count(*) FROM ledger.entries WHERE holder = $1 AND seq = 2)`, h.holder).Scan(&n))
+			assert.Zero(t, n, "nothing of it written")
+			snaps, err := l.Snapshots(ctx, []string{h.holder}, 0)
+			require.NoError(t, err)
+			assert.Equal(t, int64(1), snaps[h.holder].Seq)
+		})
+	}
+}
+
+// TestAudit_ClearingAccountsAreTransferClearing: a transfer's clearing
+// account is its sum in ledger.transfer_clearing; that sum changed by hand
+// makes the next audit read the whole history, which finds the account
+// drifted, until it is mended.
+func TestAudit_ClearingAccountsAreTransferClearing(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	names, evs := payments(t, rand.Uint64(), 3, 6)
+	l := openLedger(t)
+	for _, h := range names[1:] {
+		_, err := l.Apply(ctx, stored.Entries(evs[h]...))
+		require.NoError(t, err)
+	}
+	a, err := l.Audit(ctx, 10)
+	require.NoError(t, err)
+	require.True(t, a.Advanced, "%+v", a)
+	var xfer string
+	require.NoError(t, l.Pool().QueryRow(ctx, `UPDATE ledger.transfer_clearing SET clearing = clearing + 1
+		WHERE transfer = (SELECT min(transfer) FROM ledger.transfer_clearing) RETURNING transfer`).Scan(&xfer))
+	for range 2 {
+		a, err = l.Audit(ctx, 10)
+		require.NoError(t, err)
+		assert.True(t, a.Whole, "a write outside the sink: the whole history")
+		require.Len(t, a.AccountDrift, 1)
+		assert.Equal(t, "x:"+xfer, a.AccountDrift[0].Owner)
+		assert.False(t, a.Advanced)
+	}
+	_, err = l.Pool().Exec(ctx, `UPDATE ledger.transfer_clearing SET clearing = clearing - 1 WHERE transfer = $1`, xfer)
+	require.NoError(t, err)
+	a, err = l.Audit(ctx, 10)
+	require.NoError(t, err)
+	assert.True(t, a.Advanced, "mended: %+v", a)
 }

@@ -130,3 +130,8 @@ GROUP BY holder, kind, asset;
 -- lock; the audit finds any entry written twice (its account drifts).
 ALTER TABLE ledger.entries DROP CONSTRAINT entries_pkey;
 CREATE INDEX entries_instruction ON ledger.entries (holder, seq);
+
+-- transfer_clearing now holds the clearing accounts' amounts: a write there
+-- by anything but the sink asks for a whole audit too (migration 6).
+CREATE TRIGGER transfer_clearing_written AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ledger.transfer_clearing
+	FOR EACH STATEMENT EXECUTE FUNCTION ledger.books_written();
