@@ -300,7 +300,8 @@ func mustEvent(t *testing.T, f map[string]string) stored.Event {
 // TestSink_SetsAsideWhatItCannotStoreCompactly: an event whose fingerprint
 // is not lowercase hexadecimal, or a transfer part whose counterparty is
 // not its clearing account, chaining otherwise, is set aside with its
-// reason, and nothing of it is written.
+// reason, and nothing of it is written; also when an older sink, which took
+// it, had parked it.
 func TestSink_SetsAsideWhatItCannotStoreCompactly(t *testing.T) {
 	needServers(t)
 	ctx := context.Background()
@@ -309,23 +310,36 @@ func TestSink_SetsAsideWhatItCannotStoreCompactly(t *testing.T) {
 		name   string
 		ev     stored.Event
 		reason string
+		parked bool // by an older sink, which took it
 	}{
-		{"a fingerprint in capitals", stored.Event{ID: "c1", FP: "ABCD", CP: "bank"}, `fp "ABCD" is not lowercase hexadecimal`},
-		{"a fingerprint not hexadecimal", stored.Event{ID: "c1", FP: "fp-c1", CP: "bank"}, `fp "fp-c1" is not lowercase hexadecimal`},
+		{"a fingerprint in capitals", stored.Event{ID: "c1", FP: "ABCD", CP: "bank"}, `fp "ABCD" is not lowercase hexadecimal`, false},
+		{"a fingerprint not hexadecimal", stored.Event{ID: "c1", FP: "fp-c1", CP: "bank"}, `fp "fp-c1" is not lowercase hexadecimal`, false},
 		{"a part paying another counterparty", stored.Event{ID: "x:t1:c", FP: "ab", CP: "merchant", Xfer: "t1", Memo: "transfer t1: commit"},
-			`the counterparty of a part of transfer "t1" is "merchant", not its clearing account "x:t1"`},
+			`the counterparty of a part of transfer "t1" is "merchant", not its clearing account "x:t1"`, false},
+		{"a fingerprint in capitals parked by an older sink", stored.Event{ID: "c1", FP: "ABCD", CP: "bank"}, `fp "ABCD" is not lowercase hexadecimal`, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := &history{holder: "bad-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
-			writeAll(t, l, []map[string]string{h.open()})
+			open := h.open()
+			if !c.parked {
+				writeAll(t, l, []map[string]string{open})
+			}
 			ev := c.ev
 			ev.Holder, ev.Seq, ev.TS, ev.DV = h.holder, 2, 1796000000002, stored.DigestV2
 			ev.Ops = `[{"op":"credit","asset":"CNY","units":"5","mv":[["CNY","cp","avail","5"]]}]`
 			ev.State = `{"s":"2","st":"active","b":{"CNY":["5","0"]}}`
 			ev.Digest = stored.Digest(h.digest, ev)
-			rep, err := l.Apply(ctx, stored.Entries(ev.Fields()))
+			batch, want := ev.Fields(), ledger.Report{SetAside: 1}
+			if c.parked {
+				// Parked before its holder's first event arrived, which
+				// comes now.
+				_, err := l.Pool().Exec(ctx, "INSERT INTO ledger.parked (holder, seq, fields) VALUES ($1, 2, $2)", h.holder, batch)
+				require.NoError(t, err)
+				batch, want = open, ledger.Report{Applied: 1, SetAside: 1}
+			}
+			rep, err := l.Apply(ctx, stored.Entries(batch))
 			require.NoError(t, err)
-			assert.Equal(t, ledger.Report{SetAside: 1}, rep)
+			assert.Equal(t, want, rep)
 			aside, err := l.SetAside(ctx, 100)
 			require.NoError(t, err)
 			require.NotEmpty(t, aside)

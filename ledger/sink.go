@@ -127,9 +127,6 @@ func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry) (Report, err
 	byHolder := map[string][]pending{}
 	for _, e := range batch {
 		ev, err := e.Read()
-		if err == nil {
-			err = checkEvent(ev)
-		}
 		if err != nil {
 			w.addSetAside(e, "malformed: "+err.Error())
 			continue
@@ -267,6 +264,11 @@ func (l *Ledger) applyHolder(w *batchWrites, rep *Report, holder string, hd head
 		case ev.Seq == hd.seq+1:
 			if p.parked {
 				w.unpark = append(w.unpark, [2]any{holder, ev.Seq})
+			}
+			if err := checkEvent(ev); err != nil {
+				// Here, not when read: an older sink may have parked it.
+				w.addSetAside(p.entry, "malformed: "+err.Error())
+				continue
 			}
 			if got := stored.Digest(hd.digest, ev); got != ev.Digest {
 				w.addSetAside(p.entry, fmt.Sprintf("digest does not chain: sha1(previous %q, event) is %s, the event says %s", hd.digest, got, ev.Digest))
