@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"math/rand/v2"
@@ -135,10 +136,27 @@ func TestMigrate_CompactsInPlace(t *testing.T) {
 	require.Positive(t, clearingRows, "version 6 keeps every clearing account")
 	require.Positive(t, wide)
 
+	// Rows of ops and states, by hand, that the sink stores compactly and
+	// that it keeps whole: the migration converts them as the sink would.
+	for i, c := range compactCases {
+		_, err := l.Pool().Exec(ctx, `INSERT INTO ledger.instructions (holder, seq, id, fp, ts_ms, counterparty, memo, ops, state, digest, dv)
+			VALUES ($1, 7, 'hand', 'ab', 1, 'external', '', $2, $3, 'cd', 2)`, "hand-"+strconv.Itoa(i), cmp.Or(c.ops, "[]"), cmp.Or(c.state, "{}"))
+		require.NoError(t, err)
+	}
+
 	v, err := ledger.Migrate(ctx, l.Pool())
 	require.NoError(t, err)
 	assert.Equal(t, 7, v)
 	assert.Equal(t, want, viewOf(t, l, all), "the ledger tells the same")
+	for i, c := range compactCases {
+		var ops, state, backOps, backState string
+		require.NoError(t, l.Pool().QueryRow(ctx, `SELECT i.ops, i.state, e.ops, e.state FROM ledger.instructions i
+			JOIN ledger.events e USING (holder, seq) WHERE holder = $1`, "hand-"+strconv.Itoa(i)).Scan(&ops, &state, &backOps, &backState))
+		assert.Equal(t, ledger.CompactOps(cmp.Or(c.ops, "[]")), ops, "converted as the sink writes")
+		assert.Equal(t, ledger.CompactState(7, cmp.Or(c.state, "{}")), state, "converted as the sink writes")
+		assert.Equal(t, cmp.Or(c.ops, "[]"), backOps)
+		assert.Equal(t, cmp.Or(c.state, "{}"), backState)
+	}
 	byHolder := map[string][]map[string]string{}
 	for _, h := range names[1:] {
 		byHolder[h] = evs[h]
@@ -389,4 +407,55 @@ func TestAudit_ClearingAccountsAreTransferClearing(t *testing.T) {
 	a, err = l.Audit(ctx, 10)
 	require.NoError(t, err)
 	assert.True(t, a.Advanced, "mended: %+v", a)
+}
+
+// compactCases are ops and states of seq 7, each with whether the sink
+// stores it compactly: the view must give every one back exactly.
+var compactCases = []struct {
+	ops, state string
+	compact    bool
+}{
+	{ops: `[{"op":"debit","asset":"CNY","units":"800","mv":[["CNY","avail","cp","800"]]}]`, compact: true},
+	{ops: `[{"op":"open"},{"op":"credit","asset":"USDT","units":"1","mv":[["USDT","cp","avail","1"]]},{"op":"debit","asset":"BTC","units":"99","mv":[["BTC","avail","cp","99"]]}]`, compact: true},
+	{ops: `[{"op":"freeze","asset":"CNY","units":"3000","hold":"o-1","ms":"900000","mv":[["CNY","avail","frozen","3000"]]},{"op":"credit","asset":"CNY","units":"5","mv":[["CNY","cp","avail","5"]]}]`, compact: true},
+	// Kept whole: a movement that is not the op's own, and ops already
+	// holding a debit without its movement, which the view would give one.
+	{ops: `[{"op":"debit","asset":"CNY","units":"800","mv":[["CNY","avail","cp","801"]]}]`},
+	{ops: `[{"op":"debit","asset":"CNY","units":"800","mv":[["USD","avail","cp","800"]]}]`},
+	{ops: `[{"op":"credit","asset":"CNY","units":"800","mv":[["CNY","avail","cp","800"]]}]`},
+	{ops: `[{"op":"debit","asset":"CNY","units":"5"},{"op":"debit","asset":"CNY","units":"800","mv":[["CNY","avail","cp","800"]]}]`},
+	{ops: `[{"op":"open"}]`},
+	{ops: ` [{"op":"debit","asset":"CNY","units":"800","mv":[["CNY","avail","cp","800"]]}]`, compact: true},
+	{state: `{"s":"7","st":"active","b":{"CNY":["99200","0"]},"c":{},"h":{}}`, compact: true},
+	{state: `{"s":"7","st":"active","b":{"CNY":["1","2"]},"h":{"o-1":"0|CNY=2|"},"c":{}}`, compact: true},
+	{state: `{"s":"7","st":"active","c":{},"h":{}}`, compact: true},
+	// Kept whole: another seq, another status, another order.
+	{state: `{"s":"8","st":"active","b":{},"c":{},"h":{}}`},
+	{state: `{"s":"7","st":"suspended","b":{},"c":{},"h":{}}`},
+	{state: `{"st":"active","s":"7","b":{},"c":{},"h":{}}`},
+}
+
+// TestCompact_TheViewGivesBackWhatTheSinkStores: every op list and state
+// the sink stores compactly is given back exactly by the functions of
+// ledger.events, and what they would not give back is stored whole.
+func TestCompact_TheViewGivesBackWhatTheSinkStores(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	l := openLedger(t)
+	for _, c := range compactCases {
+		if c.ops != "" {
+			stored := ledger.CompactOps(c.ops)
+			assert.Equal(t, c.compact, stored != c.ops, "%s stored as %s", c.ops, stored)
+			var back string
+			require.NoError(t, l.Pool().QueryRow(ctx, "SELECT ledger.event_ops($1)", stored).Scan(&back))
+			assert.Equal(t, c.ops, back)
+		}
+		if c.state != "" {
+			stored := ledger.CompactState(7, c.state)
+			assert.Equal(t, c.compact, stored != c.state, "%s stored as %s", c.state, stored)
+			var back string
+			require.NoError(t, l.Pool().QueryRow(ctx, "SELECT ledger.event_state(7, $1)", stored).Scan(&back))
+			assert.Equal(t, c.state, back)
+		}
+	}
 }

@@ -15,3 +15,10 @@ const (
 	SnapshotAccountsQuery = snapshotAccountsQuery
 	SnapshotCouponsQuery  = snapshotCouponsQuery
 )
+
+// CompactOps and CompactState are the sink's compaction of ops and state,
+// for the test that ledger.events gives them back.
+var (
+	CompactOps   = compactOps
+	CompactState = compactState
+)
