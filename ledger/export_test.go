@@ -3,6 +3,9 @@ package ledger
 // StatementQuery is the query of a statement page, for the test of its plan.
 const StatementQuery = statementQuery
 
+// InstructionQuery is the query of an instruction by id, for its plan.
+const InstructionQuery = instructionQuery
+
 // UnsettledQuery is UnsettledTransfers' query, for its plan at scale.
 const UnsettledQuery = unsettledQuery
 

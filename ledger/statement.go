@@ -74,14 +74,17 @@ const statementQuery = `SELECT id, seq, ts_ms, counterparty, memo, coalesce(tran
 	FROM ledger.events WHERE holder = $1 AND seq > $2 ORDER BY seq LIMIT $3`
 
 // instructionQuery reads the latest instruction under an id (an id may come
-// back after Redis forgot it): through the index (holder, id), or for a
-// transfer part's id, which that index leaves out, through the index on
-// transfer ($3, the transfer its id names).
-const instructionQuery = `SELECT id, seq, ts_ms, counterparty, memo, coalesce(transfer, ''), ops FROM (
-		SELECT * FROM ledger.events WHERE holder = $1 AND id = $2 AND transfer IS NULL
+// back after Redis forgot it). It finds the seq in ledger.instructions, where
+// an ordinary instruction's id is stored as it is: through the index (holder,
+// id); a transfer part's id, which that index leaves out, through the index
+// on transfer ($3, the transfer its id names), matched as ledger.events
+// gives it back. Then it reads that one event.
+const instructionQuery = `SELECT id, seq, ts_ms, counterparty, memo, coalesce(transfer, ''), ops FROM ledger.events
+	WHERE holder = $1 AND seq = (SELECT max(seq) FROM (
+		SELECT seq FROM ledger.instructions WHERE holder = $1 AND id = $2 AND transfer IS NULL
 		UNION ALL
-		SELECT * FROM ledger.events WHERE transfer = $3 AND holder = $1 AND id = $2) AS e
-	ORDER BY seq DESC LIMIT 1`
+		SELECT seq FROM ledger.instructions WHERE transfer = $3 AND holder = $1
+			AND $2 = CASE WHEN counterparty = '' THEN 'x:' || transfer || id ELSE id END) AS s)`
 
 // Statement reads the holder's applied instructions from seq afterSeq+1,
 // oldest first, at most limit of them (0: DefaultStatementLimit). Only what

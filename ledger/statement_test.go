@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -155,6 +156,17 @@ func TestStatement_PagesThroughThousandsOfEvents(t *testing.T) {
 		assert.Contains(t, strings.Join(plan, "\n"), "Index Scan using instructions_pkey on instructions")
 		assert.NotContains(t, strings.Join(plan, "\n"), "Seq Scan")
 		assert.NotContains(t, strings.Join(plan, "\n"), "Sort", "the index gives the order")
+	})
+	t.Run("an instruction by id reads the index by id, and a transfer part's the index on transfer", func(t *testing.T) {
+		rows, err := l.Pool().Query(ctx, "EXPLAIN "+ledger.InstructionQuery, big.holder, "c-1234", "")
+		require.NoError(t, err)
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		plan := strings.Join(lines, "\n")
+		t.Logf("plan:\n%s", plan)
+		assert.Regexp(t, "Index (Only )?Scan using instructions_id on instructions", plan)
+		assert.Regexp(t, "(Index|Bitmap Index) Scan (using|on) instructions_transfer", plan)
+		assert.NotContains(t, plan, "Seq Scan")
 	})
 	t.Run("an instruction by id, the latest under an id used again", func(t *testing.T) {
 		a, err := l.Instruction(ctx, big.holder, "c-1234")
