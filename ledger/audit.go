@@ -24,7 +24,8 @@ type Audit struct {
 // the entries of each holder's instructions past its mark in ledger.audited
 // must sum to zero per instruction and asset, and every account they touch
 // must equal its audited sum (ledger.audited_accounts) plus theirs (an
-// account without a row is zero: a counterparty's at zero has none). When
+// account without a row is zero, as a settled transfer's clearing account
+// is; an open one's amount is its sum in ledger.transfer_clearing). When
 // nothing is wrong, the marks move to the holders' heads and the audited
 // sums to the accounts' amounts; otherwise they stay, so that the next audit
 // finds the same again. It reports at most limit of each finding.

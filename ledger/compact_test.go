@@ -459,3 +459,21 @@ func TestCompact_TheViewGivesBackWhatTheSinkStores(t *testing.T) {
 		}
 	}
 }
+
+// TestSink_AnAccountBackAtZeroInOneBatchKeepsItsRow: a holder's balance
+// that a batch credits and debits back to zero has its row as Redis keeps
+// its field; only a counterparty's sum a batch leaves as it was goes
+// unwritten.
+func TestSink_AnAccountBackAtZeroInOneBatchKeepsItsRow(t *testing.T) {
+	needServers(t)
+	h := "zero-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	require.Equal(t, 2, apply(t, []instructions.Instruction{
+		instructions.New("o", h).Open().Credit("USD", "5.00"),
+		instructions.New("d", h).Debit("USD", "5.00"),
+	}))
+	l := openLedger(t)
+	rep, err := l.Apply(context.Background(), stored.Entries(outboxEvents(t, []string{h})...))
+	require.NoError(t, err)
+	require.Equal(t, ledger.Report{Applied: 2}, rep)
+	requireSameAsRedis(t, l, []string{h})
+}
