@@ -23,7 +23,9 @@ type Audit struct {
 // Audit checks the books over what was written since the last clean audit:
 // the entries of each holder's instructions past its mark in ledger.audited
 // must sum to zero per instruction and asset, and every account they touch
-// must equal its audited sum (ledger.audited_accounts) plus theirs. When
+// must equal its audited sum (ledger.audited_accounts) plus theirs (an
+// account without a row is zero, as a settled transfer's clearing account
+// is; an open one's amount is its sum in ledger.transfer_clearing). When
 // nothing is wrong, the marks move to the holders' heads and the audited
 // sums to the accounts' amounts; otherwise they stay, so that the next audit
 // finds the same again. It reports at most limit of each finding.
@@ -69,15 +71,19 @@ func (l *Ledger) Audit(ctx context.Context, limit int) (Audit, error) {
 		// Each account the new entries touch, against its audited sum plus
 		// theirs. Or every account, and the account of every entry, against
 		// the sum of all its entries.
-		drift := `SELECT d.holder, d.kind, d.asset, coalesce(a.amount, 0)::text, (coalesce(b.amount, 0) + d.delta)::text
+		// A transfer's clearing account has its amount in
+		// ledger.transfer_clearing, not in ledger.accounts (migration 7).
+		drift := `SELECT d.holder, d.kind, d.asset, (coalesce(a.amount, 0) + coalesce(c.clearing, 0))::text, (coalesce(b.amount, 0) + d.delta)::text
 			FROM audit_delta d LEFT JOIN ledger.accounts a USING (holder, kind, asset)
 				LEFT JOIN ledger.audited_accounts b USING (holder, kind, asset)
-			WHERE coalesce(a.amount, 0) <> coalesce(b.amount, 0) + d.delta
+				LEFT JOIN ledger.transfer_clearing c
+					ON d.kind = 'cp' AND d.holder LIKE 'x:%' AND c.transfer = substr(d.holder, 3) AND c.asset = d.asset
+			WHERE coalesce(a.amount, 0) + coalesce(c.clearing, 0) <> coalesce(b.amount, 0) + d.delta
 			ORDER BY 1, 2, 3 LIMIT $1`
 		if a.Whole {
-			fresh = `SELECT holder, seq, account, account_kind, asset, amount FROM ledger.entries`
+			fresh = `SELECT holder, seq, coalesce(account, holder) AS account, account_kind, asset, amount FROM ledger.entries`
 			drift = `SELECT holder, kind, asset, coalesce(a.amount, 0)::text, coalesce(d.delta, 0)::text
-				FROM ledger.accounts a FULL JOIN audit_delta d USING (holder, kind, asset)
+				FROM ledger.account_amounts a FULL JOIN audit_delta d USING (holder, kind, asset)
 				WHERE coalesce(a.amount, 0) <> coalesce(d.delta, 0)
 				ORDER BY 1, 2, 3 LIMIT $1`
 		}
@@ -139,10 +145,11 @@ func (l *Ledger) Audit(ctx context.Context, limit int) (Audit, error) {
 }
 
 // auditFresh reads, per holder whose head moved since its mark, its entries
-// past the mark: an index range on (holder, seq) each. OFFSET 0 keeps the
+// past the mark: an index range on (holder, seq) each. An entry's account
+// NULL is the holder's own (migration 7). OFFSET 0 keeps the
 // planner from flattening the lateral subquery into a join, which it may
 // then make a hash join over every entry.
-const auditFresh = `SELECT e.holder, e.seq, e.account, e.account_kind, e.asset, e.amount
+const auditFresh = `SELECT e.holder, e.seq, coalesce(e.account, e.holder) AS account, e.account_kind, e.asset, e.amount
 	FROM ledger.holders h LEFT JOIN ledger.audited m USING (holder)
 	CROSS JOIN LATERAL (SELECT * FROM ledger.entries e
 		WHERE e.holder = h.holder AND e.seq > coalesce(m.seq, 0) AND e.seq <= h.seq OFFSET 0) e

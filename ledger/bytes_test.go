@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -66,11 +67,46 @@ func logGrowth(b *testing.B, what string, before, after map[string]int64, units 
 	return float64(total) / float64(units)
 }
 
+// rowStats are a table's rows and the sum of their stored widths
+// (pg_column_size of the whole row: its header and columns as stored; a
+// page adds a 4-byte pointer to each row, and the padding to 8 bytes).
+type rowStats struct{ rows, width int64 }
+
+// tableRows reads rowStats of the tables a payment writes.
+func tableRows(tb testing.TB, l *ledger.Ledger) map[string]rowStats {
+	tb.Helper()
+	out := map[string]rowStats{}
+	for _, t := range []string{"instructions", "entries", "accounts", "transfer_clearing", "holders"} {
+		var r rowStats
+		require.NoError(tb, l.Pool().QueryRow(context.Background(),
+			"SELECT count(*), coalesce(sum(pg_column_size(t.*)), 0) FROM ledger."+t+" t").Scan(&r.rows, &r.width))
+		out[t] = r
+	}
+	return out
+}
+
+// logRows logs, per unit, the rows each table gained and their mean
+// stored width: where the bytes go, row by row. A report, not a check.
+func logRows(b *testing.B, what string, before, after map[string]rowStats, units int) {
+	var sb strings.Builder
+	for _, t := range slices.Sorted(maps.Keys(after)) {
+		d := rowStats{after[t].rows - before[t].rows, after[t].width - before[t].width}
+		width := 0.0
+		if d.rows > 0 {
+			width = float64(d.width) / float64(d.rows)
+		}
+		fmt.Fprintf(&sb, "\n  %-40s %5.2f rows, %6.1f bytes each as stored", t, float64(d.rows)/float64(units), width)
+	}
+	b.Logf("%s: rows added, by table:%s", what, sb.String())
+}
+
 // BenchmarkLedgerBytes measures the ledger's size: per applied instruction
-// of a random single-holder workload, and per two-part payment (its four
-// instructions), from real events through the sink, in batches of 1000:
+// of a random single-holder workload, and per two-part payment (a one-payer
+// transfer: one instruction per part, the payer's debit and the payee's
+// credit), from real events through the sink, in batches of 1000; for the
+// payments it also logs the rows each table gained and their widths:
 //
-//	go test -run '^$' -bench LedgerBytes -benchtime 1x -v ./ledger/
+//	go test -run '^$' -bench LedgerBytes -benchtime 1x -v ./ledger/ [-bytes.payments N]
 func BenchmarkLedgerBytes(b *testing.B) {
 	needServers(b)
 	ctx := context.Background()
@@ -102,9 +138,10 @@ func BenchmarkLedgerBytes(b *testing.B) {
 			parts = append(parts, byHolder[h][1:]...)
 		}
 		applyAll(l, opens)
-		before := relationSizes(b, l)
+		before, rowsBefore := relationSizes(b, l), tableRows(b, l)
 		applyAll(l, parts)
 		b.ReportMetric(logGrowth(b, "a payment", before, relationSizes(b, l), *bytesPayments), "bytes/payment")
+		logRows(b, "a payment", rowsBefore, tableRows(b, l), *bytesPayments)
 		var open int64
 		require.NoError(b, l.Pool().QueryRow(ctx, "SELECT count(*) FROM ledger.transfer_clearing").Scan(&open))
 		require.Zero(b, open, "every payment settled: nothing open")

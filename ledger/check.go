@@ -43,13 +43,14 @@ type AccountDrift struct {
 }
 
 // AccountDrifts finds accounts whose amount differs from the sum of their
-// entries (at most limit of them). A sound ledger has none.
+// entries (at most limit of them); an account without a row is zero. A
+// sound ledger has none.
 func (l *Ledger) AccountDrifts(ctx context.Context, limit int) ([]AccountDrift, error) {
 	rows, err := l.pool.Query(ctx, `WITH e AS (
-			SELECT account, account_kind, asset, sum(amount) AS total FROM ledger.entries GROUP BY 1, 2, 3)
+			SELECT coalesce(account, holder) AS account, account_kind, asset, sum(amount) AS total FROM ledger.entries GROUP BY 1, 2, 3)
 		SELECT coalesce(a.holder, e.account), coalesce(a.kind, e.account_kind), coalesce(a.asset, e.asset),
 			coalesce(a.amount, 0)::text, coalesce(e.total, 0)::text
-		FROM ledger.accounts a FULL JOIN e ON a.holder = e.account AND a.kind = e.account_kind AND a.asset = e.asset
+		FROM ledger.account_amounts a FULL JOIN e ON a.holder = e.account AND a.kind = e.account_kind AND a.asset = e.asset
 		WHERE coalesce(a.amount, 0) <> coalesce(e.total, 0)
 		ORDER BY 1, 2, 3 LIMIT $1`, limit)
 	if err != nil {

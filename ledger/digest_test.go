@@ -19,10 +19,10 @@ import (
 // them: opened with 10.00 CNY, then credited 5.00, digests of version 1.
 func v1Events(holder string) []map[string]string {
 	evs := []stored.Event{
-		{Holder: holder, Seq: 1, ID: "o1", FP: "fp1", TS: 1700000000000, CP: "external",
+		{Holder: holder, Seq: 1, ID: "o1", FP: "f1", TS: 1700000000000, CP: "external",
 			Ops:   `[{"op":"open"},{"op":"credit","asset":"CNY","units":"1000","mv":[["CNY","cp","avail","1000"]]}]`,
 			State: `{"s":"1","st":"active","b":{"CNY":["1000","0"]},"c":{},"h":{}}`},
-		{Holder: holder, Seq: 2, ID: "c2", FP: "fp2", TS: 1700000000001, CP: "external",
+		{Holder: holder, Seq: 2, ID: "c2", FP: "f2", TS: 1700000000001, CP: "external",
 			Ops:   `[{"op":"credit","asset":"CNY","units":"500","mv":[["CNY","cp","avail","500"]]}]`,
 			State: `{"s":"2","st":"active","b":{"CNY":["1500","0"]},"c":{},"h":{}}`, Memo: "second"},
 	}
@@ -105,7 +105,7 @@ func TestSink_V1HistoryThenV2Events(t *testing.T) {
 	})
 	t.Run("the ledger keeps each event's version, and each row verifies by it", func(t *testing.T) {
 		rows, err := l.Pool().Query(ctx, `SELECT seq, id, fp, ts_ms, counterparty, ops, state, digest, memo, coalesce(transfer, ''), dv
-			FROM ledger.instructions WHERE holder = $1 ORDER BY seq`, h)
+			FROM ledger.events WHERE holder = $1 ORDER BY seq`, h)
 		require.NoError(t, err)
 		defer rows.Close()
 		var dvs []int

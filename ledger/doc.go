@@ -47,7 +47,16 @@
 // zero in ledger.transfer_clearing, in the same transaction as the entries,
 // so UnsettledTransfers lists the transfers some of whose commits are in and
 // others not without reading history; reconciliation judges them against the
-// transfers' Redis records.
+// transfers' Redis records. Those sums are the clearing accounts' amounts:
+// ledger.accounts holds none, and an account without a row is zero (the view
+// ledger.account_amounts gives every account's).
+//
+// A row stores nothing other fields of it already say (compact.go, migration
+// 7): a transfer part's id, counterparty and memo, the fingerprint and digest
+// as bytes, a debit's or credit's movement, the head of a state, an entry's
+// account when it is the holder's own. The view ledger.events gives each
+// event back as Redis wrote it; whoever reads events reads it, so that every
+// digest checks again.
 //
 // Write returns nil once everything in the batch is committed (applied,
 // skipped, parked, refused or set aside), so the relay may then delete the events
@@ -61,7 +70,8 @@
 // Statement reads a page of a holder's applied instructions from a seq,
 // oldest first, with their movements in decimals (Options.Assets); Instruction
 // reads one by id. The primary key (holder, seq) and the index (holder, id)
-// serve them (docs/ledger.md shows the plan).
+// (a transfer part's id through the index on transfer) serve them
+// (docs/ledger.md shows the plan).
 //
 // # Caveats
 //

@@ -3,6 +3,9 @@ package ledger
 // StatementQuery is the query of a statement page, for the test of its plan.
 const StatementQuery = statementQuery
 
+// InstructionQuery is the query of an instruction by id, for its plan.
+const InstructionQuery = instructionQuery
+
 // UnsettledQuery is UnsettledTransfers' query, for its plan at scale.
 const UnsettledQuery = unsettledQuery
 
@@ -14,4 +17,11 @@ const AuditFresh = auditFresh
 const (
 	SnapshotAccountsQuery = snapshotAccountsQuery
 	SnapshotCouponsQuery  = snapshotCouponsQuery
+)
+
+// CompactOps and CompactState are the sink's compaction of ops and state,
+// for the test that ledger.events gives them back.
+var (
+	CompactOps   = compactOps
+	CompactState = compactState
 )

@@ -49,6 +49,9 @@ func (l *Ledger) Repair(ctx context.Context, id int64, fields map[string]string,
 			fields = orig
 		}
 		ev, err := stored.ParseEvent(fields)
+		if err == nil {
+			err = checkEvent(ev)
+		}
 		if err != nil {
 			return fmt.Errorf("set aside %d: %w", id, err)
 		}

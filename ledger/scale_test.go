@@ -104,15 +104,15 @@ func TestReconcileScale_Small(t *testing.T) {
 		ctx := context.Background()
 		hs, err := l.Holders(ctx)
 		require.NoError(t, err)
-		// accounts has a row per transfer (its clearing account) beside
-		// the holders' own.
+		// accounts had a row per transfer (its clearing account) beside
+		// the holders' own before migration 7; by the key still.
 		rows, err := l.Pool().Query(ctx, "EXPLAIN "+ledger.SnapshotAccountsQuery, hs[100:200])
 		require.NoError(t, err)
 		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		require.NoError(t, err)
 		plan := strings.Join(lines, "\n")
 		t.Logf("plan:\n%s", plan)
-		assert.Contains(t, plan, "using accounts_pkey on accounts")
+		assert.Regexp(t, "(Index|Bitmap Index) Scan (using|on) accounts_pkey", plan)
 		assert.NotContains(t, plan, "Seq Scan on accounts")
 	})
 }

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"math/big"
 	"sort"
@@ -264,6 +265,11 @@ func (l *Ledger) applyHolder(w *batchWrites, rep *Report, holder string, hd head
 			if p.parked {
 				w.unpark = append(w.unpark, [2]any{holder, ev.Seq})
 			}
+			if err := checkEvent(ev); err != nil {
+				// Here, not when read: an older sink may have parked it.
+				w.addSetAside(p.entry, "malformed: "+err.Error())
+				continue
+			}
 			if got := stored.Digest(hd.digest, ev); got != ev.Digest {
 				w.addSetAside(p.entry, fmt.Sprintf("digest does not chain: sha1(previous %q, event) is %s, the event says %s", hd.digest, got, ev.Digest))
 				continue
@@ -298,7 +304,15 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 	}
 	// dv: the digest version this event was verified by, so that its
 	// digest can be checked again from its row.
-	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, ev.ID, ev.FP, ev.TS, ev.CP, ev.Memo, ev.Ops, ev.State, ev.Digest, xfer, int16(max(ev.DV, stored.DigestV1))})
+	id, cp, memo := ev.ID, ev.CP, ev.Memo
+	if partDerived(ev) {
+		// ledger.events derives them (migration 7): the id from its step.
+		id, cp, memo = ev.ID[len(ev.ID)-2:], "", ""
+	}
+	// checkEvent let only lowercase hexadecimal through.
+	fp, _ := hex.DecodeString(ev.FP)
+	digest, _ := hex.DecodeString(ev.Digest)
+	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, id, fp, ev.TS, cp, memo, compactOps(ev.Ops), compactState(ev.Seq, ev.State), digest, xfer, int16(max(ev.DV, stored.DigestV1))})
 	n := 0
 	for i, op := range ev.ParsedOps() {
 		switch op.Op {
@@ -314,16 +328,21 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 				amt  int64
 			}{{mv[1], -units}, {mv[2], units}} {
 				acct := acctKey{ev.Holder, e.side, mv[0]}
+				var account *string // NULL: the holder's own account
 				if e.side == stored.SideCP {
 					acct.owner = ev.CP
+					account = &ev.CP
 				}
-				w.entries = append(w.entries, []any{ev.Holder, ev.Seq, n, i, acct.owner, acct.kind, acct.asset, e.amt})
+				w.entries = append(w.entries, []any{ev.Holder, ev.Seq, int16(n), int16(i), account, acct.kind, acct.asset, e.amt})
 				n++
-				addTo(w.deltas, acct, e.amt)
 				if e.side == stored.SideCP && ev.Xfer != "" {
 					// The clearing account's entries: ledger.transfer_balances'
-					// clearing, kept per transfer and asset.
+					// clearing, kept per transfer and asset. Its sum there is
+					// the clearing account's amount, which ledger.accounts
+					// does not hold again (migration 7).
 					addTo(w.clearing, clearKey{ev.Xfer, mv[0]}, e.amt)
+				} else {
+					addTo(w.deltas, acct, e.amt)
 				}
 			}
 		}
@@ -348,6 +367,25 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 	}
 }
 
+// checkEvent refuses what the ledger cannot store as it does: a
+// fingerprint or a digest that is not lowercase hexadecimal (docs/events.md;
+// the ledger keeps the bytes they spell), and a transfer part whose
+// counterparty is not its transfer's clearing account (docs/events.md,
+// Transfer parts: the clearing sums of ledger.transfer_clearing are that
+// account's amount).
+func checkEvent(ev stored.Event) error {
+	for _, f := range [2][2]string{{"fp", ev.FP}, {"digest", ev.Digest}} {
+		if b, err := hex.DecodeString(f[1]); err != nil || hex.EncodeToString(b) != f[1] {
+			return fmt.Errorf("event %s/%d: %s %q is not lowercase hexadecimal", ev.Holder, ev.Seq, f[0], f[1])
+		}
+	}
+	if ev.Xfer != "" && ev.CP != "x:"+ev.Xfer {
+		return fmt.Errorf("event %s/%d: the counterparty of a part of transfer %q is %q, not its clearing account %q",
+			ev.Holder, ev.Seq, ev.Xfer, ev.CP, "x:"+ev.Xfer)
+	}
+	return nil
+}
+
 func addTo[K comparable](m map[K]*big.Int, k K, amt int64) {
 	d := m[k]
 	if d == nil {
@@ -366,7 +404,7 @@ func (l *Ledger) checkDuplicates(ctx context.Context, tx pgx.Tx, w *batchWrites,
 	for i, ev := range w.dupChecks {
 		hs[i], seqs[i] = ev.Holder, ev.Seq
 	}
-	rows, err := tx.Query(ctx, `SELECT i.holder, i.seq, i.digest FROM ledger.instructions i
+	rows, err := tx.Query(ctx, `SELECT i.holder, i.seq, encode(i.digest, 'hex') FROM ledger.instructions i
 		JOIN unnest($1::text[], $2::bigint[]) AS d(holder, seq) USING (holder, seq)`, hs, seqs)
 	if err != nil {
 		return err

@@ -44,35 +44,43 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 	// transfer's clearing sum, whose parts are other holders' events) are
 	// upserted in key order, the same in every batch, so two batches wait
 	// for each other's row locks without a deadlock.
-	if len(w.deltas) > 0 {
-		keys := slices.SortedFunc(maps.Keys(w.deltas), func(a, b acctKey) int {
-			return cmp.Or(strings.Compare(a.owner, b.owner), strings.Compare(a.kind, b.kind), strings.Compare(a.asset, b.asset))
-		})
-		var owners, kinds, assets, amounts []string
-		for _, k := range keys {
-			owners, kinds, assets, amounts = append(owners, k.owner), append(kinds, k.kind), append(assets, k.asset), append(amounts, w.deltas[k].String())
+	//
+	// A counterparty's or clearing sum the batch leaves as it was (a
+	// transfer whose parts all came in this batch) is not written at all:
+	// such an account without a row is zero. A holder's own account keeps
+	// its row, as Redis keeps a balance at zero.
+	var owners, kinds, assets, amounts []string
+	for _, k := range slices.SortedFunc(maps.Keys(w.deltas), func(a, b acctKey) int {
+		return cmp.Or(strings.Compare(a.owner, b.owner), strings.Compare(a.kind, b.kind), strings.Compare(a.asset, b.asset))
+	}) {
+		if k.kind == stored.SideCP && w.deltas[k].Sign() == 0 {
+			continue
 		}
+		owners, kinds, assets, amounts = append(owners, k.owner), append(kinds, k.kind), append(assets, k.asset), append(amounts, w.deltas[k].String())
+	}
+	if len(owners) > 0 {
 		b.Queue(`INSERT INTO ledger.accounts (holder, kind, asset, amount)
 			SELECT h, k, a, n FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[]) WITH ORDINALITY AS u(h, k, a, n, i) ORDER BY i
 			ON CONFLICT (holder, kind, asset) DO UPDATE SET amount = ledger.accounts.amount + EXCLUDED.amount`,
 			owners, kinds, assets, amounts)
 	}
-	if len(w.clearing) > 0 {
-		keys := slices.SortedFunc(maps.Keys(w.clearing), func(a, b clearKey) int {
-			return cmp.Or(strings.Compare(a.transfer, b.transfer), strings.Compare(a.asset, b.asset))
-		})
-		var transfers, assets, amounts []string
-		for _, k := range keys {
-			transfers, assets, amounts = append(transfers, k.transfer), append(assets, k.asset), append(amounts, w.clearing[k].String())
+	var transfers, sumAssets, sums []string
+	for _, k := range slices.SortedFunc(maps.Keys(w.clearing), func(a, b clearKey) int {
+		return cmp.Or(strings.Compare(a.transfer, b.transfer), strings.Compare(a.asset, b.asset))
+	}) {
+		if w.clearing[k].Sign() != 0 {
+			transfers, sumAssets, sums = append(transfers, k.transfer), append(sumAssets, k.asset), append(sums, w.clearing[k].String())
 		}
+	}
+	if len(transfers) > 0 {
 		// A sum that reaches zero leaves the table (in this transaction,
 		// which holds its row lock): what stays is what is unsettled.
 		b.Queue(`INSERT INTO ledger.transfer_clearing (transfer, asset, clearing)
 			SELECT t, a, n FROM unnest($1::text[], $2::text[], $3::numeric[]) WITH ORDINALITY AS u(t, a, n, i) ORDER BY i
 			ON CONFLICT (transfer, asset) DO UPDATE SET clearing = ledger.transfer_clearing.clearing + EXCLUDED.clearing`,
-			transfers, assets, amounts)
+			transfers, sumAssets, sums)
 		b.Queue(`DELETE FROM ledger.transfer_clearing c USING unnest($1::text[], $2::text[]) AS u(t, a)
-			WHERE c.transfer = u.t AND c.asset = u.a AND c.clearing = 0`, transfers, assets)
+			WHERE c.transfer = u.t AND c.asset = u.a AND c.clearing = 0`, transfers, sumAssets)
 	}
 	if len(w.heads) > 0 {
 		var hs, digests, statuses []string

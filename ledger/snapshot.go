@@ -137,7 +137,7 @@ const (
 // only its latest instruction counts: that is the one Redis would replay.
 func readRecent(ctx context.Context, tx pgx.Tx, holders []string, since int64, out map[string]*stored.Snapshot) error {
 	rows, err := tx.Query(ctx, `SELECT holder, id, fp, ts_ms, state FROM (
-			SELECT DISTINCT ON (holder, id) holder, seq, id, fp, ts_ms, state FROM ledger.instructions
+			SELECT DISTINCT ON (holder, id) holder, seq, id, fp, ts_ms, state FROM ledger.events
 			WHERE holder = ANY($1) AND ts_ms >= $2 ORDER BY holder, id, seq DESC) AS latest
 		ORDER BY holder, seq`, holders, since)
 	if err != nil {

@@ -40,11 +40,11 @@ func TestSnapshots_RecentInstructionsForRebuild(t *testing.T) {
 	t.Run("an id used again after its TTL counts once, by its latest instruction", func(t *testing.T) {
 		// Made by hand: Redis forgot "a" and took it again at seq 4.
 		_, err := l.Pool().Exec(ctx, `INSERT INTO ledger.instructions (holder, seq, id, fp, ts_ms, counterparty, memo, ops, state, digest)
-			VALUES ($1, 4, 'a', 'fp-again', $2, 'external', '', '[]', '{}', 'd')`, h, want[2].TsMs+1)
+			VALUES ($1, 4, 'a', '\x0a9a1b', $2, 'external', '', '[]', '{}', '\x0d')`, h, want[2].TsMs+1)
 		require.NoError(t, err)
 		snaps, err := l.Snapshots(ctx, []string{h}, want[0].TsMs)
 		require.NoError(t, err)
 		assert.Equal(t, []stored.RecentInstruction{want[0], want[2],
-			{ID: "a", FP: "fp-again", TsMs: want[2].TsMs + 1, State: "{}"}}, snaps[h].Recent)
+			{ID: "a", FP: "0a9a1b", TsMs: want[2].TsMs + 1, State: "{}"}}, snaps[h].Recent)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -70,12 +71,20 @@ type Movement struct {
 // a page costs the same at the start of a long history as at its end
 // (docs/ledger.md shows the plan).
 const statementQuery = `SELECT id, seq, ts_ms, counterparty, memo, coalesce(transfer, ''), ops
-	FROM ledger.instructions WHERE holder = $1 AND seq > $2 ORDER BY seq LIMIT $3`
+	FROM ledger.events WHERE holder = $1 AND seq > $2 ORDER BY seq LIMIT $3`
 
 // instructionQuery reads the latest instruction under an id (an id may come
-// back after Redis forgot it), through the index (holder, id).
-const instructionQuery = `SELECT id, seq, ts_ms, counterparty, memo, coalesce(transfer, ''), ops
-	FROM ledger.instructions WHERE holder = $1 AND id = $2 ORDER BY seq DESC LIMIT 1`
+// back after Redis forgot it). It finds the seq in ledger.instructions, where
+// an ordinary instruction's id is stored as it is: through the index (holder,
+// id); a transfer part's id, which that index leaves out, through the index
+// on transfer ($3, the transfer its id names), matched as ledger.events
+// gives it back. Then it reads that one event.
+const instructionQuery = `SELECT id, seq, ts_ms, counterparty, memo, coalesce(transfer, ''), ops FROM ledger.events
+	WHERE holder = $1 AND seq = (SELECT max(seq) FROM (
+		SELECT seq FROM ledger.instructions WHERE holder = $1 AND id = $2 AND transfer IS NULL
+		UNION ALL
+		SELECT seq FROM ledger.instructions WHERE transfer = $3 AND holder = $1
+			AND $2 = CASE WHEN counterparty = '' THEN 'x:' || transfer || id ELSE id END) AS s)`
 
 // Statement reads the holder's applied instructions from seq afterSeq+1,
 // oldest first, at most limit of them (0: DefaultStatementLimit). Only what
@@ -141,7 +150,7 @@ func (l *Ledger) Instruction(ctx context.Context, holder, id string) (AppliedIns
 		return AppliedInstruction{}, instructions.Errorf(instructions.CodeInvalidID, instructions.NoOp,
 			"instruction id %q must match [A-Za-z0-9_.:-]{1,64} and not be dots alone", id)
 	}
-	rows, err := l.pool.Query(ctx, instructionQuery, holder, id)
+	rows, err := l.pool.Query(ctx, instructionQuery, holder, id, partTransfer(id))
 	if err != nil {
 		return AppliedInstruction{}, fmt.Errorf("ledger instruction: %w", err)
 	}
@@ -156,6 +165,17 @@ func (l *Ledger) Instruction(ctx context.Context, holder, id string) (AppliedIns
 		return AppliedInstruction{}, fmt.Errorf("ledger instruction: %w", err)
 	}
 	return a, nil
+}
+
+// partTransfer gives the transfer whose part's id is id
+// (x:<transfer>:<step>), or "". The index by id leaves transfer parts out
+// (migration 7): instructionQuery finds them through their transfer.
+func partTransfer(id string) string {
+	t, ok := strings.CutPrefix(id, "x:")
+	if i := strings.LastIndexByte(t, ':'); ok && i > 0 {
+		return t[:i]
+	}
+	return ""
 }
 
 func checkHolder(holder string) error {

@@ -2,11 +2,13 @@ package ledger_test
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -28,7 +30,7 @@ type history struct {
 func (h *history) next(id, cp, memo, xfer, ops string) map[string]string {
 	h.seq++
 	s := strconv.FormatInt(h.seq, 10)
-	ev := stored.Event{Holder: h.holder, Seq: h.seq, ID: id, FP: "fp-" + id, TS: 1796000000000 + h.seq, CP: cp,
+	ev := stored.Event{Holder: h.holder, Seq: h.seq, ID: id, FP: hex.EncodeToString([]byte(id)), TS: 1796000000000 + h.seq, CP: cp,
 		Ops: ops, State: fmt.Sprintf(`{"s":"%s","st":"active","b":{"CNY":["%d","0"]}}`, s, h.cny), Memo: memo, Xfer: xfer}
 	ev.Digest = stored.Digest(h.digest, ev)
 	h.digest = ev.Digest
@@ -154,6 +156,17 @@ func TestStatement_PagesThroughThousandsOfEvents(t *testing.T) {
 		assert.Contains(t, strings.Join(plan, "\n"), "Index Scan using instructions_pkey on instructions")
 		assert.NotContains(t, strings.Join(plan, "\n"), "Seq Scan")
 		assert.NotContains(t, strings.Join(plan, "\n"), "Sort", "the index gives the order")
+	})
+	t.Run("an instruction by id reads the index by id, and a transfer part's the index on transfer", func(t *testing.T) {
+		rows, err := l.Pool().Query(ctx, "EXPLAIN "+ledger.InstructionQuery, big.holder, "c-1234", "")
+		require.NoError(t, err)
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		plan := strings.Join(lines, "\n")
+		t.Logf("plan:\n%s", plan)
+		assert.Regexp(t, "Index (Only )?Scan using instructions_id on instructions", plan)
+		assert.Regexp(t, "(Index|Bitmap Index) Scan (using|on) instructions_transfer", plan)
+		assert.NotContains(t, plan, "Seq Scan")
 	})
 	t.Run("an instruction by id, the latest under an id used again", func(t *testing.T) {
 		a, err := l.Instruction(ctx, big.holder, "c-1234")

@@ -260,7 +260,7 @@ Paste these commands in order:
 		fmt.Fprintf(w, "%d. %s:\n   %s\n\n", i+1, s.title, curlCommand(base, token, s))
 	}
 	fmt.Fprintf(w, "The ledger in PostgreSQL (the relay brings each instruction there within a second):\n   psql %s -c %s\n\n",
-		shellQuote(pgDSN), shellQuote("select holder, seq, id, counterparty from ledger.instructions order by ts_ms desc limit 5"))
+		shellQuote(pgDSN), shellQuote("select holder, seq, id, counterparty from ledger.events order by ts_ms desc limit 5"))
 	redis := strings.Join(cl.Addrs(), ",")
 	fmt.Fprintf(w, "Compare every holder in Redis with the ledger (exit 0: no drift):\n   %s reconcile --redis %s --redis-cluster --pg %s\n\n",
 		shellQuote(self), redis, shellQuote(pgDSN))

@@ -330,7 +330,7 @@ func outboxLen(t *testing.T, rdb *redis.ClusterClient, slots []int) int64 {
 func ledgerRows(t *testing.T, led *ledger.Ledger, holders []string) map[string][]stored.Event {
 	t.Helper()
 	rows, err := led.Pool().Query(context.Background(), `SELECT holder, seq, id, fp, ts_ms, counterparty, ops, state, digest, memo, dv
-		FROM ledger.instructions WHERE holder = ANY($1) ORDER BY holder, seq`, holders)
+		FROM ledger.events WHERE holder = ANY($1) ORDER BY holder, seq`, holders)
 	require.NoError(t, err)
 	defer rows.Close()
 	out := map[string][]stored.Event{}

@@ -28,10 +28,10 @@ func FillScale(ctx context.Context, pool *pgxpool.Pool, holders, transfers, open
 	stmts := []string{
 		// Each holder: seq 1 opens and credits.
 		fmt.Sprintf(`INSERT INTO ledger.instructions (holder, seq, id, fp, ts_ms, counterparty, memo, ops, state, digest, transfer, dv)
-		SELECT 'h' || lpad(h::text, 7, '0'), 1, 'open-' || h, md5('fp' || h), 1700000000000 + h, 'external', '',
+		SELECT 'h' || lpad(h::text, 7, '0'), 1, 'open-' || h, decode(md5('fp' || h), 'hex'), 1700000000000 + h, 'external', '',
 			'[{"op":"open"},{"op":"credit","asset":"CNY","units":"%[2]d","mv":[["CNY","cp","avail","%[2]d"]]}]',
 			'{"s":"1","st":"active","b":{"CNY":["%[2]d","0"]},"c":{},"h":{},"p":["0","0"]}',
-			md5('d' || h) || 'abcdefgh', NULL, 2
+			decode(md5('d' || h), 'hex'), NULL, 2
 		FROM generate_series(0, %[1]d - 1) AS h`, holders, credit),
 		fmt.Sprintf(`INSERT INTO ledger.entries (holder, seq, n, op_index, account, account_kind, asset, amount)
 		SELECT 'h' || lpad(h::text, 7, '0'), 1, n, 1, CASE n WHEN 0 THEN 'external' ELSE 'h' || lpad(h::text, 7, '0') END,
@@ -40,9 +40,9 @@ func FillScale(ctx context.Context, pool *pgxpool.Pool, holders, transfers, open
 		// Transfer j in round r = j / holders: the payer's prepare and
 		// commit at seq 2+4r and 3+4r, the payee's at 4+4r and 5+4r.
 		fmt.Sprintf(`INSERT INTO ledger.instructions (holder, seq, id, fp, ts_ms, counterparty, memo, ops, state, digest, transfer, dv)
-		SELECT 'h' || lpad(p.h::text, 7, '0'), p.seq, 'x:pay-' || j || p.step, md5('fp' || j || p.step), 1700000000000 + %[1]d + j,
+		SELECT 'h' || lpad(p.h::text, 7, '0'), p.seq, 'x:pay-' || j || p.step, decode(md5('fp' || j || p.step), 'hex'), 1700000000000 + %[1]d + j,
 			'x:pay-' || j, '', p.ops, '{"s":"' || p.seq || '","b":{"CNY":["%[3]d","0"]},"h":{}}',
-			md5('d' || j || p.step) || 'abcdefgh', 'pay-' || j, 2
+			decode(md5('d' || j || p.step), 'hex'), 'pay-' || j, 2
 		FROM generate_series(0, %[2]d - 1) AS j, LATERAL (VALUES
 			(j %% %[1]d, 2 + 4 * (j / %[1]d), ':p', '[{"op":"check","hold":"x:pay-' || j || '"},{"op":"freeze","asset":"CNY","units":"%[4]d","hold":"x:pay-' || j || '","mv":[["CNY","avail","frozen","%[4]d"]]}]'),
 			(j %% %[1]d, 3 + 4 * (j / %[1]d), ':c', '[{"op":"settle","hold":"x:pay-' || j || '","mv":[["CNY","frozen","cp","%[4]d"]]}]'),
@@ -68,17 +68,20 @@ func FillScale(ctx context.Context, pool *pgxpool.Pool, holders, transfers, open
 		FROM generate_series(0, %[1]d - 1) AS h, (VALUES ('avail'), ('frozen')) AS k(kind)
 		WHERE k.kind = 'avail' OR %[5]d > 0`, holders, credit, amount, openPayee, rounds),
 		fmt.Sprintf(`INSERT INTO ledger.accounts (holder, kind, asset, amount) VALUES ('external', 'cp', 'CNY', -%d::numeric * %d)`, credit, holders),
-		fmt.Sprintf(`INSERT INTO ledger.accounts (holder, kind, asset, amount)
-		SELECT 'x:pay-' || j, 'cp', 'CNY', CASE WHEN j >= %[1]d - %[2]d THEN %[3]d ELSE 0 END FROM generate_series(0, %[1]d - 1) AS j`, transfers, open, amount),
 	}
 	var clearing bool
 	if err := pool.QueryRow(ctx, "SELECT to_regclass('ledger.transfer_clearing') IS NOT NULL").Scan(&clearing); err != nil {
 		return err
 	}
 	if clearing {
-		// What the sink keeps of the open transfers; the settled ones left it.
+		// What the sink keeps of the open transfers, their clearing
+		// accounts' amounts; the settled ones left it.
 		stmts = append(stmts, fmt.Sprintf(`INSERT INTO ledger.transfer_clearing (transfer, asset, clearing)
 			SELECT 'pay-' || j, 'CNY', %[3]d FROM generate_series(%[1]d - %[2]d, %[1]d - 1) AS j`, transfers, open, amount))
+	} else {
+		// Before migration 5, ledger.accounts held every clearing account.
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO ledger.accounts (holder, kind, asset, amount)
+			SELECT 'x:pay-' || j, 'cp', 'CNY', CASE WHEN j >= %[1]d - %[2]d THEN %[3]d ELSE 0 END FROM generate_series(0, %[1]d - 1) AS j`, transfers, open, amount))
 	}
 	stmts = append(stmts, "VACUUM ANALYZE")
 	for _, s := range stmts {
