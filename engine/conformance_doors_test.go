@@ -157,3 +157,20 @@ func TestConformance_BothDoorsJudgeAlike(t *testing.T) {
 		})
 	}
 }
+
+// DESIGN.md: counterparty is optional, "an id like the others": left out it
+// is external; given empty it is no id (INVALID_ID), through either door, and
+// nothing changes.
+func TestConformance_AnEmptyCounterpartyIsInvalidID(t *testing.T) {
+	needRedis(t)
+	require.NoError(t, eng.Load(context.Background()))
+	h := newHolder(t, nil)
+	before := holderHash(t, h)
+	text := `{"id":"cp-empty","holder":"` + h + `","counterparty":"","ops":[{"op":"earn_points","amount":"1"}]}`
+	assert.Equal(t, "INVALID_ID", engineCode(t, text))
+	assert.Equal(t, "INVALID_ID", cliCode(fcallJSON(t, h, "cp-empty", text)))
+	assert.Equal(t, before, holderHash(t, h))
+
+	left := `{"id":"cp-left","holder":"` + h + `","ops":[{"op":"earn_points","amount":"1"}]}`
+	assert.Equal(t, "", engineCode(t, left), "left out, it is the default")
+}

@@ -39,7 +39,7 @@ func decodeStrictly(data []byte) (Instruction, error) {
 	var w struct {
 		ID           string            `json:"id"`
 		Holder       string            `json:"holder"`
-		Counterparty string            `json:"counterparty"`
+		Counterparty *string           `json:"counterparty"`
 		Memo         string            `json:"memo"`
 		Ops          []json.RawMessage `json:"ops"`
 	}
@@ -52,11 +52,18 @@ func decodeStrictly(data []byte) (Instruction, error) {
 	if err := decodeStrict(data, &w); err != nil {
 		return Instruction{}, err
 	}
+	var cp string
+	if w.Counterparty != nil {
+		// Left out, it is the default; given, it is an id like the others.
+		if cp = *w.Counterparty; cp == "" {
+			return Instruction{}, Errorf(CodeInvalidID, NoOp, "counterparty \"\" must match [A-Za-z0-9_.:-]{1,64}: leave it out for %q", DefaultCounterparty)
+		}
+	}
 	ops, err := decodeOps(w.Ops)
 	if err != nil {
 		return Instruction{}, err
 	}
-	return Instruction{ID: w.ID, Holder: w.Holder, Counterparty: w.Counterparty, Memo: w.Memo, Ops: ops}, nil
+	return Instruction{ID: w.ID, Holder: w.Holder, Counterparty: cp, Memo: w.Memo, Ops: ops}, nil
 }
 
 // decodeOps decodes ops one by one, so that an error names the op it is in.

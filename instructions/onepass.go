@@ -46,7 +46,7 @@ func decodeOnePass(data []byte) (in Instruction, ok bool) {
 		case "holder":
 			bit, ok = 2, p.str(&in.Holder)
 		case "counterparty":
-			bit, ok = 4, p.str(&in.Counterparty)
+			bit, ok = 4, p.str(&in.Counterparty) && in.Counterparty != "" // given empty: the strict decoder refuses it
 		case "memo":
 			bit, ok = 8, p.str(&in.Memo)
 		case "ops":
