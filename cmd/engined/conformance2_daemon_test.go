@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -51,4 +52,46 @@ func TestConformance2_ApplyToOneClusterNodeSaysHowToNameACluster(t *testing.T) {
 	assert.Equal(t, "UNAVAILABLE", body.Error.Code)
 	assert.Contains(t, body.Error.Message, "MOVED")
 	assert.Contains(t, body.Error.Message, "say so with --redis-cluster")
+}
+
+// DESIGN.md, "Result": the JSON types of a result's and a state's fields,
+// read literally: seq a whole number, replayed a boolean, every amount a
+// decimal string at its asset's scale (points whole), a coupon's state a
+// string, a hold's legs strings, its coupons a list and expires_ms a whole
+// number.
+func TestConformance2_ResultAndStateTypes(t *testing.T) {
+	needRedis(t)
+	t.Parallel()
+	d := startServe(t, nil)
+	h := newID("types")
+	a := d.post(t, instructionJSON(newID("r"), h, `[{"op": "open"}, {"op": "credit", "asset": "USDT", "amount": "5"},
+		{"op": "earn_points", "amount": "300"}, {"op": "grant_coupon", "coupon": "c-1"},
+		{"op": "freeze", "asset": "USDT", "amount": "1.5", "hold": "o-1", "ttl_ms": 3600000},
+		{"op": "freeze_points", "amount": "20", "hold": "o-1"}, {"op": "lock_coupon", "coupon": "c-1", "hold": "o-1"}]`))
+	require.Equal(t, http.StatusOK, a.status, "%s", a)
+	st := d.do(t, http.MethodGet, "/v1/holders/"+h, "")
+	require.Equal(t, http.StatusOK, st.status, "%s", st)
+	for name, body := range map[string][]byte{"result": a.body, "state": st.body} {
+		t.Run("the "+name, func(t *testing.T) {
+			var v map[string]any
+			require.NoError(t, json.Unmarshal(body, &v))
+			assert.Equal(t, float64(1), v["seq"])
+			assert.Equal(t, h, v["holder"])
+			if name == "result" {
+				assert.Equal(t, false, v["replayed"])
+			} else {
+				assert.Equal(t, "active", v["status"])
+			}
+			assert.Equal(t, map[string]any{"USDT": map[string]any{"available": "3.500000", "frozen": "1.500000"}}, v["balances"])
+			assert.Equal(t, map[string]any{"available": "280", "frozen": "20"}, v["points"])
+			assert.Equal(t, map[string]any{"c-1": "held:o-1"}, v["coupons"])
+			holds, _ := v["holds"].(map[string]any)
+			hold, _ := holds["o-1"].(map[string]any)
+			require.NotNil(t, hold, "%s", body)
+			assert.Equal(t, map[string]any{"USDT": "1.500000", "points": "20"}, hold["legs"])
+			assert.Equal(t, []any{"c-1"}, hold["coupons"])
+			ms, ok := hold["expires_ms"].(float64)
+			assert.True(t, ok && ms > 1e12 && ms == float64(int64(ms)), "expires_ms %v is a whole number of ms", hold["expires_ms"])
+		})
+	}
 }
