@@ -121,14 +121,21 @@ func (e *Engine) Assets() *instructions.Registry { return e.assets }
 func (e *Engine) Load(ctx context.Context) error {
 	_, plain := e.rdb.(*redis.Client)
 	return e.forEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
-		info, err := c.Info(ctx, "server", "cluster").Result()
+		info, err := c.Info(ctx, "server").Result()
 		if err != nil {
 			return fmt.Errorf("load library: %w", err)
 		}
 		if v := InfoField(info, "redis_version"); !versionAtLeast(v, MinRedisVersion) {
 			return fmt.Errorf("load library: %s runs Redis %q, atomledger needs %s or newer", c.Options().Addr, v, MinRedisVersion)
 		}
-		if plain && InfoField(info, "cluster_enabled") == "1" {
+		if !plain {
+			return loadLibrary(ctx, c)
+		}
+		// A plain client reaches one server: refuse it on a cluster node.
+		if info, err = c.Info(ctx, "cluster").Result(); err != nil {
+			return fmt.Errorf("load library: %w", err)
+		}
+		if InfoField(info, "cluster_enabled") == "1" {
 			return fmt.Errorf("load library: %s is a node of a Redis Cluster, reached by a client of one server: "+
 				"the holders of the other nodes would be answered MOVED; use a cluster client", c.Options().Addr)
 		}
