@@ -115,8 +115,11 @@ func (e *Engine) Assets() *instructions.Registry { return e.assets }
 // library on every master (FUNCTION LOAD REPLACE); replicas get it from
 // their master. Apply works without it (a call answered "Function not found"
 // loads the library on that master and is sent again), but a daemon should
-// call it at start and report readiness by it.
+// call it at start and report readiness by it. A plain client (not a
+// cluster client) of a Redis Cluster node is refused: it would reach only
+// that node's slots.
 func (e *Engine) Load(ctx context.Context) error {
+	_, plain := e.rdb.(*redis.Client)
 	return e.forEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
 		info, err := c.Info(ctx, "server").Result()
 		if err != nil {
@@ -124,6 +127,17 @@ func (e *Engine) Load(ctx context.Context) error {
 		}
 		if v := InfoField(info, "redis_version"); !versionAtLeast(v, MinRedisVersion) {
 			return fmt.Errorf("load library: %s runs Redis %q, atomledger needs %s or newer", c.Options().Addr, v, MinRedisVersion)
+		}
+		if !plain {
+			return loadLibrary(ctx, c)
+		}
+		// A plain client reaches one server: refuse it on a cluster node.
+		if info, err = c.Info(ctx, "cluster").Result(); err != nil {
+			return fmt.Errorf("load library: %w", err)
+		}
+		if InfoField(info, "cluster_enabled") == "1" {
+			return fmt.Errorf("load library: %s is a node of a Redis Cluster, reached by a client of one server: "+
+				"the holders of the other nodes would be answered MOVED; use a cluster client", c.Options().Addr)
 		}
 		return loadLibrary(ctx, c)
 	})

@@ -122,9 +122,8 @@ func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (Transfe
 // GetTransfer reads a transfer's state. Errors: TRANSFER_NOT_FOUND (never
 // seen, or finished longer ago than the idempotency TTL), UNAVAILABLE.
 func (e *Engine) GetTransfer(ctx context.Context, id string) (TransferState, error) {
-	if !instructions.ValidID(id) || len(id) > instructions.MaxTransferID {
-		return TransferState{}, &Error{ID: id, Code: instructions.CodeInvalidID, OpIndex: instructions.NoOp,
-			Message: fmt.Sprintf("transfer id must match [A-Za-z0-9_.:-]{1,%d}", instructions.MaxTransferID)}
+	if e := instructions.CheckTransferID(id); e != nil {
+		return TransferState{}, &Error{ID: id, Code: e.Code, OpIndex: e.OpIndex, Message: e.Message}
 	}
 	rec, err := e.transferScript(ctx, id, "read")
 	if err != nil {

@@ -143,6 +143,9 @@ func decodeStrict(data []byte, v any) *Error {
 		if errors.As(err, &te) && te.Field != "" {
 			return Errorf(CodeInvalidInstruction, NoOp, "field %q must be %s, got %s", clip(te.Field), jsonKind(te.Type), clip(te.Value))
 		}
+		if te != nil { // the value itself, not one of its fields: the message would name a Go type
+			return Errorf(CodeInvalidInstruction, NoOp, "want a JSON object, got %s", clip(te.Value))
+		}
 		return Errorf(CodeInvalidInstruction, NoOp, "malformed JSON: %v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {

@@ -170,11 +170,23 @@ func (t Transfer) Normalize(reg *Registry) (NormalizedTransfer, error) {
 	return n, nil
 }
 
+// CheckTransferID is nil for a valid transfer id, else the INVALID_ID error
+// that says what it must be.
+func CheckTransferID(id string) *Error {
+	if id == "" || strings.Trim(id, ".") == "" {
+		return CheckID(NoOp, "transfer id", id) // what is wrong is not the characters
+	}
+	if !ValidID(id) || len(id) > MaxTransferID {
+		return Errorf(CodeInvalidID, NoOp, "transfer id %q must match [A-Za-z0-9_.:-]{1,%d}", clip(id), MaxTransferID)
+	}
+	return nil
+}
+
 func (t Transfer) normalize(reg *Registry) (NormalizedTransfer, *Error) {
 	n := NormalizedTransfer{ID: t.ID, Payer: -1}
 	payers := 0
-	if !ValidID(t.ID) || len(t.ID) > MaxTransferID {
-		return n, Errorf(CodeInvalidID, NoOp, "transfer id %q must match [A-Za-z0-9_.:-]{1,%d}", clip(t.ID), MaxTransferID)
+	if err := CheckTransferID(t.ID); err != nil {
+		return n, err
 	}
 	if len(t.Parts) < MinParts || len(t.Parts) > MaxParts {
 		return n, Errorf(CodeInvalidInstruction, NoOp, "a transfer has %d to %d parts, not %d", MinParts, MaxParts, len(t.Parts))

@@ -168,7 +168,9 @@ func readInstruction(name string, stdin io.Reader) ([]byte, error) {
 // and gives the exit status.
 func printOutcome(c cli, res any, err error) int {
 	if err != nil {
-		return printJSON(c, errorObject{Error: asError(err)}, exitRejected)
+		e := *asError(err)
+		e.Message = withClusterHint(e.Message, "; ")
+		return printJSON(c, errorObject{Error: &e}, exitRejected)
 	}
 	return printJSON(c, res, exitOK)
 }

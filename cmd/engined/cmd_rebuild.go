@@ -62,6 +62,11 @@ func runRebuild(args []string, c cli) int {
 	if (*holder == "") == !*all {
 		return f.fail("give either --holder H or --all")
 	}
+	if *holder != "" {
+		if err := checkReadID("holder", *holder); err != nil {
+			return f.fail("--holder: %s", asError(err).Message)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	eng, led, closeAll, err := connectLedger(ctx, cfg)

@@ -67,15 +67,22 @@ func (f *commandFlags) parseLedger(args []string) (*Config, int) {
 	return cfg, exitOK
 }
 
+// withClusterHint adds to msg, after sep, how to name a Redis Cluster when
+// msg shows that one node of it was named as a plain server: a MOVED answer,
+// or the engine's refusal to load the library there.
+func withClusterHint(msg, sep string) string {
+	if strings.Contains(msg, "MOVED ") || strings.Contains(msg, "is a node of a Redis Cluster") {
+		msg += sep + "the address is a node of a Redis Cluster: say so with --redis-cluster (ENGINED_REDIS_CLUSTER=1), or give every node's address"
+	}
+	return msg
+}
+
 // fail prints a refusal, each line prefixed with the command's name
 // (errors.Join puts one error a line), and gives exitUsage. A MOVED answer
 // means one cluster node was named as a plain server: it says how to name a
 // cluster.
 func (f *commandFlags) fail(format string, args ...any) int {
-	msg := fmt.Sprintf(format, args...)
-	if strings.Contains(msg, "MOVED ") {
-		msg += "\nthe address is a node of a Redis Cluster: say so with --redis-cluster (ENGINED_REDIS_CLUSTER=1), or give every node's address"
-	}
+	msg := withClusterHint(fmt.Sprintf(format, args...), "\n")
 	msg = strings.ReplaceAll(msg, "\n", "\n"+f.name+": ")
 	fmt.Fprintf(f.c.stderr, "%s: %s\n", f.name, msg)
 	return exitUsage

@@ -123,7 +123,7 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 		ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 		defer cancel()
 		if err := s.ready.check(ctx); err != nil {
-			log.Warn("redis not ready", "code", "UNAVAILABLE", "error", err.Error())
+			log.Warn("redis not ready", "code", "UNAVAILABLE", "error", withClusterHint(err.Error(), "; "))
 		} else {
 			log.Info("redis ready: scripts loaded")
 		}

@@ -28,7 +28,7 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	if err := s.ready.check(ctx); err != nil {
-		writeError(w, instructions.Errorf(instructions.CodeUnavailable, instructions.NoOp, "not ready: %v", err), false)
+		writeError(w, instructions.Errorf(instructions.CodeUnavailable, instructions.NoOp, "not ready: %s", withClusterHint(err.Error(), "; ")), false)
 		return
 	}
 	writeJSON(w, http.StatusOK, status{Status: "ready"})
