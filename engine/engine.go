@@ -151,8 +151,16 @@ func (e *Engine) forEachMaster(ctx context.Context, fn func(context.Context, *re
 	case *redis.Client:
 		return fn(ctx, c)
 	default:
-		return fmt.Errorf("load library: unsupported client %T", e.rdb)
+		return fmt.Errorf("engine: unsupported client %T", e.rdb)
 	}
+}
+
+// Ping asks every master of a cluster, or the one server, for PONG. A
+// cluster with a master down serves none of that master's holders, and with
+// the default cluster-require-full-coverage none at all, until a replica
+// takes over.
+func (e *Engine) Ping(ctx context.Context) error {
+	return e.forEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() })
 }
 
 // InfoField returns the value of field name in the text of an INFO reply

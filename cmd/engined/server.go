@@ -49,7 +49,7 @@ func newServer(eng *engine.Engine, rdb redis.UniversalClient, tokens []string, l
 		auth:    newAuthenticator(tokens),
 		log:     log,
 		metrics: m,
-		ready:   &readiness{eng: eng, rdb: rdb},
+		ready:   &readiness{eng: eng},
 	}
 }
 
@@ -93,7 +93,7 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 	}
 	handler := s.handler()
 	if opt.benchFloor {
-		if err := loadFloor(ctx, rdb); err != nil {
+		if err := bench.LoadFloor(ctx, rdb); err != nil {
 			log.Warn("bench floor: load the deduct script", "error", err.Error()) // the handler loads it on first use
 		}
 		handler = s.withFloor(handler, rdb)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -53,15 +52,7 @@ func floorDeduct(w http.ResponseWriter, r *http.Request, rdb redis.UniversalClie
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
-	keys := []string{bench.FloorKey(holder)}
-	n, err := rdb.FCall(ctx, bench.SeedDeductFunction, keys, b.Amount).Int64()
-	if err != nil && strings.Contains(err.Error(), "Function not found") {
-		// A master that restarted, or one the start did not reach: load it
-		// there and try once more.
-		if err = loadFloor(ctx, rdb); err == nil {
-			n, err = rdb.FCall(ctx, bench.SeedDeductFunction, keys, b.Amount).Int64()
-		}
-	}
+	n, err := bench.FloorDeduct(ctx, rdb, holder, b.Amount)
 	switch {
 	case err != nil:
 		writeError(w, instructions.Errorf(instructions.CodeUnavailable, instructions.NoOp, "redis: %v", err), false)
@@ -75,18 +66,4 @@ func floorDeduct(w http.ResponseWriter, r *http.Request, rdb redis.UniversalClie
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"balance":` + strconv.FormatInt(n, 10) + "}\n"))
 	}
-}
-
-// loadFloor loads the seed's deduct library on every master.
-func loadFloor(ctx context.Context, rdb redis.UniversalClient) error {
-	load := func(ctx context.Context, c *redis.Client) error {
-		return c.FunctionLoadReplace(ctx, bench.SeedDeductLibrary).Err()
-	}
-	if c, ok := rdb.(*redis.ClusterClient); ok {
-		return c.ForEachMaster(ctx, load)
-	}
-	if c, ok := rdb.(*redis.Client); ok {
-		return load(ctx, c)
-	}
-	return rdb.FunctionLoadReplace(ctx, bench.SeedDeductLibrary).Err()
 }

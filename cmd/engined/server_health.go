@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -39,7 +37,6 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 // first "Function not found", so only a failed Load is tried again.
 type readiness struct {
 	eng    *engine.Engine
-	rdb    redis.UniversalClient
 	loaded atomic.Bool
 }
 
@@ -50,23 +47,10 @@ func (rd *readiness) check(ctx context.Context) error {
 		}
 		rd.loaded.Store(true)
 	}
-	if err := ping(ctx, rd.rdb); err != nil {
+	if err := rd.eng.Ping(ctx); err != nil {
 		return err
 	}
 	// A master whose replicas do not acknowledge gets every write answered
 	// UNAVAILABLE (applied, unconfirmed): as good as down for a client.
 	return rd.eng.CheckReplicas(ctx)
-}
-
-// ping asks every master of a cluster, or the one server, for PONG. A
-// cluster with a master down serves none of that master's holders, and with
-// the default cluster-require-full-coverage none at all, until a replica
-// takes over.
-func ping(ctx context.Context, rdb redis.UniversalClient) error {
-	if c, ok := rdb.(*redis.ClusterClient); ok {
-		return c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
-			return n.Ping(ctx).Err()
-		})
-	}
-	return rdb.Ping(ctx).Err()
 }
