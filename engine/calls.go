@@ -65,7 +65,8 @@ func (e *Engine) build(n instructions.Normalized) call {
 
 // transferReq is one action of the transfer function on transfer id's record.
 func transferReq(id, action string, args ...any) req {
-	keys := []string{cluster.Transfer(id), cluster.Transfers(cluster.TransferSlot(id))}
+	record := cluster.Transfer(id)
+	keys := []string{record, cluster.Transfers(cluster.Slot(record))}
 	return req{fn: lua.FuncTransfer, keys: keys, args: append([]any{action, id}, args...)}
 }
 
