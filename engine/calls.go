@@ -90,6 +90,23 @@ func opArg(op string) any {
 	return op
 }
 
+// indexArgs are the part indexes and counts a transfer's record takes, put
+// in interfaces once.
+var indexArgs = func() (a [instructions.MaxParts + 1]any) {
+	for i := range a {
+		a[i] = strconv.Itoa(i)
+	}
+	return a
+}()
+
+// indexArg is i as the transfer function takes a part's index or count.
+func indexArg(i int) any {
+	if i >= 0 && i < len(indexArgs) {
+		return indexArgs[i]
+	}
+	return strconv.Itoa(i)
+}
+
 func numArg(v int64) any {
 	if v == 0 {
 		return zeroArg

@@ -98,7 +98,8 @@ func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (Transfe
 	// credits must fit in and the hold of a settle without an amount
 	// (transfer_pay.go, transfer_rest.go).
 	payer := e.payerOf(n)
-	begin := append([]any{transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n)}, e.payArgs(payer)...)
+	begin := append(make([]any, 0, 6), transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n))
+	begin = append(begin, e.payArgs(payer)...)
 	got := e.submit(ctx, append([]req{transferReq(n.ID, "begin", begin...)}, checkReads(n, payer)...))
 	rec, err := e.recordOf(n.ID, got[0])
 	if err != nil {
@@ -247,15 +248,11 @@ const (
 // is what makes each of them apply at most once, whatever the idempotency
 // TTL (docs/transfers.md, "Exactly once").
 func (e *Engine) callsOf(n instructions.NormalizedTransfer, p instructions.Normalized) partCalls {
-	hold := n.Hold()
 	if n.Payer >= 0 {
-		// One payer: each part is one instruction, its commit: the payer's ops
-		// as the client wrote them (its run is the commit point), or a
-		// payee's credits.
-		c := e.build(instructions.Normalized{ID: hold + commitSuffix, Holder: p.Holder, Counterparty: hold,
-			Memo: "transfer " + n.ID + ": commit", Transfer: n.ID, Steps: p.Steps})
+		c := e.payCall(n, p)
 		return partCalls{commit: &c}
 	}
+	hold := n.Hold()
 	var reserve, checks, credits, abort, reserveSay, checkSay, closes []instructions.Step
 	var reserveFrom, checkFrom []int
 	closing := map[string]bool{}
@@ -490,7 +487,7 @@ func (e *Engine) finishParts(ctx context.Context, n instructions.NormalizedTrans
 	var err error
 	switch {
 	case len(parts) > 0:
-		next, err = e.transferScript(ctx, n.ID, "finish", e.finishArgs(n, rec, parts)...)
+		next, err = e.transferScript(ctx, n.ID, "finish", e.appendFinishArgs(nil, n, rec, parts)...)
 	case reread:
 		next, err = e.transferScript(ctx, n.ID, "read")
 	default:
@@ -503,15 +500,16 @@ func (e *Engine) finishParts(ctx context.Context, n instructions.NormalizedTrans
 	return next
 }
 
-// finishArgs are the arguments of the transfer function's finish of parts.
-func (e *Engine) finishArgs(n instructions.NormalizedTransfer, rec transferRecord, parts []int) []any {
+// appendFinishArgs appends to args the arguments of the transfer function's
+// finish of parts.
+func (e *Engine) appendFinishArgs(args []any, n instructions.NormalizedTransfer, rec transferRecord, parts []int) []any {
 	ttl := e.idemTTL
 	if rec.payer >= 0 {
 		ttl = payTTL(rec) // the record outlives its steps' records
 	}
-	args := []any{ttl, strconv.Itoa(len(n.Parts))}
+	args = append(args, ttl, indexArg(len(n.Parts)))
 	for _, i := range parts {
-		args = append(args, strconv.Itoa(i))
+		args = append(args, indexArg(i))
 	}
 	return args
 }
