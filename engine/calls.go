@@ -65,7 +65,8 @@ func (e *Engine) build(n instructions.Normalized) call {
 
 // transferReq is one action of the transfer function on transfer id's record.
 func transferReq(id, action string, args ...any) req {
-	keys := []string{cluster.Transfer(id), cluster.Transfers(cluster.TransferSlot(id))}
+	record := cluster.Transfer(id)
+	keys := []string{record, cluster.Transfers(cluster.Slot(record))}
 	return req{fn: lua.FuncTransfer, keys: keys, args: append([]any{action, id}, args...)}
 }
 
@@ -87,6 +88,23 @@ func opArg(op string) any {
 		return a
 	}
 	return op
+}
+
+// indexArgs are the part indexes and counts a transfer's record takes, put
+// in interfaces once.
+var indexArgs = func() (a [instructions.MaxParts + 1]any) {
+	for i := range a {
+		a[i] = strconv.Itoa(i)
+	}
+	return a
+}()
+
+// indexArg is i as the transfer function takes a part's index or count.
+func indexArg(i int) any {
+	if i >= 0 && i < len(indexArgs) {
+		return indexArgs[i]
+	}
+	return strconv.Itoa(i)
 }
 
 func numArg(v int64) any {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -90,15 +91,15 @@ func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (Transfe
 	if err != nil {
 		return TransferState{}, err
 	}
-	body, err := instructions.EncodeTransfer(t)
-	if err != nil {
-		return TransferState{}, e.internal(t.ID, "encode transfer: %v", err)
-	}
+	// What EncodeTransfer writes, without reflection (a normalized
+	// transfer's strings are valid UTF-8).
+	body := t.AppendJSON(make([]byte, 0, 256))
 	// A one-payer transfer reads, in the same round trip, what its payees'
 	// credits must fit in and the hold of a settle without an amount
 	// (transfer_pay.go, transfer_rest.go).
 	payer := e.payerOf(n)
-	begin := append([]any{transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n)}, e.payArgs(payer)...)
+	begin := append(make([]any, 0, 6), transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n))
+	begin = append(begin, e.payArgs(payer)...)
 	got := e.submit(ctx, append([]req{transferReq(n.ID, "begin", begin...)}, checkReads(n, payer)...))
 	rec, err := e.recordOf(n.ID, got[0])
 	if err != nil {
@@ -167,6 +168,48 @@ func (e *Engine) drive(ctx context.Context, n instructions.NormalizedTransfer, r
 	return stateOf(n.ID, rec), stuck
 }
 
+// AppendJSON appends st as encoding/json's Marshal writes it, byte for
+// byte, without reflection: the daemon answers every transfer with one.
+func (st TransferState) AppendJSON(b []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = instructions.AppendJSONString(b, st.ID)
+	b = append(b, `,"status":`...)
+	b = instructions.AppendJSONString(b, st.Status)
+	b = append(b, `,"complete":`...)
+	b = strconv.AppendBool(b, st.Complete)
+	b = append(b, `,"replayed":`...)
+	b = strconv.AppendBool(b, st.Replayed)
+	b = append(b, `,"holders":`...)
+	if st.Holders == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, h := range st.Holders {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = instructions.AppendJSONString(b, h)
+		}
+		b = append(b, ']')
+	}
+	if st.PartIndex != nil {
+		b = append(b, `,"part_index":`...)
+		b = strconv.AppendInt(b, int64(*st.PartIndex), 10)
+	}
+	if st.Error != nil {
+		// Only an aborted transfer has one: it goes the way Marshal takes
+		// it, through its MarshalJSON.
+		e, err := stdjson.Marshal(st.Error)
+		if err != nil {
+			e = []byte("null")
+		}
+		b = append(append(b, `,"error":`...), e...)
+	}
+	b = append(b, `,"created_ms":`...)
+	b = strconv.AppendInt(b, st.CreatedMs, 10)
+	return append(b, '}')
+}
+
 func stateOf(id string, rec transferRecord) TransferState {
 	st := TransferState{ID: id, Status: rec.status, Complete: rec.done, CreatedMs: rec.createdMs,
 		Holders: strings.Split(rec.holders, ",")}
@@ -204,15 +247,11 @@ const (
 // is what makes each of them apply at most once, whatever the idempotency
 // TTL (docs/transfers.md, "Exactly once").
 func (e *Engine) callsOf(n instructions.NormalizedTransfer, p instructions.Normalized) partCalls {
-	hold := n.Hold()
 	if n.Payer >= 0 {
-		// One payer: each part is one instruction, its commit: the payer's ops
-		// as the client wrote them (its run is the commit point), or a
-		// payee's credits.
-		c := e.build(instructions.Normalized{ID: hold + commitSuffix, Holder: p.Holder, Counterparty: hold,
-			Memo: "transfer " + n.ID + ": commit", Transfer: n.ID, Steps: p.Steps})
+		c := e.payCall(n, p)
 		return partCalls{commit: &c}
 	}
+	hold := n.Hold()
 	var reserve, checks, credits, abort, reserveSay, checkSay, closes []instructions.Step
 	var reserveFrom, checkFrom []int
 	closing := map[string]bool{}
@@ -447,7 +486,7 @@ func (e *Engine) finishParts(ctx context.Context, n instructions.NormalizedTrans
 	var err error
 	switch {
 	case len(parts) > 0:
-		next, err = e.transferScript(ctx, n.ID, "finish", e.finishArgs(n, rec, parts)...)
+		next, err = e.transferScript(ctx, n.ID, "finish", e.appendFinishArgs(nil, n, rec, parts)...)
 	case reread:
 		next, err = e.transferScript(ctx, n.ID, "read")
 	default:
@@ -460,28 +499,42 @@ func (e *Engine) finishParts(ctx context.Context, n instructions.NormalizedTrans
 	return next
 }
 
-// finishArgs are the arguments of the transfer function's finish of parts.
-func (e *Engine) finishArgs(n instructions.NormalizedTransfer, rec transferRecord, parts []int) []any {
+// appendFinishArgs appends to args the arguments of the transfer function's
+// finish of parts.
+func (e *Engine) appendFinishArgs(args []any, n instructions.NormalizedTransfer, rec transferRecord, parts []int) []any {
 	ttl := e.idemTTL
 	if rec.payer >= 0 {
 		ttl = payTTL(rec) // the record outlives its steps' records
 	}
-	args := []any{ttl, strconv.Itoa(len(n.Parts))}
+	args = append(args, ttl, indexArg(len(n.Parts)))
 	for _, i := range parts {
-		args = append(args, strconv.Itoa(i))
+		args = append(args, indexArg(i))
 	}
 	return args
 }
 
-// transferPrint identifies a transfer's normalized body.
+// transferPrint identifies a transfer's normalized body: the first 16 bytes,
+// in hex, of the SHA-256 of each part's "<len>:<holder>|", then per step
+// "<op>|<asset>|<units>|<len>:<hold>|\n", then a zero byte. Written into a
+// buffer on the stack rather than through fmt: the record keeps it, so it
+// must not change (TestTransferPrint_AsTheFirstImplementation).
 func transferPrint(n instructions.NormalizedTransfer) string {
-	h := sha256.New()
+	var stack [1024]byte
+	b := stack[:0]
 	for _, p := range n.Parts {
-		fmt.Fprintf(h, "%d:%s|", len(p.Holder), p.Holder)
+		b = strconv.AppendInt(b, int64(len(p.Holder)), 10)
+		b = append(append(append(b, ':'), p.Holder...), '|')
 		for _, s := range p.Steps {
-			fmt.Fprintf(h, "%s|%s|%d|%d:%s|\n", s.Op, s.Asset, s.Units, len(s.Hold), s.Hold)
+			b = append(append(b, s.Op...), '|')
+			b = append(append(b, s.Asset...), '|')
+			b = append(strconv.AppendInt(b, s.Units, 10), '|')
+			b = append(strconv.AppendInt(b, int64(len(s.Hold)), 10), ':')
+			b = append(append(b, s.Hold...), "|\n"...)
 		}
-		h.Write([]byte{0})
+		b = append(b, 0)
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	sum := sha256.Sum256(b)
+	var out [32]byte
+	hex.Encode(out[:], sum[:16])
+	return string(out[:])
 }

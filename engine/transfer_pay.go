@@ -60,7 +60,7 @@ func (e *Engine) payArgs(payer int) []any {
 	if payer < 0 {
 		return nil
 	}
-	return []any{strconv.Itoa(payer), (e.ttl - 2*e.xferTimeout).Milliseconds()}
+	return []any{indexArg(payer), (e.ttl - 2*e.xferTimeout).Milliseconds()}
 }
 
 // payTTL is the idempotency TTL (ms) of a one-payer transfer's steps, of
@@ -74,9 +74,24 @@ func payTTL(rec transferRecord) string {
 	return strconv.FormatInt(rec.untilMs-rec.createdMs+2*(rec.deadline-rec.createdMs), 10)
 }
 
+// payCall is part p's one instruction in one-payer transfer n, its commit:
+// the payer's ops as the client wrote them (its run is the commit point), or
+// a payee's credits.
+func (e *Engine) payCall(n instructions.NormalizedTransfer, p instructions.Normalized) call {
+	id := instructions.TransferHoldPrefix + n.ID + commitSuffix
+	hold := id[:len(id)-len(commitSuffix)] // n.Hold(), without a string of its own
+	return e.build(instructions.Normalized{ID: id, Holder: p.Holder, Counterparty: hold,
+		Memo: "transfer " + n.ID + ": commit", Transfer: n.ID, Steps: p.Steps})
+}
+
 // commitOf is part p's commit; a one-payer transfer's with payTTL.
 func (e *Engine) commitOf(n instructions.NormalizedTransfer, p instructions.Normalized, rec transferRecord) call {
-	c := *e.callsOf(n, p).commit
+	var c call
+	if n.Payer >= 0 {
+		c = e.payCall(n, p) // as callsOf, without its pointer
+	} else {
+		c = *e.callsOf(n, p).commit
+	}
 	if rec.payer >= 0 {
 		c.args[argTTL] = payTTL(rec) // not in the fingerprint
 	}
@@ -291,7 +306,8 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 				finished = append(finished, i)
 			}
 		}
-		args := append([]any{status, reason, e.xferTimeout.Milliseconds()}, e.finishArgs(n, rec, finished)...)
+		args := e.appendFinishArgs(append(make([]any, 0, 5+len(finished)), status, reason, e.xferTimeout.Milliseconds()),
+			n, rec, finished)
 		decided, err := e.recordOf(n.ID, e.submit(ctx, []req{transferReq(n.ID, "decide", args...)})[0])
 		if err != nil {
 			return stateOf(n.ID, rec), 0

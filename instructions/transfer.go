@@ -2,6 +2,7 @@ package instructions
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -105,6 +106,67 @@ var (
 
 // EncodeTransfer writes a transfer as JSON.
 func EncodeTransfer(t Transfer) ([]byte, error) { return marshal(t) }
+
+// AppendJSON appends t as EncodeTransfer writes it, byte for byte, without
+// reflection: the engine writes every transfer's body into its record. A
+// string that needs escaping goes through encoding/json, which escapes as
+// EncodeTransfer does any valid UTF-8 (a normalized transfer's strings are).
+func (t Transfer) AppendJSON(b []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, t.ID)
+	b = append(b, `,"parts":`...)
+	if t.Parts == nil {
+		return append(b, "null}"...)
+	}
+	b = append(b, '[')
+	for i, p := range t.Parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"holder":`...)
+		b = appendString(b, p.Holder)
+		b = append(b, `,"ops":`...)
+		if p.Ops == nil {
+			b = append(b, "null}"...)
+			continue
+		}
+		b = append(b, '[')
+		for j, o := range p.Ops {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = appendOp(b, o)
+		}
+		b = append(b, "]}"...)
+	}
+	return append(b, "]}"...)
+}
+
+// appendOp appends o as encoding/json's Marshal writes it.
+func appendOp(b []byte, o Op) []byte {
+	b = append(b, `{"op":`...)
+	b = appendString(b, o.Op)
+	for _, f := range [...]struct{ key, v string }{{`,"asset":`, o.Asset}, {`,"amount":`, string(o.Amount)},
+		{`,"hold":`, o.Hold}, {`,"leg":`, o.Leg}, {`,"coupon":`, o.Coupon}} {
+		if f.v != "" {
+			b = append(b, f.key...)
+			b = appendString(b, f.v)
+		}
+	}
+	if o.TTLMs != nil {
+		b = append(b, `,"ttl_ms":`...)
+		b = strconv.AppendInt(b, *o.TTLMs, 10)
+	}
+	if o.ExpiresMs != nil {
+		b = append(b, `,"expires_ms":`...)
+		b = strconv.AppendInt(b, *o.ExpiresMs, 10)
+	}
+	return append(b, '}')
+}
+
+// AppendJSONString appends s as a JSON string, as encoding/json's Marshal
+// writes it, for answers written without reflection.
+func AppendJSONString(b []byte, s string) []byte { return appendString(b, s) }
 
 // inPart names the part an error is in.
 func inPart(err *Error, part int) *Error {
