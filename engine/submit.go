@@ -179,6 +179,9 @@ func loadLibrary(ctx context.Context, c *redis.Client) error {
 // isNoFunction tells whether Redis answered that the function is not
 // loaded: the call did not run.
 func isNoFunction(err error) bool {
+	if err == nil {
+		return false // before errors.As, whose target would escape to the heap on every call
+	}
 	var rerr redis.Error
 	return errors.As(err, &rerr) && strings.Contains(rerr.Error(), "Function not found")
 }
