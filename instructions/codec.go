@@ -49,7 +49,7 @@ func decodeStrictly(data []byte) (Instruction, error) {
 	if err := checkKeys(data, instructionKeys); err != nil {
 		return Instruction{}, err
 	}
-	if err := decodeStrict(data, &w); err != nil {
+	if err := DecodeStrict(data, &w); err != nil {
 		return Instruction{}, err
 	}
 	var cp string
@@ -75,7 +75,7 @@ func decodeOps(raws []json.RawMessage) ([]Op, *Error) {
 	for i, raw := range raws {
 		err := checkKeys(raw, opKeys)
 		if err == nil {
-			err = decodeStrict(raw, &ops[i])
+			err = DecodeStrict(raw, &ops[i])
 		}
 		if err != nil {
 			err.OpIndex = i
@@ -130,8 +130,11 @@ func checkKeys(data []byte, keys []string) *Error {
 	return nil
 }
 
-// decodeStrict decodes exactly one JSON value into v, refusing unknown fields.
-func decodeStrict(data []byte, v any) *Error {
+// DecodeStrict decodes exactly one JSON value into v, refusing unknown
+// fields; what is wrong is said in JSON's words (a field, a list, a whole
+// number), never Go's types, as an INVALID_INSTRUCTION *Error. Decode and
+// the daemon's other bodies read through it.
+func DecodeStrict(data []byte, v any) *Error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -149,7 +152,7 @@ func decodeStrict(data []byte, v any) *Error {
 		return Errorf(CodeInvalidInstruction, NoOp, "malformed JSON: %v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return Errorf(CodeInvalidInstruction, NoOp, "malformed JSON: data after the instruction")
+		return Errorf(CodeInvalidInstruction, NoOp, "malformed JSON: data after the JSON value")
 	}
 	return nil
 }

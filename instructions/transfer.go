@@ -74,7 +74,7 @@ func decodeTransferStrictly(data []byte) (Transfer, error) {
 	if err := checkKeys(data, transferKeys); err != nil {
 		return Transfer{}, err
 	}
-	if err := decodeStrict(data, &w); err != nil {
+	if err := DecodeStrict(data, &w); err != nil {
 		return Transfer{}, err
 	}
 	t := Transfer{ID: w.ID, Parts: make([]Part, len(w.Parts))}
@@ -85,7 +85,7 @@ func decodeTransferStrictly(data []byte) (Transfer, error) {
 		}
 		err := checkKeys(raw, partKeys)
 		if err == nil {
-			err = decodeStrict(raw, &p)
+			err = DecodeStrict(raw, &p)
 		}
 		var ops []Op
 		if err == nil {

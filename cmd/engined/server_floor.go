@@ -46,8 +46,8 @@ func floorDeduct(w http.ResponseWriter, r *http.Request, rdb redis.UniversalClie
 		return
 	}
 	var b floorBody
-	if err := decodeStrict(body, &b); err != nil {
-		writeError(w, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp, "the body is not {\"amount\": N}: %v", err), false)
+	if err := instructions.DecodeStrict(body, &b); err != nil {
+		writeError(w, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp, "the body is not {\"amount\": N}: %s", err.Message), false)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)

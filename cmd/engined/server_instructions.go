@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,12 +82,14 @@ func (s *server) applyBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req batchRequest
-	err := strictKeys(body, "instructions")
-	if err == nil {
-		err = decodeStrict(body, &req)
+	why := ""
+	if err := strictKeys(body, "instructions"); err != nil {
+		why = err.Error()
+	} else if err := instructions.DecodeStrict(body, &req); err != nil {
+		why = err.Message
 	}
-	if err != nil {
-		writeError(w, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp, "batch: %v", err), false)
+	if why != "" {
+		writeError(w, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp, "batch: %s", why), false)
 		return
 	}
 	switch n := len(req.Instructions); {
@@ -178,17 +179,4 @@ func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
 		return nil, false
 	}
 	return data, true
-}
-
-// decodeStrict decodes exactly one JSON value into v, refusing unknown fields.
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the JSON value")
-	}
-	return nil
 }
