@@ -754,27 +754,17 @@ local function ms_arg(s)
   return tonumber(s)
 end
 
--- finish_parts marks parts finished in record r (of key K_REC, in the index K_IDX) from
--- finish's arguments at argv[i]: ttl (ms), the number of parts, then part indexes.
-local function finish_parts(K_REC, K_IDX, id, r, argv, i, tnow)
+-- finished_with gives record r's finished string with the parts of finish's arguments at
+-- argv[i] (ttl (ms), the number of parts, part indexes) marked, and the ttl; or nil and an error.
+local function finished_with(r, argv, i)
   local ttl = ms_arg(argv[i])
-  if r[4] then return record_reply('found', r) end
   local f = r[8] or string.rep('0', ms_arg(argv[i + 1]))
   for j = i + 2, #argv do
     local k = ms_arg(argv[j])
-    if k >= #f then return redis.error_reply('ERR bad part argument') end
+    if k >= #f then return nil, 'ERR bad part argument' end
     f = sub(f, 1, k) .. '1' .. sub(f, k + 2)
   end
-  if find(f, '0', 1, true) then
-    call('HSET', K_REC, 'finished', f)
-  else
-    call('HSET', K_REC, 'finished', f, 'done', '1', 'done_ms', fmt('%d', tnow))
-    call('PEXPIRE', K_REC, fmt('%d', ttl))
-    call('ZREM', K_IDX, id)
-    r[4] = '1'
-  end
-  r[8] = f
-  return record_reply('found', r)
+  return f, ttl
 end
 
 local function transfer(keys, argv)
@@ -808,19 +798,40 @@ local function transfer(keys, argv)
 
   if action == 'read' then
     return record_reply('found', r)
-  elseif action == 'decide' then
-    local to, err, retry = argv[3], argv[4], ms_arg(argv[5])
-    if to ~= 'committed' and to ~= 'aborted' then return redis.error_reply('ERR bad status argument') end
-    if r[1] == 'preparing' then
-      call('ZADD', K_IDX, fmt('%d', tnow + retry), id)
-      call('HSET', K_REC, 'status', to, 'err', err, 'decided_ms', fmt('%d', tnow))
-      r[1], r[3] = to, err
+  elseif action == 'decide' or action == 'finish' then
+    -- Every check before the first write; then the record in one HSET, the index once.
+    local fields, due, fin = {}, nil, 3
+    if action == 'decide' then
+      local to, err, retry = argv[3], argv[4], ms_arg(argv[5])
+      if to ~= 'committed' and to ~= 'aborted' then return redis.error_reply('ERR bad status argument') end
+      if r[1] == 'preparing' then
+        fields = {'status', to, 'err', err, 'decided_ms', fmt('%d', tnow)}
+        due = fmt('%d', tnow + retry)
+        r[1], r[3] = to, err
+      end
+      fin = argv[6] and r[1] == to and 6 -- another decision stands: it finishes nothing here
+    elseif r[1] == 'preparing' then
+      return redis.error_reply('ERR an undecided transfer has no part to finish')
     end
-    if argv[6] and r[1] == to then return finish_parts(K_REC, K_IDX, id, r, argv, 6, tnow) end
+    local ttl
+    if fin and not r[4] then
+      local f, e = finished_with(r, argv, fin)
+      if not f then return redis.error_reply(e) end
+      ttl, r[8] = e, f
+      fields[#fields + 1], fields[#fields + 2] = 'finished', f
+      if not find(f, '0', 1, true) then
+        fields[#fields + 1], fields[#fields + 2], fields[#fields + 3], fields[#fields + 4] = 'done', '1', 'done_ms', fmt('%d', tnow)
+        r[4] = '1'
+      end
+    end
+    if #fields > 0 then call('HSET', K_REC, unpk(fields)) end
+    if ttl and r[4] then
+      call('PEXPIRE', K_REC, fmt('%d', ttl))
+      call('ZREM', K_IDX, id)
+    elseif due then
+      call('ZADD', K_IDX, due, id)
+    end
     return record_reply('found', r)
-  elseif action == 'finish' then
-    if r[1] == 'preparing' then return redis.error_reply('ERR an undecided transfer has no part to finish') end
-    return finish_parts(K_REC, K_IDX, id, r, argv, 3, tnow)
   end
   return redis.error_reply('ERR unknown action')
 end

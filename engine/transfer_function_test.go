@@ -1,0 +1,65 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/lua"
+)
+
+// DESIGN.md, rule 1: the transfer function checks every argument before its
+// first write. A decision carrying finish's arguments, one of them bad, is
+// refused with the record and the index as they were; a good one decides
+// and finishes in one run, and leaves the index.
+func TestTransferFunction_DecideAndFinishChecksBeforeItWrites(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	require.NoError(t, eng.Load(ctx))
+	id := newID("tf")
+	keys := []string{cluster.Transfer(id), cluster.Transfers(cluster.TransferSlot(id))}
+	fcall := func(args ...any) ([]any, error) {
+		return rdb.FCall(ctx, lua.FuncTransfer, keys, args...).Slice()
+	}
+	_, err := fcall("begin", id, "fp", "{}", "30000", "a,b")
+	require.NoError(t, err)
+	record := func() map[string]string {
+		m, err := rdb.HGetAll(ctx, keys[0]).Result()
+		require.NoError(t, err)
+		return m
+	}
+	score := func() float64 {
+		s, err := rdb.ZScore(ctx, keys[1], id).Result()
+		require.NoError(t, err)
+		return s
+	}
+	before, due := record(), score()
+
+	for _, bad := range [][]any{
+		{"86400000", "2", "2"},  // part 2 of 2
+		{"86400000", "2", "-1"}, // not an index
+		{"soon", "2", "0"},      // not a ttl
+	} {
+		_, err := fcall(append([]any{"decide", id, "committed", "", "30000"}, bad...)...)
+		require.Error(t, err, "%v", bad)
+		assert.Equal(t, before, record(), "%v: the record as it was", bad)
+		assert.Equal(t, due, score(), "%v: the index as it was", bad)
+	}
+
+	v, err := fcall("decide", id, "committed", "", "30000", "86400000", "2", "0", "1")
+	require.NoError(t, err)
+	assert.Equal(t, "committed", v[1])
+	assert.Equal(t, "1", v[3], "done")
+	assert.Equal(t, "11", v[7], "both parts finished")
+	after := record()
+	assert.Equal(t, "committed", after["status"])
+	assert.Equal(t, "1", after["done"])
+	_, err = rdb.ZScore(ctx, keys[1], id).Result()
+	assert.Error(t, err, "done: out of the index")
+	ttl, err := rdb.PTTL(ctx, keys[0]).Result()
+	require.NoError(t, err)
+	assert.Positive(t, ttl.Milliseconds(), "done: the record expires")
+}
