@@ -105,6 +105,7 @@ func TestConformance_BothDoorsJudgeAlike(t *testing.T) {
 		{"a memo of 900 nested objects", `"memo":` + strings.Repeat(`{"m":`, 900) + `1` + strings.Repeat(`}`, 900), `{"op":"earn_points","amount":"1"}`},
 		{"ops null", `"ops":null`, ""},
 		{"an op that is a string", "", `"credit"`},
+		{"an op that is null", "", `null`},
 		{"an op name in capitals", "", `{"op":"CREDIT","asset":"CNY","amount":"{A}"}`},
 		{"an asset the op does not take", "", `{"op":"earn_points","amount":"1","asset":"CNY"}`},
 		{"ttl_ms as a string", "", `{"op":"freeze","asset":"CNY","amount":"{A}","hold":"n2","ttl_ms":"5"}`},

@@ -135,6 +135,9 @@ func checkKeys(data []byte, keys []string) *Error {
 // number), never Go's types, as an INVALID_INSTRUCTION *Error. Decode and
 // the daemon's other bodies read through it.
 func DecodeStrict(data []byte, v any) *Error {
+	if string(bytes.TrimSpace(data)) == "null" { // encoding/json would leave v as it is, without a word
+		return Errorf(CodeInvalidInstruction, NoOp, "want a JSON object, got null")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

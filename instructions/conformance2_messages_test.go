@@ -21,7 +21,11 @@ func TestConformance2_NotAnObjectSaysWhatIsWanted(t *testing.T) {
 		{"an instruction that is a list", `[]`, "array", false},
 		{"an instruction that is a string", `"x"`, "string", false},
 		{"an op that is a number", `{"id":"a","holder":"u","ops":[5]}`, "number", false},
+		{"an instruction that is null", ` null `, "null", false},
+		{"an op that is null", `{"id":"a","holder":"u","ops":[null]}`, "null", false},
 		{"a transfer that is a number", `5`, "number", true},
+		{"a transfer that is null", `null`, "null", true},
+		{"a part that is null", `{"id":"t","parts":[null,{"holder":"b","ops":[{"op":"earn_points","amount":"1"}]}]}`, "null", true},
 		{"a part that is a number", `{"id":"t","parts":[5,{"holder":"b","ops":[{"op":"earn_points","amount":"1"}]}]}`, "number", true},
 	}
 	for _, c := range cases {
