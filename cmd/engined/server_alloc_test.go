@@ -25,52 +25,107 @@ import (
 // decode walked the body three times and the answer went through reflection.
 // The answer is still json.Marshal's, byte for byte.
 func TestApplyOne_Allocations(t *testing.T) {
-	needRedis(t)
-	rdb := testCluster.Client(nil)
-	defer rdb.Close()
-	eng := engine.New(rdb, nil)
-	ctx := context.Background()
+	eng, h := allocDaemon(t)
 	holder := "alloc-" + newID("h")
-	_, err := eng.Apply(ctx, instructions.New("open", holder).Open().Credit("CNY", "1000000.00"))
+	_, err := eng.Apply(context.Background(), instructions.New("open", holder).Open().Credit("CNY", "1000000.00"))
 	require.NoError(t, err)
-	s := newServer(eng, rdb, []string{"t"}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
-	h := s.handler()
-
 	n := 0
-	post := func() *httptest.ResponseRecorder {
+	request := func() *http.Request {
 		n++
 		body, _ := instructions.Encode(instructions.New("d-"+strconv.Itoa(n), holder).Debit("CNY", "0.01"))
 		r := httptest.NewRequest(http.MethodPost, "/v1/instructions", bytes.NewReader(body))
 		r.Header.Set("Authorization", "Bearer t")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w
+		return r
 	}
-	w := post()
-	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 	var res instructions.Result
-	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &res))
-	want, err := json.Marshal(res)
+	answerIsMarshal(t, serveRecorded(h, request()), &res)
+	allocs := allocsPerRequest(t, h, request)
+	t.Logf("%.0f allocations a request", allocs)
+	assert.LessOrEqual(t, allocs, 100.0)
+}
+
+// TestPostTransfer_Allocations bounds what POST /v1/transfers allocates for
+// a P2P payment (one payer, one payee) through the daemon's whole handler
+// (request log, metrics, token, decode, Transfer's four round trips,
+// answer), as TestApplyOne_Allocations bounds a debit's. The answer is
+// still json.Marshal's, byte for byte.
+func TestPostTransfer_Allocations(t *testing.T) {
+	eng, daemon := allocDaemon(t)
+	sent := 0
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { sent++; daemon.ServeHTTP(w, r) })
+	ctx := context.Background()
+	payer, payee := "alloc-"+newID("payer"), "alloc-"+newID("payee")
+	for _, h := range []string{payer, payee} {
+		_, err := eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "1000000.00"))
+		require.NoError(t, err)
+	}
+	run, n := newID("p"), 0
+	request := func() *http.Request {
+		n++
+		r := httptest.NewRequest(http.MethodPost, "/v1/transfers",
+			bytes.NewReader([]byte(payment(run+"-"+strconv.Itoa(n), payer, payee, "0.01"))))
+		r.Header.Set("Authorization", "Bearer t")
+		return r
+	}
+	var st engine.TransferState
+	answerIsMarshal(t, serveRecorded(h, request()), &st)
+	assert.Equal(t, engine.TransferCommitted, st.Status)
+	assert.True(t, st.Complete)
+	assert.Equal(t, []string{payer, payee}, st.Holders)
+	allocs := allocsPerRequest(t, h, request)
+	t.Logf("%.0f allocations a payment", allocs)
+	assert.LessOrEqual(t, allocs, 315.0)
+
+	// Every payment moved its cent, once.
+	got, err := eng.State(ctx, payer)
+	require.NoError(t, err)
+	cents := 100_000_000 - sent
+	assert.Equal(t, strconv.Itoa(cents/100)+"."+strconv.Itoa(cents%100/10)+strconv.Itoa(cents%10), got.Balances["CNY"].Available)
+}
+
+// allocDaemon is an engine on the test cluster and the daemon's handler.
+func allocDaemon(t *testing.T) (*engine.Engine, http.Handler) {
+	t.Helper()
+	needRedis(t)
+	rdb := testCluster.Client(nil)
+	t.Cleanup(func() { rdb.Close() })
+	eng := engine.New(rdb, nil)
+	return eng, newServer(eng, rdb, []string{"t"}, slog.New(slog.NewJSONHandler(io.Discard, nil))).handler()
+}
+
+func serveRecorded(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// answerIsMarshal reads w's 200 answer into v and checks that it is what
+// json.Marshal writes for v, with the daemon's headers.
+func answerIsMarshal(t *testing.T, w *httptest.ResponseRecorder, v any) {
+	t.Helper()
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), v))
+	want, err := json.Marshal(v)
 	require.NoError(t, err)
 	assert.Equal(t, string(want)+"\n", w.Body.String())
 	assert.Equal(t, strconv.Itoa(w.Body.Len()), w.Header().Get("Content-Length"))
 	assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
 	assert.Equal(t, "no-store", w.Header().Get("Cache-Control"))
 	assert.Equal(t, "nosniff", w.Header().Get("X-Content-Type-Options"))
+}
 
-	// A request and its test scaffolding (the body, the recorder) alone, to
-	// take away.
+// allocsPerRequest is what h allocates for a request, less what building the
+// request and its recorder (the test's scaffolding) takes.
+func allocsPerRequest(t *testing.T, h http.Handler, request func() *http.Request) float64 {
+	t.Helper()
 	base := testing.AllocsPerRun(200, func() {
-		body, _ := instructions.Encode(instructions.New("d-"+strconv.Itoa(n), holder).Debit("CNY", "0.01"))
-		r := httptest.NewRequest(http.MethodPost, "/v1/instructions", bytes.NewReader(body))
-		r.Header.Set("Authorization", "Bearer t")
+		_ = request()
 		_ = httptest.NewRecorder()
 	})
 	all := testing.AllocsPerRun(200, func() {
-		if w := post(); w.Code != http.StatusOK {
+		if w := serveRecorded(h, request()); w.Code != http.StatusOK {
 			t.Fatal(w.Body.String())
 		}
 	})
-	t.Logf("%.0f allocations a request (%.0f with the scaffolding)", all-base, all)
-	assert.LessOrEqual(t, all-base, 100.0)
+	return all - base
 }

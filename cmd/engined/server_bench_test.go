@@ -26,6 +26,30 @@ import (
 //
 //	go test -run '^$' -bench Server_PostDebit -cpuprofile cpu.out ./cmd/engined/
 func BenchmarkServer_PostDebit(b *testing.B) {
+	benchPost(b, "/v1/instructions", func(run string, k int64, holder func(int64) string) []byte {
+		body, _ := instructions.Encode(instructions.New("d-"+run+"-"+strconv.FormatInt(k, 10), holder(k)).Debit("CNY", "0.01"))
+		return body
+	})
+}
+
+// BenchmarkServer_PostTransfer runs POST /v1/transfers, P2P payments (a
+// one-payer transfer: debit the payer, credit the payee), as
+// BenchmarkServer_PostDebit runs debits: what a payment costs the daemon
+// beside Redis.
+//
+//	go test -run '^$' -bench Server_PostTransfer -cpuprofile cpu.out ./cmd/engined/
+func BenchmarkServer_PostTransfer(b *testing.B) {
+	benchPost(b, "/v1/transfers", func(run string, k int64, holder func(int64) string) []byte {
+		// Holder k pays holder k+1: every holder pays as much as it
+		// receives, and consecutive payments rarely share a holder.
+		return []byte(payment("p-"+run+"-"+strconv.FormatInt(k, 10), holder(k), holder(k+1), "0.01"))
+	})
+}
+
+// benchPost opens 256 holders with plenty of CNY, then posts body(run, k,
+// holder) to path for the k-th request from parallel keep-alive clients
+// through the daemon's handler on a local listener, and reports cpu-ns/op.
+func benchPost(b *testing.B, path string, body func(run string, k int64, holder func(int64) string) []byte) {
 	if testCluster == nil {
 		b.Skip("no cluster (-short)")
 	}
@@ -34,10 +58,11 @@ func BenchmarkServer_PostDebit(b *testing.B) {
 	eng := engine.New(rdb, nil)
 	ctx := context.Background()
 	const holders = 256
-	var ins []instructions.Instruction
 	run := newID("b")
-	for i := range holders {
-		ins = append(ins, instructions.New("open", "bench-"+run+"-"+strconv.Itoa(i)).Open().Credit("CNY", "1000000.00"))
+	holder := func(k int64) string { return "bench-" + run + "-" + strconv.FormatInt(k%holders, 10) }
+	var ins []instructions.Instruction
+	for i := range int64(holders) {
+		ins = append(ins, instructions.New("open", holder(i)).Open().Credit("CNY", "1000000.00"))
 	}
 	for _, o := range eng.ApplyBatch(ctx, ins) {
 		if o.Err != nil {
@@ -53,10 +78,7 @@ func BenchmarkServer_PostDebit(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			k := n.Add(1)
-			body, _ := instructions.Encode(instructions.New("d-"+run+"-"+strconv.FormatInt(k, 10),
-				"bench-"+run+"-"+strconv.FormatInt(k%holders, 10)).Debit("CNY", "0.01"))
-			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/instructions", bytes.NewReader(body))
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+path, bytes.NewReader(body(run, n.Add(1), holder)))
 			req.Header.Set("Authorization", "Bearer t")
 			resp, err := client.Do(req)
 			if err != nil {
