@@ -36,27 +36,20 @@ func decodeOnePass(data []byte) (in Instruction, ok bool) {
 	if !ok {
 		return Instruction{}, false
 	}
-	var seen uint8
-	ok = p.object(func(key string) bool {
-		var bit uint8
-		var ok bool
+	ok = p.object(func(key string) (uint8, bool) {
 		switch key {
 		case "id":
-			bit, ok = 1, p.str(&in.ID)
+			return 1, p.str(&in.ID)
 		case "holder":
-			bit, ok = 2, p.str(&in.Holder)
+			return 2, p.str(&in.Holder)
 		case "counterparty":
-			bit, ok = 4, p.str(&in.Counterparty) && in.Counterparty != "" // given empty: the strict decoder refuses it
+			return 4, p.str(&in.Counterparty) && in.Counterparty != "" // given empty: the strict decoder refuses it
 		case "memo":
-			bit, ok = 8, p.str(&in.Memo)
+			return 8, p.str(&in.Memo)
 		case "ops":
-			bit, ok = 16, p.ops(&in.Ops)
+			return 16, p.ops(&in.Ops)
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return 0, false
 	})
 	if !ok || !p.end() || len(in.Ops) == 0 {
 		return Instruction{}, false
@@ -70,41 +63,27 @@ func decodeTransferOnePass(data []byte) (t Transfer, ok bool) {
 	if !ok {
 		return Transfer{}, false
 	}
-	var seen uint8
-	ok = p.object(func(key string) bool {
-		var bit uint8
-		var ok bool
+	ok = p.object(func(key string) (uint8, bool) {
 		switch key {
 		case "id":
-			bit, ok = 1, p.str(&t.ID)
+			return 1, p.str(&t.ID)
 		case "parts":
-			bit, ok = 2, p.list(func() bool {
+			return 2, p.list(func() bool {
 				var part Part
-				var seen uint8
-				ok := p.object(func(key string) bool {
-					var bit uint8
-					var ok bool
+				ok := p.object(func(key string) (uint8, bool) {
 					switch key {
 					case "holder":
-						bit, ok = 1, p.str(&part.Holder)
+						return 1, p.str(&part.Holder)
 					case "ops":
-						bit, ok = 2, p.ops(&part.Ops)
+						return 2, p.ops(&part.Ops)
 					}
-					if !ok || seen&bit != 0 {
-						return false
-					}
-					seen |= bit
-					return true
+					return 0, false
 				})
 				t.Parts = append(t.Parts, part)
 				return ok && len(part.Ops) > 0
 			})
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return 0, false
 	})
 	if !ok || !p.end() || len(t.Parts) == 0 {
 		return Transfer{}, false
@@ -117,35 +96,29 @@ func decodeTransferOnePass(data []byte) (t Transfer, ok bool) {
 func (p *onePass) ops(ops *[]Op) bool {
 	return p.list(func() bool {
 		var op Op
-		var seen uint8
-		ok := p.object(func(key string) bool {
-			var bit uint8
-			var ok bool
+		ok := p.object(func(key string) (uint8, bool) {
 			switch key {
 			case "op":
-				bit, ok = 1, p.str(&op.Op) && op.Op != ""
+				return 1, p.str(&op.Op) && op.Op != ""
 			case "asset":
-				bit, ok = 2, p.str(&op.Asset) && op.Asset != ""
+				return 2, p.str(&op.Asset) && op.Asset != ""
 			case "amount":
 				var s string
-				bit, ok = 4, p.str(&s) && s != ""
+				ok := p.str(&s) && s != ""
 				op.Amount = Amount(s)
+				return 4, ok
 			case "hold":
-				bit, ok = 8, p.str(&op.Hold) && op.Hold != ""
+				return 8, p.str(&op.Hold) && op.Hold != ""
 			case "leg":
-				bit, ok = 16, p.str(&op.Leg) && op.Leg != ""
+				return 16, p.str(&op.Leg) && op.Leg != ""
 			case "coupon":
-				bit, ok = 32, p.str(&op.Coupon) && op.Coupon != ""
+				return 32, p.str(&op.Coupon) && op.Coupon != ""
 			case "ttl_ms":
-				bit, ok = 64, p.int(&op.TTLMs)
+				return 64, p.int(&op.TTLMs)
 			case "expires_ms":
-				bit, ok = 128, p.int(&op.ExpiresMs)
+				return 128, p.int(&op.ExpiresMs)
 			}
-			if !ok || seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			return true
+			return 0, false
 		})
 		*ops = append(*ops, op)
 		return ok
@@ -181,16 +154,24 @@ func (p *onePass) end() bool {
 }
 
 // object reads an object of at least one member, calling member after each
-// key and its colon, to read the value.
-func (p *onePass) object(member func(key string) bool) bool {
+// key and its colon, to read the value. member answers whether it read it
+// and the key's bit, one per known key (0: unknown), so that a key given
+// twice is refused here.
+func (p *onePass) object(member func(key string) (bit uint8, ok bool)) bool {
 	if !p.next('{') {
 		return false
 	}
+	var seen uint8
 	for {
 		var key string
-		if !p.str(&key) || !p.next(':') || !member(key) {
+		if !p.str(&key) || !p.next(':') {
 			return false
 		}
+		bit, ok := member(key)
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
 		if p.next('}') {
 			return true
 		}
