@@ -91,11 +91,36 @@ var (
 	opKeys          = []string{"op", "asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms"}
 )
 
-// checkKeys refuses, in the JSON object data, a key given twice or a key not
+// CheckKeys refuses, in the JSON object data, a key given twice or a key not
 // spelled exactly as one of keys. The decoder would take the last of two
-// duplicates and match keys whatever their case: an instruction whose meaning
-// depends on that is refused instead. Shape errors are left to the decoder.
+// duplicates and match keys whatever their case: a body whose meaning
+// depends on that is refused instead (INVALID_INSTRUCTION). Shape errors
+// are left to the decoder.
+func CheckKeys(data []byte, keys ...string) *Error {
+	return walkKeys(data, keys, nil)
+}
+
+// checkKeys is CheckKeys for an instruction's, an op's, a transfer's or a
+// part's keys, which also refuses an optional field given as null and an
+// op's field given empty.
 func checkKeys(data []byte, keys []string) *Error {
+	return walkKeys(data, keys, func(key, v string) *Error {
+		// An optional field is left out, never null; an op's field is never
+		// empty (an empty leg would read as "the whole hold").
+		switch {
+		case v == "null" && key != "amount" && key != "id" && key != "holder" && key != "ops": // INVALID_AMOUNT, INVALID_ID, "needs at least one op" below
+			return Errorf(CodeInvalidInstruction, NoOp, "field %q is null: leave it out", clip(key))
+		case v == `""` && &keys[0] == &opKeys[0]:
+			return Errorf(CodeInvalidInstruction, NoOp, "field %q is empty: leave it out", clip(key))
+		}
+		return nil
+	})
+}
+
+// walkKeys goes through the members of the JSON object data, refusing a key
+// given twice or not one of keys, and hands each value's text to value
+// (when not nil).
+func walkKeys(data []byte, keys []string, value func(key, v string) *Error) *Error {
 	dec := stdjson.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != stdjson.Delim('{') {
 		return nil
@@ -118,13 +143,10 @@ func checkKeys(data []byte, keys []string) *Error {
 		if err := dec.Decode(&skip); err != nil {
 			return nil
 		}
-		// An optional field is left out, never null; an op's field is never
-		// empty (an empty leg would read as "the whole hold").
-		switch v := string(skip); {
-		case v == "null" && key != "amount" && key != "id" && key != "holder" && key != "ops": // INVALID_AMOUNT, INVALID_ID, "needs at least one op" below
-			return Errorf(CodeInvalidInstruction, NoOp, "field %q is null: leave it out", clip(key))
-		case v == `""` && &keys[0] == &opKeys[0]:
-			return Errorf(CodeInvalidInstruction, NoOp, "field %q is empty: leave it out", clip(key))
+		if value != nil {
+			if err := value(key, string(skip)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -83,8 +83,8 @@ func (s *server) applyBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	var req batchRequest
 	why := ""
-	if err := strictKeys(body, "instructions"); err != nil {
-		why = err.Error()
+	if err := instructions.CheckKeys(body, "instructions"); err != nil {
+		why = err.Message
 	} else if err := instructions.DecodeStrict(body, &req); err != nil {
 		why = err.Message
 	}
