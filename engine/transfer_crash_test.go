@@ -99,20 +99,7 @@ func twoPhase() *engine.Engine {
 // recoverUntilComplete runs recovery passes until the transfer is complete.
 func recoverUntilComplete(t *testing.T, id string) engine.TransferState {
 	t.Helper()
-	e := shortTimeout()
-	r := engine.NewRecovery(e, nil)
-	ctx := context.Background()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		require.NoError(t, r.Recover(ctx))
-		st, err := e.GetTransfer(ctx, id)
-		require.NoError(t, err)
-		if st.Complete {
-			return st
-		}
-		require.True(t, time.Now().Before(deadline), "transfer %s still %s, not complete", id, st.Status)
-		time.Sleep(100 * time.Millisecond)
-	}
+	return recoverWith(t, shortTimeout(), id)
 }
 
 // killDriver runs a driver of tr in a process of its own that takes steps
