@@ -98,6 +98,10 @@ func compareIDs(a, b string) int {
 	return cmp.Compare(x, y)
 }
 
+// ackTimeout bounds the acknowledgement of a batch the sink has, which
+// goes on after the relay's context ends.
+const ackTimeout = 2 * time.Second
+
 // write writes one batch to the sink, then acknowledges and deletes it. An
 // entry deleted while pending (no fields) is only acknowledged.
 func (r *Relay) write(ctx context.Context, batch []relayEntry) error {
@@ -118,12 +122,16 @@ func (r *Relay) write(ctx context.Context, batch []relayEntry) error {
 	for _, e := range batch {
 		ids[e.stream] = append(ids[e.stream], e.id)
 	}
+	// The sink has them: a stop arriving now must not leave them pending
+	// to be delivered again, so the acknowledgement outlives ctx (bounded).
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
+	defer cancel()
 	pipe := r.rdb.Pipeline()
 	for k, v := range ids {
-		pipe.XAck(ctx, k, r.o.Group, v...)
-		pipe.XDel(ctx, k, v...)
+		pipe.XAck(actx, k, r.o.Group, v...)
+		pipe.XDel(actx, k, v...)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	if _, err := pipe.Exec(actx); err != nil {
 		// Committed but not deleted: they come back and the sink skips them.
 		return fmt.Errorf("relay: acknowledge: %w", err)
 	}

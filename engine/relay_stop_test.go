@@ -5,10 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // TestRelay_StopsPromptlyWhenIdle: an idle relay, its change-notice watches
@@ -38,4 +41,49 @@ func TestRelay_StopsPromptlyWhenIdle(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run still running 5 s after its context ended")
 	}
+}
+
+// cancelSink records a batch, then ends the relay's context, as a shutdown
+// arriving between the sink's write and the relay's acknowledgement.
+type cancelSink struct {
+	memSink
+	cancel context.CancelFunc
+}
+
+func (s *cancelSink) Write(ctx context.Context, batch []stored.Entry) error {
+	err := s.memSink.Write(ctx, batch)
+	s.cancel()
+	return err
+}
+
+// TestRelay_StoppedAfterTheSinkWroteStillAcknowledges: a relay stopped once
+// the sink has a batch acknowledges and deletes it before Run returns, so a
+// restart does not deliver it again.
+func TestRelay_StoppedAfterTheSinkWroteStillAcknowledges(t *testing.T) {
+	needRedis(t)
+	c, e := ownEngine(t)
+	rdb := c.Client(nil)
+	defer rdb.Close()
+	holder := newID("stopack")
+	_, err := e.Apply(context.Background(), instructions.New("o", holder).Open().Credit("CNY", "1.00"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	sink := &cancelSink{memSink: memSink{events: map[string]int{}}, cancel: cancel}
+	r := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "r"})
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not return after its context ended")
+	}
+	require.Equal(t, 1, sink.count())
+	outbox := cluster.Outbox(cluster.HolderSlot(holder))
+	p, err := rdb.XPending(context.Background(), outbox, "atomledger-relay").Result()
+	require.NoError(t, err)
+	assert.Zero(t, p.Count, "nothing left pending")
+	n, err := rdb.XLen(context.Background(), outbox).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "the outbox is empty")
 }
