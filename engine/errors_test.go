@@ -234,3 +234,12 @@ func TestError_MatchesSentinelAndReads(t *testing.T) {
 	assert.False(t, errors.Is(err, engine.ErrInsufficientPoints))
 	assert.Equal(t, `apply "order-55-pay" op 0: INSUFFICIENT_FUNDS: debit 80.00 CNY: available 12.00`, err.Error())
 }
+
+// A read's error (no instruction id) is not told as a failure to apply, and
+// the ids a read takes are refused with the words the instructions use.
+func TestError_ReadsSayWhatWasRead(t *testing.T) {
+	_, err := eng.State(context.Background(), "..")
+	assert.Equal(t, `INVALID_ID: holder ".." is dots alone, a step of a URL path: give it a letter or digit`, err.Error())
+	_, err = eng.Outcome(context.Background(), "h-1", "a b")
+	assert.Equal(t, `INVALID_ID: instruction id "a b" must match [A-Za-z0-9_.:-]{1,64}`, err.Error())
+}

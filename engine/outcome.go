@@ -27,9 +27,8 @@ import (
 // those); UNAVAILABLE; INTERNAL (a record it cannot read).
 func (e *Engine) Outcome(ctx context.Context, holder, id string) (Outcome, error) {
 	for _, v := range [2]struct{ what, s string }{{"holder", holder}, {"instruction id", id}} {
-		if !instructions.ValidID(v.s) {
-			return Outcome{}, instructions.Errorf(instructions.CodeInvalidID, instructions.NoOp,
-				"%s %q must match [A-Za-z0-9_.:-]{1,64} and not be dots alone", v.what, v.s)
+		if err := instructions.CheckID(instructions.NoOp, v.what, v.s); err != nil {
+			return Outcome{}, err
 		}
 	}
 	raw, err := e.rdb.Get(ctx, cluster.Tx(holder, id)).Result()

@@ -14,8 +14,8 @@ import (
 //
 // Errors: INVALID_ID, HOLDER_NOT_FOUND, UNAVAILABLE, INTERNAL.
 func (e *Engine) State(ctx context.Context, holder string) (instructions.State, error) {
-	if !instructions.ValidID(holder) {
-		return instructions.State{}, instructions.Errorf(instructions.CodeInvalidID, instructions.NoOp, "holder %q must match [A-Za-z0-9_.:-]{1,64}", holder)
+	if err := instructions.CheckID(instructions.NoOp, "holder", holder); err != nil {
+		return instructions.State{}, err
 	}
 	key := cluster.Holder(holder)
 	got := e.submit(ctx, []req{{keys: []string{key}, args: []any{"hgetall", key}}})

@@ -160,6 +160,9 @@ func DecodeStrict(data []byte, v any) *Error {
 	if string(bytes.TrimSpace(data)) == "null" { // encoding/json would leave v as it is, without a word
 		return Errorf(CodeInvalidInstruction, NoOp, "want a JSON object, got null")
 	}
+	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) { // encoding/json would say "invalid character 'ï'"
+		return Errorf(CodeInvalidInstruction, NoOp, "malformed JSON: it starts with a UTF-8 byte order mark (EF BB BF): send it without one")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

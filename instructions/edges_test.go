@@ -40,6 +40,8 @@ func TestDecode_EdgesSayWhatIsWrong(t *testing.T) {
 			instructions.CodeInvalidID, `id "." is dots alone`},
 		{"a hold of dots alone is refused", `{"id":"a","holder":"u","ops":[{"op":"freeze","asset":"CNY","amount":"1","hold":"..."}]}`,
 			instructions.CodeInvalidID, `hold "..." is dots alone`},
+		{"a byte order mark is named", "\ufeff" + `{"id":"a","holder":"u","ops":[{"op":"credit","asset":"CNY","amount":"1"}]}`,
+			instructions.CodeInvalidInstruction, `starts with a UTF-8 byte order mark`},
 		{"a settle with an asset is told to use leg", `{"id":"a","holder":"u","ops":[{"op":"settle","hold":"h","asset":"CNY"}]}`,
 			instructions.CodeInvalidInstruction, `settle takes no asset: it names the hold's asset as leg`},
 	}

@@ -106,14 +106,19 @@ func Errorf(code Code, opIndex int, format string, args ...any) *Error {
 
 // Error reads: apply "order-55-pay" op 0: INSUFFICIENT_FUNDS: debit 80.00 CNY: available 12.00
 func (e *Error) Error() string {
-	s := "apply"
+	// "apply" names an instruction's or transfer's failure; a read's
+	// (no id) is its code alone.
+	s := ""
 	if e.ID != "" {
-		s += " " + strconv.Quote(e.ID)
+		s = "apply " + strconv.Quote(e.ID)
 	}
 	if e.OpIndex >= 0 {
 		s += " op " + strconv.Itoa(e.OpIndex)
 	}
-	s += ": " + string(e.Code)
+	if s != "" {
+		s += ": "
+	}
+	s += string(e.Code)
 	if e.Message != "" {
 		s += ": " + e.Message
 	}

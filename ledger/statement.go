@@ -146,9 +146,8 @@ func (l *Ledger) Instruction(ctx context.Context, holder, id string) (AppliedIns
 	if err := checkHolder(holder); err != nil {
 		return AppliedInstruction{}, err
 	}
-	if !instructions.ValidID(id) {
-		return AppliedInstruction{}, instructions.Errorf(instructions.CodeInvalidID, instructions.NoOp,
-			"instruction id %q must match [A-Za-z0-9_.:-]{1,64} and not be dots alone", id)
+	if err := instructions.CheckID(instructions.NoOp, "instruction id", id); err != nil {
+		return AppliedInstruction{}, err
 	}
 	rows, err := l.pool.Query(ctx, instructionQuery, holder, id, partTransfer(id))
 	if err != nil {
@@ -179,9 +178,8 @@ func partTransfer(id string) string {
 }
 
 func checkHolder(holder string) error {
-	if !instructions.ValidID(holder) {
-		return instructions.Errorf(instructions.CodeInvalidID, instructions.NoOp,
-			"holder %q must match [A-Za-z0-9_.:-]{1,64} and not be dots alone", holder)
+	if err := instructions.CheckID(instructions.NoOp, "holder", holder); err != nil {
+		return err
 	}
 	return nil
 }

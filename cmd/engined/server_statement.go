@@ -128,9 +128,8 @@ func digitsOnly(s string) bool {
 }
 
 func checkReadID(what, id string) error {
-	if !instructions.ValidID(id) {
-		return instructions.Errorf(instructions.CodeInvalidID, instructions.NoOp,
-			"%s %q must match [A-Za-z0-9_.:-]{1,64} and not be dots alone", what, id)
+	if err := instructions.CheckID(instructions.NoOp, what, id); err != nil {
+		return err // not the nil *Error as a non-nil error
 	}
 	return nil
 }
