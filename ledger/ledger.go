@@ -38,6 +38,12 @@ func Open(ctx context.Context, dsn string, opt *Options) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}
+	// The pool connects lazily: without this, a server that cannot be
+	// reached would be reported as a failed migration.
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open ledger: cannot connect to PostgreSQL: %w", err)
+	}
 	l, err := New(ctx, pool, opt)
 	if err != nil {
 		pool.Close()

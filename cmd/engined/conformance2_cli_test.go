@@ -22,3 +22,18 @@ func TestConformance2_RebuildRefusesABadHolderID(t *testing.T) {
 		assert.Empty(t, out.String())
 	}
 }
+
+// A PostgreSQL that cannot be reached is said so, with exit 2, by every
+// command that reads the ledger: not as a failed migration.
+func TestLedgerCommands_SayPostgreSQLCannotBeReached(t *testing.T) {
+	env := map[string]string{"ENGINED_PG_DSN": "postgres://ledger@127.0.0.1:1/ledger?connect_timeout=1",
+		"ENGINED_REDIS_ADDRS": "127.0.0.1:1"}
+	for _, args := range [][]string{{"reconcile"}, {"rebuild", "--holder", "h"}, {"events", "--holder", "h"}} {
+		var out, errb bytes.Buffer
+		code := run(args, cli{stdin: bytes.NewReader(nil), stdout: &out, stderr: &errb,
+			getenv: func(k string) string { return env[k] }})
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.Contains(t, errb.String(), "cannot connect to PostgreSQL", "%v", args)
+		assert.NotContains(t, errb.String(), "migrate", "%v", args)
+	}
+}
