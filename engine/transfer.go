@@ -122,7 +122,7 @@ func (e *Engine) drive(ctx context.Context, n instructions.NormalizedTransfer, r
 		return e.drivePayment(ctx, n, rec, nil, false)
 	}
 	if rec.status == "preparing" {
-		status, reason, ok := e.prepareParts(ctx, n, rec.outcome == "new")
+		status, reason, ok := e.prepareParts(ctx, n)
 		if !ok {
 			return stateOf(n.ID, rec), 0
 		}
@@ -223,12 +223,12 @@ const (
 
 // prepareParts prepares every part and tells what to decide: committed, or
 // aborted with the reason; ok is false when some part's outcome stays
-// unknown (ctx ended, Redis unreachable). first: this driver began it.
-func (e *Engine) prepareParts(ctx context.Context, n instructions.NormalizedTransfer, first bool) (status, reason string, ok bool) {
-	// The driver that began the transfer checks the hold of a settle without
-	// an amount (transfer_rest.go); another (a retry) may come after the
-	// prepares have taken from it, and would abort a good transfer.
-	if rs := restReads(n); first && len(rs) > 0 {
+// unknown (ctx ended, Redis unreachable).
+func (e *Engine) prepareParts(ctx context.Context, n instructions.NormalizedTransfer) (status, reason string, ok bool) {
+	// Every driver checks the hold of a settle without an amount
+	// (transfer_rest.go): the one that began the transfer may have stopped
+	// before it did.
+	if rs := restReads(n); len(rs) > 0 {
 		part, why, known := e.restCheck(n, e.submit(ctx, rs))
 		if !known {
 			return "", "", false
