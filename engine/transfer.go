@@ -428,9 +428,12 @@ func (e *Engine) appendFinishArgs(args []any, n instructions.NormalizedTransfer,
 
 // transferPrint identifies a transfer's normalized body: the first 16 bytes,
 // in hex, of the SHA-256 of each part's "<len>:<holder>|", then per step
-// "<op>|<asset>|<units>|<len>:<hold>|\n", then a zero byte. Written into a
-// buffer on the stack rather than through fmt: the record keeps it, so it
-// must not change (TestTransferPrint_AsTheFirstImplementation).
+// "<op>|<asset>|<units>|<len>:<hold>|\n", then a zero byte; a settle sent
+// without an amount writes "~<rest kind>" after its units, for the units
+// alone would take it for one that names them (and what it asks of the
+// hold is not the same). Written into a buffer on the stack rather than
+// through fmt: the record keeps it, so it must not change
+// (TestTransferPrint_AsTheFirstImplementation).
 func transferPrint(n instructions.NormalizedTransfer) string {
 	var stack [1024]byte
 	b := stack[:0]
@@ -440,7 +443,11 @@ func transferPrint(n instructions.NormalizedTransfer) string {
 		for _, s := range p.Steps {
 			b = append(append(b, s.Op...), '|')
 			b = append(append(b, s.Asset...), '|')
-			b = append(strconv.AppendInt(b, s.Units, 10), '|')
+			b = strconv.AppendInt(b, s.Units, 10)
+			if s.Rest != 0 {
+				b = strconv.AppendInt(append(b, '~'), int64(s.Rest), 10)
+			}
+			b = append(b, '|')
 			b = append(strconv.AppendInt(b, int64(len(s.Hold)), 10), ':')
 			b = append(append(b, s.Hold...), "|\n"...)
 		}

@@ -64,3 +64,34 @@ func TestTransferAdversary_SettleWithoutAnAmountCheckedByEveryDriver(t *testing.
 		})
 	}
 }
+
+// The same transfer id with a settle that says its amount, a settle of all
+// that is left of the leg and a settle of the whole hold: three bodies that
+// settle the same units but ask different things of the hold. The print
+// kept only the units, so a retry with another of them was taken for the
+// first and went on with its check; it is IDEMPOTENCY_CONFLICT, as any other
+// body under the id.
+func TestTransferAdversary_SettleWithAndWithoutAnAmountAreOtherBodies(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	settles := []instructions.Instruction{ops().SettleLeg("ord-1", "USDT", ""), ops().Settle("ord-1"), ops().SettleLeg("ord-1", "USDT", "100")}
+	for i, first := range settles {
+		for j, then := range settles {
+			if i == j {
+				continue
+			}
+			hs := holdersOnMasters(t, func(in instructions.Instruction) instructions.Instruction {
+				return in.Credit("USDT", "1000").Freeze("USDT", "150", "ord-1", time.Hour)
+			}, nil)
+			id := newID("fill")
+			body := func(s instructions.Instruction) instructions.Transfer {
+				return instructions.Transfer{ID: id, Parts: []instructions.Part{part(hs[0], s), part(hs[1], ops().Credit("USDT", "100"))}}
+			}
+			require.NoError(t, shortTimeout().TransferStep(ctx, body(first), "begin", 0))
+			_, err := shortTimeout().Transfer(ctx, body(then))
+			assert.ErrorIs(t, err, engine.ErrIdempotencyConflict, "settle %d, then settle %d", i, j)
+			assert.Equal(t, "850.000000", state(t, hs[0]).Balances["USDT"].Available, "nothing settled")
+			assert.Empty(t, state(t, hs[1]).Balances, "nobody paid")
+		}
+	}
+}
