@@ -2,9 +2,12 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -92,6 +95,128 @@ func TestTransferAdversary_SettleWithAndWithoutAnAmountAreOtherBodies(t *testing
 			assert.ErrorIs(t, err, engine.ErrIdempotencyConflict, "settle %d, then settle %d", i, j)
 			assert.Equal(t, "850.000000", state(t, hs[0]).Balances["USDT"].Available, "nothing settled")
 			assert.Empty(t, state(t, hs[1]).Balances, "nobody paid")
+		}
+	}
+}
+
+// stall is a go-redis hook that holds the first pipeline holding a command
+// match accepts, before it is sent (or, after, its answer), until release
+// is closed; hit is closed when it holds it.
+type stall struct {
+	match        func(args []any) bool
+	after        bool
+	once         *sync.Once
+	hit, release chan struct{}
+}
+
+func newStall(match func([]any) bool, after bool) stall {
+	return stall{match: match, after: after, once: new(sync.Once), hit: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (h stall) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h stall) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h stall) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		held := false
+		for _, c := range cmds {
+			if h.match(c.Args()) {
+				h.once.Do(func() { held = true })
+			}
+		}
+		if held && !h.after {
+			close(h.hit)
+			<-h.release
+		}
+		err := next(ctx, cmds)
+		if held && h.after {
+			close(h.hit)
+			<-h.release
+		}
+		return err
+	}
+}
+
+// A driver of a payment held at each of its four round trips, before its
+// command is sent or after it ran with the answer held back, while a second
+// driver (the client's call sent again, or recovery past the deadline) takes
+// the transfer to its end; then the first goes on. Both answer the outcome
+// the record has, and each part applies once: the payer charged once, each
+// payee paid once, or nothing anywhere.
+func TestTransferAdversary_SecondDriverWhileTheFirstIsHeld(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	points := []struct {
+		name  string
+		match func(hs []string, commit string) func([]any) bool
+	}{
+		{"begin", func([]string, string) func([]any) bool { return transferAction("begin") }},
+		{"the payer's run", func(hs []string, c string) func([]any) bool { return stepOn(hs[0], c) }},
+		{"the credits", func(hs []string, c string) func([]any) bool { return stepOn(hs[1], c) }},
+		{"the decision", func([]string, string) func([]any) bool { return transferAction("decide") }},
+	}
+	for _, p := range points {
+		for _, after := range []bool{false, true} {
+			for _, second := range []string{"retry", "recovery"} {
+				if second == "recovery" && p.name == "begin" && !after {
+					continue // no record for recovery to find
+				}
+				name := fmt.Sprintf("%s, held before it is sent; %s", p.name, second)
+				if after {
+					name = fmt.Sprintf("%s, its answer held; %s", p.name, second)
+				}
+				t.Run(name, func(t *testing.T) {
+					hs := holdersOnMasters(t, tenCNY, nil, nil)
+					before, seqs := totals(t, hs...), seqsOf(t, hs)
+					tr := payment(hs[0], "4.00", hs[1], hs[2])
+					ids, err := eng.TransferStepIDs(tr, 0)
+					require.NoError(t, err)
+					client := testCluster.Client(&redis.ClusterOptions{ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+					defer client.Close()
+					h := newStall(p.match(hs, ids["commit"]), after)
+					client.AddHook(h)
+					first := engine.New(client, &engine.Options{TransferTimeout: shortTransferTimeout, Logger: quiet})
+
+					type answer struct {
+						st  engine.TransferState
+						err error
+					}
+					done := make(chan answer, 1)
+					go func() {
+						st, err := first.Transfer(ctx, tr)
+						done <- answer{st, err}
+					}()
+					select {
+					case <-h.hit:
+					case <-time.After(60 * time.Second):
+						t.Fatal("the first driver never reached the step")
+					}
+					var st engine.TransferState
+					if second == "retry" {
+						st, err = shortTimeout().Transfer(ctx, tr)
+						require.NoError(t, err)
+					} else {
+						time.Sleep(2 * shortTransferTimeout) // past the deadline
+						st = recoverUntilComplete(t, tr.ID)
+					}
+					require.True(t, st.Complete)
+					close(h.release)
+					a := <-done
+					require.NoError(t, a.err)
+					assert.Equal(t, st.Status, a.st.Status, "both drivers answer the same")
+					assert.True(t, a.st.Complete)
+					final, err := eng.GetTransfer(ctx, tr.ID)
+					require.NoError(t, err)
+					assert.Equal(t, st.Status, final.Status)
+					assert.Equal(t, before, totals(t, hs...), "money is conserved")
+					if final.Status == engine.TransferAborted {
+						for i, h := range hs {
+							assert.Equal(t, seqs[i], state(t, h).Seq, "holder %d: nothing applied", i)
+						}
+						return
+					}
+					paidOnce(t, hs, before, seqs)
+				})
+			}
 		}
 	}
 }
