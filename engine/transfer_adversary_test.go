@@ -220,3 +220,72 @@ func TestTransferAdversary_SecondDriverWhileTheFirstIsHeld(t *testing.T) {
 		}
 	}
 }
+
+// The order's hold changes after the driver read it (the check of a settle
+// without an amount) and before the part takes from it: settled in part or
+// released, in part or whole, by an instruction of the holder's. A hold only
+// shrinks, so the part's run is refused and the transfer aborts with every
+// holder's value as it was (the holder's own instruction aside), on both
+// paths; nothing is left half-settled.
+func TestTransferAdversary_HoldChangesBetweenTheReadAndTheSettle(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	changes := []struct {
+		name   string
+		change func(h string) instructions.Instruction
+		code   error
+	}{
+		{"settled in part", func(h string) instructions.Instruction { return newIn(h).SettleLeg("ord-1", "USDT", "1") }, engine.ErrExceedsHold},
+		{"released in part", func(h string) instructions.Instruction { return newIn(h).ReleaseLeg("ord-1", "USDT", "1") }, engine.ErrExceedsHold},
+		{"released", func(h string) instructions.Instruction { return newIn(h).Release("ord-1") }, engine.ErrHoldNotFound},
+	}
+	paths := []struct {
+		name string
+		step string // the part's run that takes from the hold
+	}{{"one payer", "commit"}, {"two phases", "prepare"}}
+	for _, path := range paths {
+		for _, c := range changes {
+			t.Run(path.name+", "+c.name, func(t *testing.T) {
+				hs := holdersOnMasters(t, func(in instructions.Instruction) instructions.Instruction {
+					return in.Credit("USDT", "1000").Freeze("USDT", "100", "ord-1", time.Hour)
+				}, nil)
+				tr := instructions.Transfer{ID: newID("fill"), Parts: []instructions.Part{
+					part(hs[0], ops().SettleLeg("ord-1", "USDT", "")), part(hs[1], ops().Credit("USDT", "100"))}}
+				opts := &engine.Options{TransferTimeout: shortTransferTimeout, Logger: quiet}
+				if path.step == "prepare" {
+					opts.IdempotencyTTL = time.Second // too short for the one-payer path
+				}
+				ids, err := engine.New(rdb, opts).TransferStepIDs(tr, 0)
+				require.NoError(t, err)
+				client := testCluster.Client(&redis.ClusterOptions{ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+				defer client.Close()
+				h := newStall(stepOn(hs[0], ids[path.step]), false)
+				client.AddHook(h)
+				driver := engine.New(client, opts)
+
+				done := make(chan engine.TransferState, 1)
+				go func() {
+					st, err := driver.Transfer(ctx, tr)
+					assert.NoError(t, err)
+					done <- st
+				}()
+				select {
+				case <-h.hit:
+				case <-time.After(60 * time.Second):
+					t.Fatal("the driver never reached the part's run")
+				}
+				apply(t, c.change(hs[0]))
+				before := []instructions.State{state(t, hs[0]), state(t, hs[1])}
+				close(h.release)
+				st := <-done
+				require.True(t, st.Complete)
+				require.Equal(t, engine.TransferAborted, st.Status)
+				assert.ErrorIs(t, st.Error, c.code)
+				require.NotNil(t, st.PartIndex)
+				assert.Equal(t, 0, *st.PartIndex)
+				assert.Equal(t, valueOf(before[0]), valueOf(state(t, hs[0])), "the order's hold as the instruction left it")
+				assert.Equal(t, valueOf(before[1]), valueOf(state(t, hs[1])), "nobody paid")
+			})
+		}
+	}
+}
