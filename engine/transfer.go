@@ -337,6 +337,12 @@ func (e *Engine) commitParts(ctx context.Context, n instructions.NormalizedTrans
 			continue
 		}
 		stuck++
+		if rec.payer >= 0 { // a credit, which takes no hold: its holder is not there
+			e.log.Error("transfer: a payee's credit found no holder; the part is left unfinished and tried again "+
+				"until the holder is there (see docs/transfers.md, One payer)",
+				"transfer", n.ID, "part", i, "holder", n.Parts[i].Holder, "instruction", n.Hold()+commitSuffix)
+			continue
+		}
 		e.log.Error("transfer: a part's commit found no transfer hold: it applied before, or its prepare was lost "+
 			"in a failover; the part is left unfinished for an operator (see docs/transfers.md, Exactly once)",
 			"transfer", n.ID, "part", i, "holder", n.Parts[i].Holder, "instruction", n.Hold()+commitSuffix)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -288,4 +289,53 @@ func TestTransferAdversary_HoldChangesBetweenTheReadAndTheSettle(t *testing.T) {
 			})
 		}
 	}
+}
+
+// A payee suspended, or its hash gone (an operator's mistake, a holder
+// being rebuilt), after the payer's run and before its credit. The
+// suspended one is paid (a suspended holder accepts credits). The gone
+// one's credit is refused HOLDER_NOT_FOUND: the transfer stays committed and
+// incomplete, counted stuck, the payer charged once; once the hash is back,
+// the holder is paid once by recovery.
+func TestTransferAdversary_PayeeChangesBeforeItsCredit(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	t.Run("suspended", func(t *testing.T) {
+		hs := holdersOnMasters(t, tenCNY, nil, nil)
+		before, seqs := totals(t, hs...), seqsOf(t, hs)
+		tr := payment(hs[0], "4.00", hs[1], hs[2])
+		require.NoError(t, driverSteps(ctx, shortTimeout(), tr, "begin,commit:0"))
+		apply(t, newIn(hs[1]).Suspend())
+		seqs[1]++
+		st, err := shortTimeout().Transfer(ctx, tr)
+		require.NoError(t, err)
+		require.Equal(t, engine.TransferCommitted, st.Status)
+		assert.True(t, st.Complete)
+		paidOnce(t, hs, before, seqs)
+	})
+	t.Run("gone", func(t *testing.T) {
+		hs := holdersOnMasters(t, tenCNY, nil)
+		tr := payment(hs[0], "4.00", hs[1])
+		require.NoError(t, driverSteps(ctx, shortTimeout(), tr, "begin,commit:0"))
+		gone := cluster.Holder(hs[1]) + ":gone" // the same slot
+		require.NoError(t, rdb.Rename(ctx, cluster.Holder(hs[1]), gone).Err())
+		st, err := shortTimeout().Transfer(ctx, tr)
+		require.NoError(t, err)
+		require.Equal(t, engine.TransferCommitted, st.Status, "the payer's run was the commit point")
+		assert.False(t, st.Complete)
+		time.Sleep(2 * shortTransferTimeout)
+		r := engine.NewRecovery(shortTimeout(), &engine.RecoveryOptions{Logger: quiet})
+		require.NoError(t, r.Recover(ctx))
+		assert.Positive(t, r.Stats().Stuck, "left unfinished, and counted")
+
+		require.NoError(t, rdb.Rename(ctx, gone, cluster.Holder(hs[1])).Err())
+		st = recoverUntilComplete(t, tr.ID)
+		assert.Equal(t, engine.TransferCommitted, st.Status)
+		assert.Equal(t, "6.00", state(t, hs[0]).Balances["CNY"].Available, "the payer charged once")
+		assert.Equal(t, "4.00", state(t, hs[1]).Balances["CNY"].Available, "the payee paid once")
+		again, err := shortTimeout().Transfer(ctx, tr)
+		require.NoError(t, err)
+		assert.True(t, again.Complete)
+		assert.Equal(t, "4.00", state(t, hs[1]).Balances["CNY"].Available, "the retry pays nothing again")
+	})
 }
