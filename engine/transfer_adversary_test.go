@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -338,4 +339,35 @@ func TestTransferAdversary_PayeeChangesBeforeItsCredit(t *testing.T) {
 		assert.True(t, again.Complete)
 		assert.Equal(t, "4.00", state(t, hs[1]).Balances["CNY"].Available, "the retry pays nothing again")
 	})
+}
+
+// Transfer ids that try the engine's own names: one of 60 bytes (its steps'
+// ids are 64, the most an id may be) and ids that end as another's step ids
+// do ("q", "q:c", "q:c:c": the commit of "q" is x:q:c, the hold of "q:c"),
+// each paid on the same holders, on both paths. Each is its own transfer:
+// none replays another's step, every payee paid by each once.
+func TestTransferAdversary_IDsThatLookLikeStepIDs(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	for _, path := range []struct {
+		name string
+		e    func() *engine.Engine
+	}{{"one payer", shortTimeout}, {"two phases", twoPhase}} {
+		t.Run(path.name, func(t *testing.T) {
+			hs := holdersOnMasters(t, tenCNY, nil)
+			q := newID("q")
+			ids := []string{q, q + ":c", q + ":c:c", q + ":p", strings.Repeat("9", 60-len(q)) + q}
+			for _, id := range ids {
+				st, err := path.e().Transfer(ctx, instructions.Transfer{ID: id, Parts: []instructions.Part{
+					part(hs[0], ops().Debit("CNY", "1.00")), part(hs[1], ops().Credit("CNY", "1.00"))}})
+				require.NoError(t, err, id)
+				require.Equal(t, engine.TransferCommitted, st.Status, "%s: %v", id, st.Error)
+				assert.True(t, st.Complete, id)
+			}
+			assert.Equal(t, "5.00", state(t, hs[0]).Balances["CNY"].Available, "charged once by each")
+			assert.Equal(t, "5.00", state(t, hs[1]).Balances["CNY"].Available, "paid once by each")
+			assert.Empty(t, state(t, hs[0]).Holds)
+			assert.Empty(t, state(t, hs[1]).Holds)
+		})
+	}
 }
