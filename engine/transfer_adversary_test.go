@@ -371,3 +371,51 @@ func TestTransferAdversary_IDsThatLookLikeStepIDs(t *testing.T) {
 		})
 	}
 }
+
+// A payer that does not exist yet: its run is refused HOLDER_NOT_FOUND,
+// which no record keeps (nothing is written for an unknown holder), and the
+// transfer is decided aborted. A second driver that read the record while
+// it was preparing sends the payer's run after the holder has been opened
+// and funded: without a fence the run applied, the payer was charged and the
+// payee paid under a transfer that says aborted. The decision's driver fences
+// the step first, so the late run is answered by the fence.
+func TestTransferAdversary_PayerOpenedAfterItsRunWasRefused(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	payer := newID("h")
+	hs := holdersOnMasters(t, nil)
+	tr := payment(payer, "4.00", hs[0])
+	ids, err := eng.TransferStepIDs(tr, 0)
+	require.NoError(t, err)
+	client := testCluster.Client(&redis.ClusterOptions{ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+	defer client.Close()
+	h := newStall(stepOn(payer, ids["commit"]), false)
+	client.AddHook(h)
+	held := engine.New(client, &engine.Options{TransferTimeout: shortTransferTimeout, Logger: quiet})
+
+	done := make(chan engine.TransferState, 1)
+	go func() {
+		st, err := held.Transfer(ctx, tr)
+		assert.NoError(t, err)
+		done <- st
+	}()
+	select {
+	case <-h.hit:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the driver never reached the payer's run")
+	}
+	st, err := shortTimeout().Transfer(ctx, tr)
+	require.NoError(t, err)
+	require.Equal(t, engine.TransferAborted, st.Status)
+	assert.ErrorIs(t, st.Error, engine.ErrHolderNotFound)
+	assert.True(t, st.Complete)
+
+	apply(t, instructions.New(newID("open"), payer).Open().Credit("CNY", "10.00"))
+	t.Cleanup(func() { checkInvariants(t, payer) })
+	close(h.release)
+	late := <-done
+	assert.Equal(t, engine.TransferAborted, late.Status, "the late driver answers the record's decision")
+	assert.Equal(t, "10.00", state(t, payer).Balances["CNY"].Available, "the payer of an aborted transfer is not charged")
+	assert.Empty(t, state(t, hs[0]).Balances, "nor its payee paid")
+	assert.Empty(t, eventsOf(t, payer, tr.ID))
+}

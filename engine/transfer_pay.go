@@ -226,10 +226,21 @@ func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec
 		}
 	}
 	o := e.runUntilKnown(ctx, []call{step})[0]
+	var err *Error
+	if !late && why == nil && errors.As(o.Err, &err) && err.Code == instructions.CodeHolderNotFound {
+		// No record keeps this refusal (nothing is written for an unknown
+		// holder): another driver's run, arriving once the payer has been
+		// opened, would apply under an aborted transfer. Fenced, the step
+		// answers for good: the fence, or a run that got in before it.
+		if e.fence(ctx, n.ID, &step) != nil {
+			return "", "", false
+		}
+		whyPart, why = payer, err
+		o = e.runUntilKnown(ctx, []call{step})[0]
+	}
 	if o.Err == nil {
 		return TransferCommitted, "", true
 	}
-	var err *Error
 	if !errors.As(o.Err, &err) || !decisive(err) {
 		return "", "", false
 	}
