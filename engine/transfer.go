@@ -127,7 +127,7 @@ func (e *Engine) drive(ctx context.Context, n instructions.NormalizedTransfer, r
 			return stateOf(n.ID, rec), 0
 		}
 		decided, err := e.transferScript(ctx, n.ID, "decide", status, reason, e.xferTimeout.Milliseconds())
-		if err != nil {
+		if err != nil || decided.outcome == "missing" { // missing: lost in a failover; a retry begins it again
 			return stateOf(n.ID, rec), 0
 		}
 		rec = decided

@@ -419,3 +419,53 @@ func TestTransferAdversary_PayerOpenedAfterItsRunWasRefused(t *testing.T) {
 	assert.Empty(t, state(t, hs[0]).Balances, "nor its payee paid")
 	assert.Empty(t, eventsOf(t, payer, tr.ID))
 }
+
+// The record lost (a failover without a replica that had it) between begin
+// and the decision: the decision finds no record. The driver answered a
+// state with no status at all; it answers pending, as when the decision's
+// answer is lost, and the client's call sent again takes the transfer to its
+// end, each part once.
+func TestTransferAdversary_RecordLostBeforeTheDecision(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	for _, path := range []struct {
+		name string
+		ttl  time.Duration
+	}{{"one payer", 0}, {"two phases", time.Second}} {
+		t.Run(path.name, func(t *testing.T) {
+			hs := holdersOnMasters(t, tenCNY, nil, nil)
+			before := totals(t, hs...)
+			tr := payment(hs[0], "4.00", hs[1], hs[2])
+			client := testCluster.Client(&redis.ClusterOptions{ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+			defer client.Close()
+			h := newStall(transferAction("decide"), false)
+			client.AddHook(h)
+			opts := &engine.Options{TransferTimeout: shortTransferTimeout, IdempotencyTTL: path.ttl, Logger: quiet}
+			done := make(chan engine.TransferState, 1)
+			go func() {
+				st, err := engine.New(client, opts).Transfer(ctx, tr)
+				assert.NoError(t, err)
+				done <- st
+			}()
+			select {
+			case <-h.hit:
+			case <-time.After(60 * time.Second):
+				t.Fatal("the driver never reached the decision")
+			}
+			require.NoError(t, rdb.Del(ctx, cluster.Transfer(tr.ID)).Err())
+			close(h.release)
+			st := <-done
+			assert.Equal(t, engine.TransferPending, st.Status)
+			assert.False(t, st.Complete)
+
+			again, err := engine.New(rdb, opts).Transfer(ctx, tr)
+			require.NoError(t, err)
+			require.Equal(t, engine.TransferCommitted, again.Status, "%v", again.Error)
+			assert.True(t, again.Complete)
+			assert.Equal(t, before, totals(t, hs...), "money is conserved")
+			for i, want := range []string{"2.00", "4.00", "4.00"} {
+				assert.Equal(t, want, state(t, hs[i]).Balances["CNY"].Available, "holder %d: once", i)
+			}
+		})
+	}
+}

@@ -320,7 +320,7 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 		args := e.appendFinishArgs(append(make([]any, 0, 5+len(finished)), status, reason, e.xferTimeout.Milliseconds()),
 			n, rec, finished)
 		decided, err := e.recordOf(n.ID, e.submit(ctx, []req{transferReq(n.ID, "decide", args...)})[0])
-		if err != nil {
+		if err != nil || decided.outcome == "missing" { // missing: lost in a failover; a retry begins it again
 			return stateOf(n.ID, rec), 0
 		}
 		rec = decided
