@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -325,9 +326,14 @@ func TestTransferAdversary_PayeeChangesBeforeItsCredit(t *testing.T) {
 		require.Equal(t, engine.TransferCommitted, st.Status, "the payer's run was the commit point")
 		assert.False(t, st.Complete)
 		time.Sleep(2 * shortTransferTimeout)
-		r := engine.NewRecovery(shortTimeout(), &engine.RecoveryOptions{Logger: quiet})
+		var logged strings.Builder // Recover logs from this goroutine only
+		logger := slog.New(slog.NewTextHandler(&logged, nil))
+		e := engine.New(rdb, &engine.Options{TransferTimeout: shortTransferTimeout, Logger: logger})
+		r := engine.NewRecovery(e, &engine.RecoveryOptions{Logger: quiet})
 		require.NoError(t, r.Recover(ctx))
 		assert.Positive(t, r.Stats().Stuck, "left unfinished, and counted")
+		assert.Contains(t, logged.String(), "a payee's credit found no holder", "logged as what it is")
+		assert.NotContains(t, logged.String(), "failover", "not as a prepare lost")
 
 		require.NoError(t, rdb.Rename(ctx, gone, cluster.Holder(hs[1])).Err())
 		st = recoverUntilComplete(t, tr.ID)
