@@ -475,3 +475,43 @@ func TestTransferAdversary_RecordLostBeforeTheDecision(t *testing.T) {
 		})
 	}
 }
+
+// The most parts a transfer may have, sixteen: one payer and fifteen payees,
+// each paid once; and with the last payee missing, aborted before anyone is
+// charged, naming that part.
+func TestTransferAdversary_SixteenParts(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	for _, missing := range []bool{false, true} {
+		t.Run(fmt.Sprintf("last payee missing: %v", missing), func(t *testing.T) {
+			hs := holdersOnMasters(t, append([]func(instructions.Instruction) instructions.Instruction{tenCNY},
+				make([]func(instructions.Instruction) instructions.Instruction, 14)...)...)
+			hs = append(hs, newID("h"))
+			if !missing {
+				apply(t, instructions.New(newID("open"), hs[15]).Open())
+				t.Cleanup(func() { checkInvariants(t, hs[15]) })
+			}
+			seqs := seqsOf(t, hs[:15])
+			st, err := shortTimeout().Transfer(ctx, payment(hs[0], "0.50", hs[1:]...))
+			require.NoError(t, err)
+			assert.True(t, st.Complete)
+			if missing {
+				require.Equal(t, engine.TransferAborted, st.Status)
+				assert.ErrorIs(t, st.Error, engine.ErrHolderNotFound)
+				require.NotNil(t, st.PartIndex)
+				assert.Equal(t, 15, *st.PartIndex)
+				assert.Equal(t, seqs, seqsOf(t, hs[:15]), "nothing applied anywhere")
+				return
+			}
+			require.Equal(t, engine.TransferCommitted, st.Status, "%v", st.Error)
+			assert.Equal(t, "2.50", state(t, hs[0]).Balances["CNY"].Available)
+			for i, h := range hs[1:] {
+				s := state(t, h)
+				assert.Equal(t, "0.50", s.Balances["CNY"].Available, "payee %d", i+1)
+				if i < 14 {
+					assert.Equal(t, seqs[i+1]+1, s.Seq, "payee %d paid once", i+1)
+				}
+			}
+		})
+	}
+}
