@@ -122,12 +122,12 @@ func (e *Engine) drive(ctx context.Context, n instructions.NormalizedTransfer, r
 		return e.drivePayment(ctx, n, rec, nil, false)
 	}
 	if rec.status == "preparing" {
-		status, reason, ok := e.prepareParts(ctx, n, rec.outcome == "new")
+		status, reason, ok := e.prepareParts(ctx, n)
 		if !ok {
 			return stateOf(n.ID, rec), 0
 		}
 		decided, err := e.transferScript(ctx, n.ID, "decide", status, reason, e.xferTimeout.Milliseconds())
-		if err != nil {
+		if err != nil || decided.outcome == "missing" { // missing: lost in a failover; a retry begins it again
 			return stateOf(n.ID, rec), 0
 		}
 		rec = decided
@@ -223,12 +223,12 @@ const (
 
 // prepareParts prepares every part and tells what to decide: committed, or
 // aborted with the reason; ok is false when some part's outcome stays
-// unknown (ctx ended, Redis unreachable). first: this driver began it.
-func (e *Engine) prepareParts(ctx context.Context, n instructions.NormalizedTransfer, first bool) (status, reason string, ok bool) {
-	// The driver that began the transfer checks the hold of a settle without
-	// an amount (transfer_rest.go); another (a retry) may come after the
-	// prepares have taken from it, and would abort a good transfer.
-	if rs := restReads(n); first && len(rs) > 0 {
+// unknown (ctx ended, Redis unreachable).
+func (e *Engine) prepareParts(ctx context.Context, n instructions.NormalizedTransfer) (status, reason string, ok bool) {
+	// Every driver checks the hold of a settle without an amount
+	// (transfer_rest.go): the one that began the transfer may have stopped
+	// before it did.
+	if rs := restReads(n); len(rs) > 0 {
 		part, why, known := e.restCheck(n, e.submit(ctx, rs))
 		if !known {
 			return "", "", false
@@ -337,6 +337,12 @@ func (e *Engine) commitParts(ctx context.Context, n instructions.NormalizedTrans
 			continue
 		}
 		stuck++
+		if rec.payer >= 0 { // a credit, which takes no hold: its holder is not there
+			e.log.Error("transfer: a payee's credit found no holder; the part is left unfinished and tried again "+
+				"until the holder is there (see docs/transfers.md, One payer)",
+				"transfer", n.ID, "part", i, "holder", n.Parts[i].Holder, "instruction", n.Hold()+commitSuffix)
+			continue
+		}
 		e.log.Error("transfer: a part's commit found no transfer hold: it applied before, or its prepare was lost "+
 			"in a failover; the part is left unfinished for an operator (see docs/transfers.md, Exactly once)",
 			"transfer", n.ID, "part", i, "holder", n.Parts[i].Holder, "instruction", n.Hold()+commitSuffix)
@@ -428,9 +434,12 @@ func (e *Engine) appendFinishArgs(args []any, n instructions.NormalizedTransfer,
 
 // transferPrint identifies a transfer's normalized body: the first 16 bytes,
 // in hex, of the SHA-256 of each part's "<len>:<holder>|", then per step
-// "<op>|<asset>|<units>|<len>:<hold>|\n", then a zero byte. Written into a
-// buffer on the stack rather than through fmt: the record keeps it, so it
-// must not change (TestTransferPrint_AsTheFirstImplementation).
+// "<op>|<asset>|<units>|<len>:<hold>|\n", then a zero byte; a settle sent
+// without an amount writes "~<rest kind>" after its units, for the units
+// alone would take it for one that names them (and what it asks of the
+// hold is not the same). Written into a buffer on the stack rather than
+// through fmt: the record keeps it, so it must not change
+// (TestTransferPrint_AsTheFirstImplementation).
 func transferPrint(n instructions.NormalizedTransfer) string {
 	var stack [1024]byte
 	b := stack[:0]
@@ -440,7 +449,11 @@ func transferPrint(n instructions.NormalizedTransfer) string {
 		for _, s := range p.Steps {
 			b = append(append(b, s.Op...), '|')
 			b = append(append(b, s.Asset...), '|')
-			b = append(strconv.AppendInt(b, s.Units, 10), '|')
+			b = strconv.AppendInt(b, s.Units, 10)
+			if s.Rest != 0 {
+				b = strconv.AppendInt(append(b, '~'), int64(s.Rest), 10)
+			}
+			b = append(b, '|')
 			b = append(strconv.AppendInt(b, int64(len(s.Hold)), 10), ':')
 			b = append(append(b, s.Hold...), "|\n"...)
 		}

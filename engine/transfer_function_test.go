@@ -63,3 +63,65 @@ func TestTransferFunction_DecideAndFinishChecksBeforeItWrites(t *testing.T) {
 	require.NoError(t, err)
 	assert.Positive(t, ttl.Milliseconds(), "done: the record expires")
 }
+
+// A decision with finish's arguments from a driver whose view is stale: a
+// record another driver decided otherwise keeps its decision and finishes
+// nothing; one decided the same way adds the parts given to those it has,
+// never takes any away; a done record changes in nothing, its expiry
+// neither.
+func TestTransferAdversary_DecisionWithAStaleViewOfTheParts(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	require.NoError(t, eng.Load(ctx))
+	var key string
+	begin := func() (func(args ...any) []any, func() map[string]string) {
+		id := newID("tf")
+		keys := []string{cluster.Transfer(id), cluster.Transfers(cluster.TransferSlot(id))}
+		key = keys[0]
+		fcall := func(args ...any) []any {
+			v, err := rdb.FCall(ctx, lua.FuncTransfer, keys, append([]any{args[0], id}, args[1:]...)...).Slice()
+			require.NoError(t, err)
+			return v
+		}
+		fcall("begin", "fp", "{}", "30000", "a,b,c", "0", "86400000")
+		return fcall, func() map[string]string {
+			m, err := rdb.HGetAll(ctx, keys[0]).Result()
+			require.NoError(t, err)
+			return m
+		}
+	}
+
+	t.Run("decided otherwise first", func(t *testing.T) {
+		fcall, record := begin()
+		fcall("decide", "aborted", "late", "30000", "86400000", "3", "0", "1", "2")
+		v := fcall("decide", "committed", "", "30000", "86400000", "3", "0", "1")
+		assert.Equal(t, "aborted", v[1], "the first decision stands")
+		assert.Equal(t, "late", v[2])
+		assert.Equal(t, "111", v[7])
+		assert.Equal(t, "aborted", record()["status"])
+	})
+	t.Run("decided the same way with other parts", func(t *testing.T) {
+		fcall, record := begin()
+		fcall("decide", "committed", "", "30000", "86400000", "3", "0", "2")
+		v := fcall("decide", "committed", "", "30000", "86400000", "3", "0")
+		assert.Equal(t, "101", v[7], "a part finished stays finished")
+		assert.Equal(t, "", v[3], "not done")
+		v = fcall("decide", "committed", "", "30000", "86400000", "3", "0", "1")
+		assert.Equal(t, "111", v[7])
+		assert.Equal(t, "1", v[3], "done")
+		assert.Equal(t, "1", record()["done"])
+	})
+	t.Run("done", func(t *testing.T) {
+		fcall, record := begin()
+		fcall("decide", "committed", "", "30000", "1000000", "3", "0", "1", "2")
+		before := record()
+		for _, to := range []string{"aborted", "committed"} {
+			v := fcall("decide", to, "late", "30000", "86400000", "3", "0", "1", "2")
+			assert.Equal(t, "committed", v[1])
+			assert.Equal(t, before, record(), "a done record changes in nothing")
+			ttl, err := rdb.PTTL(ctx, key).Result()
+			require.NoError(t, err)
+			assert.LessOrEqual(t, ttl.Milliseconds(), int64(1000000), "its expiry is not pushed back")
+		}
+	})
+}

@@ -56,6 +56,19 @@ func TestTransferPrint_AsTheFirstImplementation(t *testing.T) {
 	}
 }
 
+// A settle without an amount is another body than one that names the units
+// it comes to, and a whole hold another than a leg: their prints differ.
+func TestTransferPrint_TellsASettleWithoutAnAmount(t *testing.T) {
+	of := func(rest int8) string {
+		return transferPrint(instructions.NormalizedTransfer{Parts: []instructions.Normalized{{Holder: "a",
+			Steps: []instructions.Step{{Op: instructions.OpSettle, Asset: "USDT", Units: 100, Hold: "ord-1", Rest: rest}}}}})
+	}
+	named, leg, hold := of(0), of(instructions.RestLeg), of(instructions.RestHold)
+	assert.NotEqual(t, named, leg)
+	assert.NotEqual(t, named, hold)
+	assert.NotEqual(t, leg, hold)
+}
+
 // TestTransferState_AppendJSONIsMarshal: the daemon's answer to a transfer
 // is what json.Marshal writes of its state, byte for byte.
 func TestTransferState_AppendJSONIsMarshal(t *testing.T) {

@@ -226,10 +226,21 @@ func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec
 		}
 	}
 	o := e.runUntilKnown(ctx, []call{step})[0]
+	var err *Error
+	if !late && why == nil && errors.As(o.Err, &err) && err.Code == instructions.CodeHolderNotFound {
+		// No record keeps this refusal (nothing is written for an unknown
+		// holder): another driver's run, arriving once the payer has been
+		// opened, would apply under an aborted transfer. Fenced, the step
+		// answers for good: the fence, or a run that got in before it.
+		if e.fence(ctx, n.ID, &step) != nil {
+			return "", "", false
+		}
+		whyPart, why = payer, err
+		o = e.runUntilKnown(ctx, []call{step})[0]
+	}
 	if o.Err == nil {
 		return TransferCommitted, "", true
 	}
-	var err *Error
 	if !errors.As(o.Err, &err) || !decisive(err) {
 		return "", "", false
 	}
@@ -309,7 +320,7 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 		args := e.appendFinishArgs(append(make([]any, 0, 5+len(finished)), status, reason, e.xferTimeout.Milliseconds()),
 			n, rec, finished)
 		decided, err := e.recordOf(n.ID, e.submit(ctx, []req{transferReq(n.ID, "decide", args...)})[0])
-		if err != nil {
+		if err != nil || decided.outcome == "missing" { // missing: lost in a failover; a retry begins it again
 			return stateOf(n.ID, rec), 0
 		}
 		rec = decided

@@ -1,11 +1,8 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
@@ -20,6 +17,10 @@ import (
 // settle): otherwise the transfer aborts EXCEEDS_HOLD. A hold only shrinks until it
 // closes, so one that changes after the read fails the settle itself
 // (EXCEEDS_HOLD or HOLD_NOT_FOUND) rather than leave part of it behind.
+// Every driver checks, not only the one that began the transfer (it may have
+// stopped right after begin), except once the part's prepare has taken from
+// the hold: the transfer's own hold on that holder is open then, read in the
+// same HMGET.
 
 // restAt is where a settle without an amount is: its part and step.
 type restAt struct{ part, step int }
@@ -37,13 +38,16 @@ func rests(n instructions.NormalizedTransfer) []restAt {
 	return out
 }
 
-// restReads reads the holds of the settles without an amount.
+// restReads reads the holds of the settles without an amount, each with the
+// transfer's own hold on its holder (open only between a two-phase
+// prepare and its commit or abort).
 func restReads(n instructions.NormalizedTransfer) []req {
 	var out []req
 	for _, r := range rests(n) {
 		p := n.Parts[r.part]
 		key := cluster.Holder(p.Holder)
-		out = append(out, req{keys: []string{key}, args: []any{"hget", key, cluster.PrefixHold + p.Steps[r.step].Hold}})
+		out = append(out, req{keys: []string{key},
+			args: []any{"hmget", key, cluster.PrefixHold + p.Steps[r.step].Hold, cluster.PrefixHold + n.Hold()}})
 	}
 	return out
 }
@@ -55,13 +59,17 @@ func (e *Engine) restCheck(n instructions.NormalizedTransfer, got []sent) (part 
 	for j, r := range rests(n) {
 		p := n.Parts[r.part]
 		s := p.Steps[r.step]
-		raw, err := got[j].cmd.Text()
-		if errors.Is(err, redis.Nil) {
+		v, err := got[j].cmd.Slice()
+		if err != nil || len(v) != 2 {
+			return 0, nil, false
+		}
+		if v[1] != nil { // the part's prepare took its amount already
+			continue
+		}
+		raw, ok := v[0].(string)
+		if !ok {
 			return r.part, &Error{Code: instructions.CodeHoldNotFound, OpIndex: r.step,
 				Message: e.describe(p, r.step, instructions.CodeHoldNotFound, "")}, true
-		}
-		if err != nil {
-			return 0, nil, false
 		}
 		_, legs, coupons, err := stored.ParseHold(raw)
 		if err != nil {
