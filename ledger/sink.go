@@ -75,6 +75,13 @@ type batchWrites struct {
 	dupChecks    []stored.Event      // duplicates below the head, to compare with what was applied
 }
 
+// newBatchWrites makes an empty batch, every map ready: apply writes to
+// them all, whatever writes the batch (the sink, a repair).
+func newBatchWrites() *batchWrites {
+	return &batchWrites{deltas: map[acctKey]*big.Int{}, clearing: map[clearKey]*big.Int{}, heads: map[string]head{},
+		coupons: map[itemKey]string{}, holds: map[itemKey]*string{}}
+}
+
 // Apply is Write, telling what it did.
 //
 // The batch goes in one transaction. If PostgreSQL refuses it for what an
@@ -122,8 +129,7 @@ func (r *Report) add(o Report) {
 // applyTx applies a batch in one transaction.
 func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry) (Report, error) {
 	var rep Report
-	w := &batchWrites{deltas: map[acctKey]*big.Int{}, clearing: map[clearKey]*big.Int{}, heads: map[string]head{},
-		coupons: map[itemKey]string{}, holds: map[itemKey]*string{}}
+	w := newBatchWrites()
 	byHolder := map[string][]pending{}
 	for _, e := range batch {
 		ev, err := e.Read()
@@ -155,7 +161,7 @@ func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry) (Report, err
 		if err != nil {
 			return err
 		}
-		parked, err := loadParked(ctx, tx, holders)
+		parked, err := loadParked(ctx, tx, holders, w)
 		if err != nil {
 			return err
 		}
@@ -219,20 +225,28 @@ func lockHeads(ctx context.Context, tx pgx.Tx, holders []string) (map[string]hea
 	return heads, rows.Err()
 }
 
-func loadParked(ctx context.Context, tx pgx.Tx, holders []string) (map[string][]pending, error) {
-	rows, err := tx.Query(ctx, "SELECT fields FROM ledger.parked WHERE holder = ANY($1) ORDER BY holder, seq", holders)
+// loadParked reads the holders' parked events. One this sink cannot read
+// (an older sink, which checked less, parked it) is set aside in w and leaves
+// ledger.parked: failing the write instead would hold back every holder
+// written with it, for good.
+func loadParked(ctx context.Context, tx pgx.Tx, holders []string, w *batchWrites) (map[string][]pending, error) {
+	rows, err := tx.Query(ctx, "SELECT holder, seq, fields FROM ledger.parked WHERE holder = ANY($1) ORDER BY holder, seq", holders)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string][]pending{}
 	for rows.Next() {
+		var holder string
+		var seq int64
 		var f map[string]string
-		if err := rows.Scan(&f); err != nil {
+		if err := rows.Scan(&holder, &seq, &f); err != nil {
 			return nil, err
 		}
 		ev, err := stored.ParseEvent(f)
 		if err != nil {
-			return nil, fmt.Errorf("parked event: %w", err)
+			w.addSetAside(stored.Entry{Fields: f}, "malformed: parked: "+err.Error())
+			w.unpark = append(w.unpark, [2]any{holder, seq})
+			continue
 		}
 		out[ev.Holder] = append(out[ev.Holder], pending{ev: ev, parked: true, entry: stored.Entry{Fields: f}})
 	}
