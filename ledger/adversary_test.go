@@ -8,13 +8,18 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/lua"
 	"github.com/atomledger/atomledger/stored"
 )
 
@@ -104,4 +109,178 @@ func TestLedgerAdversary_UnreadableParkedEventIsSetAside(t *testing.T) {
 	rep, err = l.Apply(ctx, stored.Entries(a.credit("a4", 1)))
 	require.NoError(t, err)
 	assert.Equal(t, ledger.Report{Parked: 1}, rep)
+}
+
+// edgeHolders applies, through the library's two doors and transfers, the
+// instructions whose fields are at their limits, and returns their holders
+// and each holder's events:
+//   - holders of 64 characters with '.', ':', '-' and '_', and one named like
+//     a transfer's clearing account ("x:<transfer>"), which is the payee of
+//     that very transfer;
+//   - ids of 64 characters, and ids like the steps a transfer part's id is
+//     stored as (":c", ":p"); a transfer id of 60 characters beginning "x:";
+//   - memos of 256 bytes of UTF-8, with quotes, backslashes, U+0085, U+2028
+//     and a character outside the BMP, a memo that reads like a transfer
+//     part's, an empty one given and one left out;
+//   - the counterparty left out, "external" given, another holder, the
+//     holder itself, 64 characters;
+//   - amounts of 2^53-1 minor units credited, debited, frozen, settled in
+//     part and in full, in points too; every op; 64 ops in one instruction;
+//     a suspended holder;
+//   - a payment, a trade settling a whole hold without an amount, and a
+//     trade aborted at prepare.
+func edgeHolders(t *testing.T) ([]string, map[string][]map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
+	long := func(prefix string) string { return prefix + strings.Repeat("a.b:c-d_", 8)[:64-len(prefix)] }
+	h1, h2 := long("e1"+tag), long("e2"+tag)
+	xfer := "x:" + tag + strings.Repeat(".p:y-q_", 9)[:58-len(tag)]
+	payee := "x:" + xfer
+	buyer, seller := "eb-"+tag, "es-"+tag
+	const maxCNY, maxUnits = "90071992547409.91", "9007199254740991"
+	memo256 := strings.Repeat("€", 81) + "ab" + "\"\\\u0085\u2028🙂"
+	require.Len(t, memo256, 256)
+	many := instructions.New("many-ops", h1)
+	for i := range 32 {
+		many = many.Credit("USDT", strconv.Itoa(i+1)).Debit("USDT", strconv.Itoa(i+1))
+	}
+	require.Len(t, many.Ops, 64)
+
+	require.Equal(t, 13, apply(t, []instructions.Instruction{
+		instructions.New(long("i"), h1).Open().Credit("CNY", maxCNY).WithMemo(memo256),
+		instructions.New(":c", h1).Debit("CNY", maxCNY).WithCounterparty("external").WithMemo("transfer " + xfer + ": commit"),
+		instructions.New(":p", h1).Credit("CNY", maxCNY).WithCounterparty(h2).WithMemo(""),
+		instructions.New("x", h1).Freeze("CNY", maxCNY, "h:1.x-_", time.Hour).EarnPoints(maxUnits).FreezePoints(maxUnits, "h:1.x-_").
+			GrantCoupon("c:1", time.Time{}).LockCoupon("c:1", "h:1.x-_"),
+		instructions.New("settle-part", h1).SettleLeg("h:1.x-_", "CNY", "0.01").WithCounterparty(h1),
+		instructions.New("settle-rest", h1).Settle("h:1.x-_").WithCounterparty(long("cp")),
+		instructions.New("points", h1).EarnPoints(maxUnits).SpendPoints(maxUnits).GrantCoupon("c:2", time.Now().Add(time.Hour)).RedeemCoupon("c:2"),
+		instructions.New("suspend", h1).Suspend().Credit("CNY", "1.00"),
+		instructions.New("resume", h1).Resume(),
+		many,
+		instructions.New("o", payee).Open(),
+		instructions.New("o", buyer).Open().Credit("USDT", "1000").Freeze("USDT", "500", "ord-b", time.Hour),
+		instructions.New("o", seller).Open().Credit("BTC", "1").Freeze("BTC", "0.002", "ord-s", time.Hour),
+	}))
+	// The JSON door: amounts in minor units, an empty memo and "external"
+	// given, then both left out. Sent straight to a master, which has the
+	// library only once the engine loaded it.
+	require.NoError(t, eng.Load(ctx))
+	for i, text := range []string{
+		`{"id":"j:c","holder":"` + h2 + `","counterparty":"external","memo":"","ops":[{"op":"open"},{"op":"credit","asset":"CNY","amount":"` + maxUnits + `"}]}`,
+		`{"id":"j:p","holder":"` + h2 + `","ops":[{"op":"debit","asset":"CNY","amount":"1"}]}`,
+	} {
+		id := []string{"j:c", "j:p"}[i]
+		slot := cluster.HolderSlot(h2)
+		keys := []string{cluster.Holder(h2), cluster.Tx(h2, id), cluster.Outbox(slot), cluster.Expiry(slot)}
+		reply, err := rdb.FCall(ctx, lua.FuncApplyJSON, keys, text).Slice()
+		require.NoError(t, err)
+		require.Len(t, reply, 2)
+		require.NotContains(t, reply[1], "err\n", "%s", reply[1])
+	}
+	for _, c := range []struct {
+		tr     instructions.Transfer
+		status string
+	}{
+		{instructions.Transfer{ID: xfer, Parts: []instructions.Part{
+			{Holder: h2, Ops: instructions.Instruction{}.Debit("CNY", "1.00").Ops},
+			{Holder: payee, Ops: instructions.Instruction{}.Credit("CNY", "1.00").Ops}}}, engine.TransferCommitted},
+		{instructions.Transfer{ID: "trade:" + tag, Parts: []instructions.Part{
+			{Holder: buyer, Ops: instructions.Instruction{}.SettleLeg("ord-b", "USDT", "100").Credit("BTC", "0.002").Ops},
+			{Holder: seller, Ops: instructions.Instruction{}.Settle("ord-s").Credit("USDT", "100").Ops}}}, engine.TransferCommitted},
+		{instructions.Transfer{ID: "abort:" + tag, Parts: []instructions.Part{
+			{Holder: buyer, Ops: instructions.Instruction{}.Debit("USDT", "1").Ops},
+			{Holder: seller, Ops: instructions.Instruction{}.Debit("USDT", "1000000").Ops},
+			{Holder: payee, Ops: instructions.Instruction{}.Credit("USDT", "1000001").Ops}}}, engine.TransferAborted},
+	} {
+		st, err := eng.Transfer(ctx, c.tr)
+		require.NoError(t, err)
+		require.Equal(t, c.status, st.Status, "%+v", st)
+		require.True(t, st.Complete, "%+v", st)
+	}
+	holders := []string{h1, h2, payee, buyer, seller}
+	byHolder := map[string][]map[string]string{}
+	for _, f := range outboxEvents(t, holders) {
+		byHolder[f["holder"]] = append(byHolder[f["holder"]], f)
+	}
+	return holders, byHolder
+}
+
+// TestLedgerAdversary_EdgeInstructionsComeBackAsRedisWroteThem: the events
+// of edgeHolders, through the sink (twice: the second time all skipped as
+// duplicates), come back from the ledger as Redis wrote them: every field
+// from ledger.events, with its digest checking again; each by its id and
+// in its statement with its id, counterparty, memo and transfer; the state
+// Redis has; the idempotency record Redis keeps, as a rebuild writes it
+// again; and books that audit clean.
+func TestLedgerAdversary_EdgeInstructionsComeBackAsRedisWroteThem(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	holders, evs := edgeHolders(t)
+	var all []map[string]string
+	for _, h := range holders {
+		all = append(all, evs[h]...)
+	}
+	l := openLedger(t)
+	rep, err := l.Apply(ctx, stored.Entries(all...))
+	require.NoError(t, err)
+	require.Equal(t, ledger.Report{Applied: len(all)}, rep)
+	rep, err = l.Apply(ctx, stored.Entries(all...))
+	require.NoError(t, err)
+	require.Equal(t, ledger.Report{Duplicates: len(all)}, rep, "each one's digest, stored as bytes, is the one delivered again")
+
+	requireEventsVerbatim(t, l, evs)
+	requireSameAsRedis(t, l, holders)
+	snaps, err := l.Snapshots(ctx, holders, 1)
+	require.NoError(t, err)
+	for _, h := range holders {
+		st, err := l.Statement(ctx, h, 0, ledger.MaxStatementLimit)
+		require.NoError(t, err)
+		require.Len(t, st.Events, len(evs[h]))
+		for i, f := range evs[h] {
+			ev := mustEvent(t, f)
+			a, err := l.Instruction(ctx, h, ev.ID)
+			require.NoError(t, err, "holder %s id %s", h, ev.ID)
+			assert.Equal(t, st.Events[i], a, "holder %s id %s: by its id as in its statement", h, ev.ID)
+			assert.Equal(t, [5]any{ev.ID, ev.Seq, ev.CP, ev.Memo, ev.Xfer}, [5]any{a.ID, a.Seq, a.Counterparty, a.Memo, a.Transfer},
+				"holder %s seq %d", h, ev.Seq)
+		}
+		require.Len(t, snaps[h].Recent, len(evs[h]), "every id of the holder is used once")
+		for _, r := range snaps[h].Recent {
+			rec, err := rdb.Get(ctx, cluster.Tx(h, r.ID)).Result()
+			require.NoError(t, err, "holder %s id %s", h, r.ID)
+			assert.Equal(t, rec, engine.AppliedRecord(r.FP, r.State), "holder %s id %s: the record a rebuild writes is Redis's", h, r.ID)
+		}
+	}
+	a, err := l.Audit(ctx, 10)
+	require.NoError(t, err)
+	assert.True(t, a.Advanced, "%+v", a)
+	unsettled, err := l.UnsettledTransfers(ctx, 100)
+	require.NoError(t, err)
+	assert.Empty(t, unsettled)
+}
+
+// TestLedgerAdversary_AnAccountAnInstructionLeavesAsItWasHasNoRow: Redis
+// writes a holder's field only when an instruction changes it, so an asset
+// or points credited and debited back in one instruction (frozen and
+// released too) leave no field; nor does the ledger leave a row, which a
+// rebuild would write into Redis as a zero balance the holder never had.
+func TestLedgerAdversary_AnAccountAnInstructionLeavesAsItWasHasNoRow(t *testing.T) {
+	needServers(t)
+	h := "net0-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	require.Equal(t, 3, apply(t, []instructions.Instruction{
+		instructions.New("o", h).Open().Credit("CNY", "5.00"),
+		instructions.New("a", h).Credit("USD", "5.00").Debit("USD", "5.00").EarnPoints("9").SpendPoints("9"),
+		instructions.New("b", h).Credit("EUR", "1.00").Freeze("EUR", "1.00", "o-1", 0).Release("o-1").Debit("EUR", "1.00"),
+	}))
+	redis, err := eng.Snapshots(context.Background(), []string{h})
+	require.NoError(t, err)
+	require.Equal(t, map[string][2]int64{"CNY": {500, 0}}, redis[h].Balances, "Redis has no field for USD, EUR or points")
+	require.Nil(t, redis[h].Points)
+	l := openLedger(t)
+	rep, err := l.Apply(context.Background(), stored.Entries(outboxEvents(t, []string{h})...))
+	require.NoError(t, err)
+	require.Equal(t, ledger.Report{Applied: 3}, rep)
+	requireSameAsRedis(t, l, []string{h})
 }

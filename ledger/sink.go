@@ -64,6 +64,7 @@ type batchWrites struct {
 	instructions [][]any
 	entries      [][]any
 	deltas       map[acctKey]*big.Int
+	own          map[acctKey]*big.Int  // the event apply is on: what it nets on each of the holder's own accounts
 	clearing     map[clearKey]*big.Int // what the batch adds to ledger.transfer_clearing
 	heads        map[string]head
 	coupons      map[itemKey]string
@@ -78,8 +79,8 @@ type batchWrites struct {
 // newBatchWrites makes an empty batch, every map ready: apply writes to
 // them all, whatever writes the batch (the sink, a repair).
 func newBatchWrites() *batchWrites {
-	return &batchWrites{deltas: map[acctKey]*big.Int{}, clearing: map[clearKey]*big.Int{}, heads: map[string]head{},
-		coupons: map[itemKey]string{}, holds: map[itemKey]*string{}}
+	return &batchWrites{deltas: map[acctKey]*big.Int{}, own: map[acctKey]*big.Int{}, clearing: map[clearKey]*big.Int{},
+		heads: map[string]head{}, coupons: map[itemKey]string{}, holds: map[itemKey]*string{}}
 }
 
 // Apply is Write, telling what it did.
@@ -328,6 +329,7 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 	digest, _ := hex.DecodeString(ev.Digest)
 	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, id, fp, ev.TS, cp, memo, compactOps(ev.Ops), compactState(ev.Seq, ev.State), digest, xfer, int16(max(ev.DV, stored.DigestV1))})
 	n := 0
+	clear(w.own)
 	for i, op := range ev.ParsedOps() {
 		switch op.Op {
 		case "open", "resume":
@@ -355,8 +357,10 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 					// the clearing account's amount, which ledger.accounts
 					// does not hold again (migration 7).
 					addTo(w.clearing, clearKey{ev.Xfer, mv[0]}, e.amt)
-				} else {
+				} else if e.side == stored.SideCP {
 					addTo(w.deltas, acct, e.amt)
+				} else {
+					addTo(w.own, acct, e.amt)
 				}
 			}
 		}
@@ -371,6 +375,19 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 			} else {
 				w.holds[itemKey{ev.Holder, h}] = nil
 			}
+		}
+	}
+	// Redis writes a holder's own field only when an instruction changes it:
+	// one it credits and debits back to where it was (nothing, for a new
+	// asset) it leaves as it was. So does the ledger, with the row.
+	for k, net := range w.own {
+		if net.Sign() != 0 {
+			d := w.deltas[k]
+			if d == nil {
+				d = new(big.Int)
+				w.deltas[k] = d
+			}
+			d.Add(d, net)
 		}
 	}
 	for h, raw := range ev.ParsedState().Holds {
