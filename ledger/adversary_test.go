@@ -284,3 +284,62 @@ func TestLedgerAdversary_AnAccountAnInstructionLeavesAsItWasHasNoRow(t *testing.
 	require.Equal(t, ledger.Report{Applied: 3}, rep)
 	requireSameAsRedis(t, l, []string{h})
 }
+
+// TestLedgerAdversary_TwoSinksOnANewHoldersFirstEvents: two sinks (two
+// relays, one delivering what the other claimed) write a new holder's seq 1
+// and seq 2 at once. The holder has no row yet to lock: the one with seq 2,
+// not seeing seq 1 committed, parked it, and the one with seq 1, having read
+// the parked events before, committed seq 1 alone, so that seq 2 waited in
+// ledger.parked until the holder's next event, reported in flight all the
+// while. Each sink now waits for the other on the holder itself: both
+// events apply. The first sink is held inside its write by a lock on a
+// counterparty's account that the test takes.
+func TestLedgerAdversary_TwoSinksOnANewHoldersFirstEvents(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	l := openLedger(t)
+	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
+	other, h := &history{holder: "two-o-" + tag}, &history{holder: "two-h-" + tag}
+	writeAll(t, l, []map[string]string{other.open()}) // the bank's points account has its row
+	first, second := h.open(), h.credit("c2", 5)
+
+	hold, err := l.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer hold.Rollback(ctx) //nolint:errcheck // released below
+	_, err = hold.Exec(ctx, "SELECT 1 FROM ledger.accounts WHERE holder = 'bank' AND kind = 'cp' AND asset = 'points' FOR UPDATE")
+	require.NoError(t, err)
+	waiting := func() int64 {
+		var n int64
+		require.NoError(t, l.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n))
+		return n
+	}
+	done := make(chan error, 2)
+	go func() { _, err := l.Apply(ctx, stored.Entries(first)); done <- err }()
+	require.Eventually(t, func() bool { return waiting() == 1 }, time.Minute, 10*time.Millisecond, "seq 1's write waits for the account")
+	var early []error
+	go func() { _, err := l.Apply(ctx, stored.Entries(second)); done <- err }()
+	// seq 2's write either ends (it parked) or waits for seq 1's.
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-done:
+			early = append(early, err)
+			return true
+		default:
+			return waiting() == 2
+		}
+	}, time.Minute, 10*time.Millisecond)
+	require.NoError(t, hold.Rollback(ctx))
+	for range 2 - len(early) {
+		early = append(early, <-done)
+	}
+	for _, err := range early {
+		require.NoError(t, err)
+	}
+	snaps, err := l.Snapshots(ctx, []string{h.holder}, 0)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), snaps[h.holder].Seq, "both events applied")
+	var parked int64
+	require.NoError(t, l.Pool().QueryRow(ctx, "SELECT count(*) FROM ledger.parked").Scan(&parked))
+	assert.Zero(t, parked)
+}

@@ -208,7 +208,25 @@ func (l *Ledger) count(r Report) {
 	s.setAside.Add(int64(r.SetAside))
 }
 
+// holderLockClass is the first key of the advisory locks lockHeads takes
+// per holder (the second is a hash of the holder's name), apart from the
+// one-key locks of migrations and audits.
+const holderLockClass = 0x61746c68 // "atlh"
+
+// lockHeads locks the holders and reads their heads. FOR UPDATE alone
+// locks only the holders that have a row: two sinks writing a new holder's
+// first events at once (two relays) would not wait for each other, and the
+// one with seq 2, not seeing seq 1, would park it while the one with seq 1,
+// having read the parked events before, applied seq 1 alone, leaving seq 2
+// parked until the holder's next event. So each holder is locked first by
+// an advisory lock (in key order: two batches never wait in a cycle) held
+// to the end of the transaction; the heads are then read in a statement of
+// its own, which sees what the sink that held the lock committed.
 func lockHeads(ctx context.Context, tx pgx.Tx, holders []string) (map[string]head, error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($2, k) FROM (
+			SELECT DISTINCT hashtext(h) AS k FROM unnest($1::text[]) AS u(h)) AS s ORDER BY k`, holders, int32(holderLockClass)); err != nil {
+		return nil, err
+	}
 	rows, err := tx.Query(ctx, `SELECT holder, seq, digest, status, created_ms, updated_ms FROM ledger.holders
 		WHERE holder = ANY($1) ORDER BY holder FOR UPDATE`, holders)
 	if err != nil {
