@@ -259,6 +259,14 @@ func TestLedgerAdversary_EdgeInstructionsComeBackAsRedisWroteThem(t *testing.T) 
 	unsettled, err := l.UnsettledTransfers(ctx, 100)
 	require.NoError(t, err)
 	assert.Empty(t, unsettled)
+
+	// Written by version 6 and converted by migration 7, they come back the same.
+	want := viewOf(t, l, holders)
+	asVersion6(t, l)
+	_, err = ledger.Migrate(ctx, l.Pool())
+	require.NoError(t, err)
+	assert.Equal(t, want, viewOf(t, l, holders))
+	requireEventsVerbatim(t, l, evs)
 }
 
 // TestLedgerAdversary_AnAccountAnInstructionLeavesAsItWasHasNoRow: Redis
@@ -342,4 +350,52 @@ func TestLedgerAdversary_TwoSinksOnANewHoldersFirstEvents(t *testing.T) {
 	var parked int64
 	require.NoError(t, l.Pool().QueryRow(ctx, "SELECT count(*) FROM ledger.parked").Scan(&parked))
 	assert.Zero(t, parked)
+}
+
+// TestLedgerAdversary_PartsTheLedgerCannotDerive: events of transfer parts
+// that the engine does not write but a client calling the library's apply
+// function straight could (a memo of its own, a step it does not have, a
+// step its memo does not name, an id not of the part's form), beside ones
+// it derives (a transfer id with ':'), and an ordinary event with an empty
+// counterparty and an id like a stored step: each is stored whole or
+// derived as ledger.events gives it back verbatim, and found by its id.
+func TestLedgerAdversary_PartsTheLedgerCannotDerive(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	l := openLedger(t)
+	h := &history{holder: "parts-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	credit := func(units int64) string {
+		h.cny += units
+		return `[{"op":"credit","asset":"CNY","units":"` + strconv.FormatInt(units, 10) + `","mv":[["CNY","cp","avail","` + strconv.FormatInt(units, 10) + `"]]}]`
+	}
+	evs := []map[string]string{h.open()}
+	for _, e := range []struct{ id, cp, memo, xfer string }{
+		{"x:t1:c", "x:t1", "transfer t1: commit", "t1"},
+		{"x:t2:c", "x:t2", "", "t2"},
+		{"x:t3:q", "x:t3", "transfer t3: abort", "t3"},
+		{"x:t4:p", "x:t4", "transfer t4: commit", "t4"},
+		{"x:t:5:a", "x:t:5", "transfer t:5: abort", "t:5"},
+		{"pay-t6", "x:t6", "transfer t6: commit", "t6"},
+		{":a", "", "", ""},
+	} {
+		evs = append(evs, h.next(e.id, e.cp, e.memo, e.xfer, credit(int64(len(evs)))))
+	}
+	writeAll(t, l, evs)
+	requireEventsVerbatim(t, l, map[string][]map[string]string{h.holder: evs})
+	var derived []string
+	rows, err := l.Pool().Query(ctx, "SELECT id FROM ledger.instructions WHERE holder = $1 AND counterparty = '' AND transfer IS NOT NULL ORDER BY seq", h.holder)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id string
+		require.NoError(t, rows.Scan(&id))
+		derived = append(derived, id)
+	}
+	require.NoError(t, rows.Err())
+	assert.Equal(t, []string{":c", ":a"}, derived, "only the parts whose id, counterparty and memo are the transfer's")
+	for _, f := range evs {
+		a, err := l.Instruction(ctx, h.holder, f["id"])
+		if assert.NoError(t, err, "id %s", f["id"]) {
+			assert.Equal(t, [4]string{f["id"], f["cp"], f["memo"], f["xfer"]}, [4]string{a.ID, a.Counterparty, a.Memo, a.Transfer})
+		}
+	}
 }
