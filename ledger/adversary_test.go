@@ -399,3 +399,38 @@ func TestLedgerAdversary_PartsTheLedgerCannotDerive(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerAdversary_ASeqNotInItsOwnDigitsIsMalformed: an event written
+// straight into an outbox with seq "+3" (or "03"), its state's seq the same,
+// read as 3. Parked behind its holder's gap, it was kept as seq "3" beside
+// its state's "+3", which no sink could read again: every later write of the
+// holder, and of every holder written with it, failed. It is malformed when
+// read, set aside at once; the holder's seq 2 and the other holder's events
+// apply.
+func TestLedgerAdversary_ASeqNotInItsOwnDigitsIsMalformed(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	l := openLedger(t)
+	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
+	for i, seq := range []string{"+3", "03"} {
+		a, b := &history{holder: "sq-a" + strconv.Itoa(i) + "-" + tag}, &history{holder: "sq-b" + strconv.Itoa(i) + "-" + tag}
+		open, second := a.open(), a.credit("a2", 5)
+		odd := a.credit("a3", 1)
+		odd["seq"] = seq
+		odd["state"] = strings.Replace(odd["state"], `"s":"3"`, `"s":"`+seq+`"`, 1)
+		rep, err := l.Apply(ctx, stored.Entries(open, odd, b.open()))
+		require.NoError(t, err)
+		assert.Equal(t, ledger.Report{Applied: 2, SetAside: 1}, rep, "seq %s", seq)
+		rep, err = l.Apply(ctx, stored.Entries(second, b.credit("b2", 7)))
+		require.NoError(t, err, "seq %s", seq)
+		assert.Equal(t, ledger.Report{Applied: 2}, rep, "seq %s", seq)
+		set, err := l.SetAside(ctx, 10)
+		require.NoError(t, err)
+		require.NotEmpty(t, set)
+		assert.Equal(t, a.holder, set[len(set)-1].Holder)
+		assert.Contains(t, set[len(set)-1].Reason, `malformed: event: seq "`+seq+`"`)
+	}
+	var parked int64
+	require.NoError(t, l.Pool().QueryRow(ctx, "SELECT count(*) FROM ledger.parked").Scan(&parked))
+	assert.Zero(t, parked)
+}
