@@ -76,7 +76,7 @@ const statementQuery = `SELECT id, seq, ts_ms, counterparty, memo, coalesce(tran
 // instructionQuery reads the latest instruction under an id (an id may come
 // back after Redis forgot it). It finds the seq in ledger.instructions, where
 // a row that stores its id whole (every one but the transfer parts whose id
-// ledger.events derives, stored with counterparty ”) is found through the
+// ledger.events derives, stored with an empty counterparty) is found through the
 // index (holder, id); a derived part's id, which that index leaves out,
 // through the index on transfer ($3, the transfer its id names), matched as
 // ledger.events gives it back. Then it reads that one event.
