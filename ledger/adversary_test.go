@@ -434,3 +434,34 @@ func TestLedgerAdversary_ASeqNotInItsOwnDigitsIsMalformed(t *testing.T) {
 	require.NoError(t, l.Pool().QueryRow(ctx, "SELECT count(*) FROM ledger.parked").Scan(&parked))
 	assert.Zero(t, parked)
 }
+
+// TestLedgerAdversary_ParkedBytesThatAreNotUTF8: an event whose memo holds
+// bytes that are not UTF-8 (the engine and the JSON door refuse such a memo;
+// a client calling the library's apply function itself, or writing to an
+// outbox, does not) arrives behind a gap. Parked as JSON, its memo came back
+// with U+FFFD in their place, and once the gap filled it was set aside as
+// "digest does not chain", which tells an operator the histories forked (and
+// to rebuild the holder from the ledger, discarding what Redis applied). It
+// is set aside when it arrives, as PostgreSQL's refusal would have set it
+// aside in order: the bytes are not text.
+func TestLedgerAdversary_ParkedBytesThatAreNotUTF8(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	l := openLedger(t)
+	h := &history{holder: "utf-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	open, second := h.open(), h.credit("c2", 5)
+	h.cny++
+	third := h.next("c3", "bank", "caf\xe9", "", `[{"op":"credit","asset":"CNY","units":"1","mv":[["CNY","cp","avail","1"]]}]`)
+	rep, err := l.Apply(ctx, stored.Entries(open, third))
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Report{Applied: 1, SetAside: 1}, rep)
+	rep, err = l.Apply(ctx, stored.Entries(second))
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Report{Applied: 1}, rep)
+	set, err := l.SetAside(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, set, 1)
+	assert.Equal(t, int64(3), set[0].Seq)
+	assert.Contains(t, set[0].Reason, `field "memo" is not UTF-8`)
+	assert.NotContains(t, set[0].Reason, "digest")
+}

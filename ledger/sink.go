@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"sort"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -314,10 +315,19 @@ func (l *Ledger) applyHolder(w *batchWrites, rep *Report, holder string, hd head
 				rep.Unparked++
 			}
 		default:
-			if !p.parked {
-				w.park = append(w.park, []any{holder, ev.Seq, ev.Fields()})
-				rep.Parked++
+			if p.parked {
+				continue
 			}
+			if err := textOnly(ev); err != nil {
+				// jsonb would keep U+FFFD in place of those bytes, and the
+				// event would come back with a digest that does not chain,
+				// which says the histories forked. In order, PostgreSQL
+				// refuses it as not text: set it aside as that now.
+				w.addSetAside(p.entry, "PostgreSQL cannot keep it: "+err.Error())
+				continue
+			}
+			w.park = append(w.park, []any{holder, ev.Seq, ev.Fields()})
+			rep.Parked++
 		}
 	}
 	if hd.seq > 0 {
@@ -431,6 +441,18 @@ func checkEvent(ev stored.Event) error {
 	if ev.Xfer != "" && ev.CP != "x:"+ev.Xfer {
 		return fmt.Errorf("event %s/%d: the counterparty of a part of transfer %q is %q, not its clearing account %q",
 			ev.Holder, ev.Seq, ev.Xfer, ev.CP, "x:"+ev.Xfer)
+	}
+	return nil
+}
+
+// textOnly tells which field of an event, if any, holds bytes that are not
+// UTF-8, which PostgreSQL's text and jsonb cannot keep.
+func textOnly(ev stored.Event) error {
+	f := ev.Fields()
+	for _, k := range []string{"holder", "id", "fp", "cp", "ops", "state", "digest", "memo", "xfer"} {
+		if !utf8.ValidString(f[k]) {
+			return fmt.Errorf("field %q is not UTF-8", k)
+		}
 	}
 	return nil
 }
