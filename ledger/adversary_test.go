@@ -465,3 +465,36 @@ func TestLedgerAdversary_ParkedBytesThatAreNotUTF8(t *testing.T) {
 	assert.Contains(t, set[0].Reason, `field "memo" is not UTF-8`)
 	assert.NotContains(t, set[0].Reason, "digest")
 }
+
+// TestLedgerAdversary_AnOwnAccountOutOfRangeIsSetAside: events written
+// straight into an outbox that take a holder's own account out of
+// 0..2^53-1, where Redis keeps every stored value: a credit of 2^63-1 and
+// one more unit (past what a snapshot reads, so that every snapshot of the
+// holders read with it failed: reconcile and rebuild for everyone), and a
+// debit of what the holder does not have. Each is set aside; the others'
+// events apply and their snapshots read.
+func TestLedgerAdversary_AnOwnAccountOutOfRangeIsSetAside(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	l := openLedger(t)
+	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
+	big, neg, ok := &history{holder: "rng-big-" + tag}, &history{holder: "rng-neg-" + tag}, &history{holder: "rng-ok-" + tag}
+	batch := []map[string]string{big.open(), big.credit("c1", 1<<63-1), big.credit("c2", 1), neg.open(),
+		neg.next("d1", "bank", "", "", `[{"op":"debit","asset":"CNY","units":"5","mv":[["CNY","avail","cp","5"]]}]`),
+		ok.open(), ok.credit("c1", 1<<53-1)}
+	rep, err := l.Apply(ctx, stored.Entries(batch...))
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Report{Applied: 4, SetAside: 2, Parked: 1}, rep)
+	set, err := l.SetAside(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, set, 2)
+	for _, s := range set {
+		assert.Equal(t, int64(2), s.Seq)
+		assert.Contains(t, s.Reason, "stays within 0 .. 2^53-1 (SQLSTATE 23514)")
+	}
+	snaps, err := l.Snapshots(ctx, []string{big.holder, neg.holder, ok.holder}, 0)
+	require.NoError(t, err)
+	assert.Equal(t, [2]int64{1<<53 - 1, 0}, snaps[ok.holder].Balances["CNY"])
+	assert.Equal(t, int64(1), snaps[big.holder].Seq)
+	assert.Equal(t, int64(1), snaps[neg.holder].Seq)
+}
