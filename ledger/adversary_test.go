@@ -356,8 +356,9 @@ func TestLedgerAdversary_TwoSinksOnANewHoldersFirstEvents(t *testing.T) {
 // that the engine does not write but a client calling the library's apply
 // function straight could (a memo of its own, a step it does not have, a
 // step its memo does not name, an id not of the part's form), beside ones
-// it derives (a transfer id with ':'), and an ordinary event with an empty
-// counterparty and an id like a stored step: each is stored whole or
+// it derives (a transfer id with ':'), an ordinary event with an empty
+// counterparty and an id like a stored step, and one with a part's id,
+// counterparty and memo but no transfer: each is stored whole or
 // derived as ledger.events gives it back verbatim, and found by its id.
 func TestLedgerAdversary_PartsTheLedgerCannotDerive(t *testing.T) {
 	needServers(t)
@@ -377,6 +378,7 @@ func TestLedgerAdversary_PartsTheLedgerCannotDerive(t *testing.T) {
 		{"x:t:5:a", "x:t:5", "transfer t:5: abort", "t:5"},
 		{"pay-t6", "x:t6", "transfer t6: commit", "t6"},
 		{":a", "", "", ""},
+		{"x:t7:c", "x:t7", "transfer t7: commit", ""},
 	} {
 		evs = append(evs, h.next(e.id, e.cp, e.memo, e.xfer, credit(int64(len(evs)))))
 	}
