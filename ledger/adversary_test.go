@@ -260,13 +260,17 @@ func TestLedgerAdversary_EdgeInstructionsComeBackAsRedisWroteThem(t *testing.T) 
 	require.NoError(t, err)
 	assert.Empty(t, unsettled)
 
-	// Written by version 6 and converted by migration 7, they come back the same.
+	// Written by version 6 and converted by migration 7, they come back the
+	// same, and delivered again they are the events the ledger has.
 	want := viewOf(t, l, holders)
 	asVersion6(t, l)
 	_, err = ledger.Migrate(ctx, l.Pool())
 	require.NoError(t, err)
 	assert.Equal(t, want, viewOf(t, l, holders))
 	requireEventsVerbatim(t, l, evs)
+	rep, err = l.Apply(ctx, stored.Entries(all...))
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Report{Duplicates: len(all)}, rep, "delivered again after the conversion: duplicates, not conflicts")
 }
 
 // TestLedgerAdversary_AnAccountAnInstructionLeavesAsItWasHasNoRow: Redis
