@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/big"
 
 	"github.com/jackc/pgx/v5"
 
@@ -74,12 +73,11 @@ func (l *Ledger) Repair(ctx context.Context, id int64, fields map[string]string,
 		if changed && note == "" {
 			return fmt.Errorf("set aside %d: the event is changed: give a note to say why", id)
 		}
-		parked, err := loadParked(ctx, tx, []string{holder})
+		w := newBatchWrites()
+		parked, err := loadParked(ctx, tx, []string{holder}, w)
 		if err != nil {
 			return err
 		}
-		w := &batchWrites{deltas: map[acctKey]*big.Int{}, heads: map[string]head{},
-			coupons: map[itemKey]string{}, holds: map[itemKey]*string{}}
 		w.apply(&hd, ev)
 		rep.Applied++
 		l.applyHolder(w, &rep, holder, hd, parked[holder]) // sets the holder's new head

@@ -71,7 +71,8 @@ func entrySeq(e stored.Entry) int64 {
 // are not UTF-8 in text, U+0000 in jsonb, a number out of range), an
 // integrity constraint (class 23), a program limit such as a row too big
 // (class 54). A unique violation is left out: two sinks writing the same new
-// holder at once meet one, and the retry finds the event applied. Connection
+// holder at once could meet one before lockHeads locked holders without a
+// row, and a retry finds such an event applied. Connection
 // loss, shutdown, lack of resources, a deadlock or a permission error are
 // not the event's doing: the batch is retried whole.
 func refusedByData(err error) bool {

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"sort"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -64,6 +65,7 @@ type batchWrites struct {
 	instructions [][]any
 	entries      [][]any
 	deltas       map[acctKey]*big.Int
+	own          map[acctKey]*big.Int  // the event apply is on: what it nets on each of the holder's own accounts
 	clearing     map[clearKey]*big.Int // what the batch adds to ledger.transfer_clearing
 	heads        map[string]head
 	coupons      map[itemKey]string
@@ -73,6 +75,13 @@ type batchWrites struct {
 	refuse       [][]any             // holder, seq, reason, fields
 	setAside     [][]any             // holder, seq, stream, entry, fields, reason
 	dupChecks    []stored.Event      // duplicates below the head, to compare with what was applied
+}
+
+// newBatchWrites makes an empty batch, every map ready: apply writes to
+// them all, whatever writes the batch (the sink, a repair).
+func newBatchWrites() *batchWrites {
+	return &batchWrites{deltas: map[acctKey]*big.Int{}, own: map[acctKey]*big.Int{}, clearing: map[clearKey]*big.Int{},
+		heads: map[string]head{}, coupons: map[itemKey]string{}, holds: map[itemKey]*string{}}
 }
 
 // Apply is Write, telling what it did.
@@ -122,8 +131,7 @@ func (r *Report) add(o Report) {
 // applyTx applies a batch in one transaction.
 func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry) (Report, error) {
 	var rep Report
-	w := &batchWrites{deltas: map[acctKey]*big.Int{}, clearing: map[clearKey]*big.Int{}, heads: map[string]head{},
-		coupons: map[itemKey]string{}, holds: map[itemKey]*string{}}
+	w := newBatchWrites()
 	byHolder := map[string][]pending{}
 	for _, e := range batch {
 		ev, err := e.Read()
@@ -155,7 +163,7 @@ func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry) (Report, err
 		if err != nil {
 			return err
 		}
-		parked, err := loadParked(ctx, tx, holders)
+		parked, err := loadParked(ctx, tx, holders, w)
 		if err != nil {
 			return err
 		}
@@ -201,7 +209,25 @@ func (l *Ledger) count(r Report) {
 	s.setAside.Add(int64(r.SetAside))
 }
 
+// holderLockClass is the first key of the advisory locks lockHeads takes
+// per holder (the second is a hash of the holder's name), apart from the
+// one-key locks of migrations and audits.
+const holderLockClass = 0x61746c68 // "atlh"
+
+// lockHeads locks the holders and reads their heads. FOR UPDATE alone
+// locks only the holders that have a row: two sinks writing a new holder's
+// first events at once (two relays) would not wait for each other, and the
+// one with seq 2, not seeing seq 1, would park it while the one with seq 1,
+// having read the parked events before, applied seq 1 alone, leaving seq 2
+// parked until the holder's next event. So each holder is locked first by
+// an advisory lock (in key order: two batches never wait in a cycle) held
+// to the end of the transaction; the heads are then read in a statement of
+// its own, which sees what the sink that held the lock committed.
 func lockHeads(ctx context.Context, tx pgx.Tx, holders []string) (map[string]head, error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($2, k) FROM (
+			SELECT DISTINCT hashtext(h) AS k FROM unnest($1::text[]) AS u(h)) AS s ORDER BY k`, holders, int32(holderLockClass)); err != nil {
+		return nil, err
+	}
 	rows, err := tx.Query(ctx, `SELECT holder, seq, digest, status, created_ms, updated_ms FROM ledger.holders
 		WHERE holder = ANY($1) ORDER BY holder FOR UPDATE`, holders)
 	if err != nil {
@@ -219,20 +245,28 @@ func lockHeads(ctx context.Context, tx pgx.Tx, holders []string) (map[string]hea
 	return heads, rows.Err()
 }
 
-func loadParked(ctx context.Context, tx pgx.Tx, holders []string) (map[string][]pending, error) {
-	rows, err := tx.Query(ctx, "SELECT fields FROM ledger.parked WHERE holder = ANY($1) ORDER BY holder, seq", holders)
+// loadParked reads the holders' parked events. One this sink cannot read
+// (an older sink, which checked less, parked it) is set aside in w and leaves
+// ledger.parked: failing the write instead would hold back every holder
+// written with it, for good.
+func loadParked(ctx context.Context, tx pgx.Tx, holders []string, w *batchWrites) (map[string][]pending, error) {
+	rows, err := tx.Query(ctx, "SELECT holder, seq, fields FROM ledger.parked WHERE holder = ANY($1) ORDER BY holder, seq", holders)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string][]pending{}
 	for rows.Next() {
+		var holder string
+		var seq int64
 		var f map[string]string
-		if err := rows.Scan(&f); err != nil {
+		if err := rows.Scan(&holder, &seq, &f); err != nil {
 			return nil, err
 		}
 		ev, err := stored.ParseEvent(f)
 		if err != nil {
-			return nil, fmt.Errorf("parked event: %w", err)
+			w.addSetAside(stored.Entry{Fields: f}, "malformed: parked: "+err.Error())
+			w.unpark = append(w.unpark, [2]any{holder, seq})
+			continue
 		}
 		out[ev.Holder] = append(out[ev.Holder], pending{ev: ev, parked: true, entry: stored.Entry{Fields: f}})
 	}
@@ -281,10 +315,19 @@ func (l *Ledger) applyHolder(w *batchWrites, rep *Report, holder string, hd head
 				rep.Unparked++
 			}
 		default:
-			if !p.parked {
-				w.park = append(w.park, []any{holder, ev.Seq, ev.Fields()})
-				rep.Parked++
+			if p.parked {
+				continue
 			}
+			if err := textOnly(ev); err != nil {
+				// jsonb would keep U+FFFD in place of those bytes, and the
+				// event would come back with a digest that does not chain,
+				// which says the histories forked. In order, PostgreSQL
+				// refuses it as not text: set it aside as that now.
+				w.addSetAside(p.entry, "PostgreSQL cannot keep it: "+err.Error())
+				continue
+			}
+			w.park = append(w.park, []any{holder, ev.Seq, ev.Fields()})
+			rep.Parked++
 		}
 	}
 	if hd.seq > 0 {
@@ -314,6 +357,7 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 	digest, _ := hex.DecodeString(ev.Digest)
 	w.instructions = append(w.instructions, []any{ev.Holder, ev.Seq, id, fp, ev.TS, cp, memo, compactOps(ev.Ops), compactState(ev.Seq, ev.State), digest, xfer, int16(max(ev.DV, stored.DigestV1))})
 	n := 0
+	clear(w.own)
 	for i, op := range ev.ParsedOps() {
 		switch op.Op {
 		case "open", "resume":
@@ -341,8 +385,10 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 					// the clearing account's amount, which ledger.accounts
 					// does not hold again (migration 7).
 					addTo(w.clearing, clearKey{ev.Xfer, mv[0]}, e.amt)
-				} else {
+				} else if e.side == stored.SideCP {
 					addTo(w.deltas, acct, e.amt)
+				} else {
+					addTo(w.own, acct, e.amt)
 				}
 			}
 		}
@@ -357,6 +403,19 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 			} else {
 				w.holds[itemKey{ev.Holder, h}] = nil
 			}
+		}
+	}
+	// Redis writes a holder's own field only when an instruction changes it:
+	// one it credits and debits back to where it was (nothing, for a new
+	// asset) it leaves as it was. So does the ledger, with the row.
+	for k, net := range w.own {
+		if net.Sign() != 0 {
+			d := w.deltas[k]
+			if d == nil {
+				d = new(big.Int)
+				w.deltas[k] = d
+			}
+			d.Add(d, net)
 		}
 	}
 	for h, raw := range ev.ParsedState().Holds {
@@ -382,6 +441,18 @@ func checkEvent(ev stored.Event) error {
 	if ev.Xfer != "" && ev.CP != "x:"+ev.Xfer {
 		return fmt.Errorf("event %s/%d: the counterparty of a part of transfer %q is %q, not its clearing account %q",
 			ev.Holder, ev.Seq, ev.Xfer, ev.CP, "x:"+ev.Xfer)
+	}
+	return nil
+}
+
+// textOnly tells which field of an event, if any, holds bytes that are not
+// UTF-8, which PostgreSQL's text and jsonb cannot keep.
+func textOnly(ev stored.Event) error {
+	f := ev.Fields()
+	for _, k := range []string{"holder", "id", "fp", "cp", "ops", "state", "digest", "memo", "xfer"} {
+		if !utf8.ValidString(f[k]) {
+			return fmt.Errorf("field %q is not UTF-8", k)
+		}
 	}
 	return nil
 }

@@ -47,8 +47,9 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 	//
 	// A counterparty's or clearing sum the batch leaves as it was (a
 	// transfer whose parts all came in this batch) is not written at all:
-	// such an account without a row is zero. A holder's own account keeps
-	// its row, as Redis keeps a balance at zero.
+	// such an account without a row is zero. A holder's own account is in
+	// deltas when an instruction changed it (apply), and keeps its row even
+	// at zero, as Redis keeps its field.
 	var owners, kinds, assets, amounts []string
 	for _, k := range slices.SortedFunc(maps.Keys(w.deltas), func(a, b acctKey) int {
 		return cmp.Or(strings.Compare(a.owner, b.owner), strings.Compare(a.kind, b.kind), strings.Compare(a.asset, b.asset))

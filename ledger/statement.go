@@ -75,13 +75,14 @@ const statementQuery = `SELECT id, seq, ts_ms, counterparty, memo, coalesce(tran
 
 // instructionQuery reads the latest instruction under an id (an id may come
 // back after Redis forgot it). It finds the seq in ledger.instructions, where
-// an ordinary instruction's id is stored as it is: through the index (holder,
-// id); a transfer part's id, which that index leaves out, through the index
-// on transfer ($3, the transfer its id names), matched as ledger.events
-// gives it back. Then it reads that one event.
+// a row that stores its id whole (every one but the transfer parts whose id
+// ledger.events derives, stored with an empty counterparty) is found through the
+// index (holder, id); a derived part's id, which that index leaves out,
+// through the index on transfer ($3, the transfer its id names), matched as
+// ledger.events gives it back. Then it reads that one event.
 const instructionQuery = `SELECT id, seq, ts_ms, counterparty, memo, coalesce(transfer, ''), ops FROM ledger.events
 	WHERE holder = $1 AND seq = (SELECT max(seq) FROM (
-		SELECT seq FROM ledger.instructions WHERE holder = $1 AND id = $2 AND transfer IS NULL
+		SELECT seq FROM ledger.instructions WHERE holder = $1 AND id = $2 AND (counterparty <> '' OR transfer IS NULL)
 		UNION ALL
 		SELECT seq FROM ledger.instructions WHERE transfer = $3 AND holder = $1
 			AND $2 = CASE WHEN counterparty = '' THEN 'x:' || transfer || id ELSE id END) AS s)`
@@ -167,8 +168,9 @@ func (l *Ledger) Instruction(ctx context.Context, holder, id string) (AppliedIns
 }
 
 // partTransfer gives the transfer whose part's id is id
-// (x:<transfer>:<step>), or "". The index by id leaves transfer parts out
-// (migration 7): instructionQuery finds them through their transfer.
+// (x:<transfer>:<step>), or "". The index by id leaves out the parts whose
+// id is derived (migrations 7 and 8): instructionQuery finds them through
+// their transfer.
 func partTransfer(id string) string {
 	t, ok := strings.CutPrefix(id, "x:")
 	if i := strings.LastIndexByte(t, ':'); ok && i > 0 {

@@ -97,11 +97,14 @@ func ParseEvent(f map[string]string) (Event, error) {
 	if dv, ok := f["dv"]; ok && dv != "2" {
 		return e, fmt.Errorf("event: digest version %q", dv)
 	}
+	// seq and ts in their own digits only ("+3" and "03" parse as 3): Fields
+	// and the digest write them so, and an event read back from them must
+	// be the one read here.
 	var err error
-	if e.Seq, err = strconv.ParseInt(f["seq"], 10, 64); err != nil || e.Seq < 1 {
+	if e.Seq, err = strconv.ParseInt(f["seq"], 10, 64); err != nil || e.Seq < 1 || strconv.FormatInt(e.Seq, 10) != f["seq"] {
 		return e, fmt.Errorf("event: seq %q", f["seq"])
 	}
-	if e.TS, err = strconv.ParseInt(f["ts"], 10, 64); err != nil {
+	if e.TS, err = strconv.ParseInt(f["ts"], 10, 64); err != nil || strconv.FormatInt(e.TS, 10) != f["ts"] {
 		return e, fmt.Errorf("event: ts %q", f["ts"])
 	}
 	if e.Holder == "" || e.ID == "" {
