@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/big"
 	"sort"
@@ -223,17 +224,25 @@ const holderLockClass = 0x61746c68 // "atlh"
 // an advisory lock (in key order: two batches never wait in a cycle) held
 // to the end of the transaction; the heads are then read in a statement of
 // its own, which sees what the sink that held the lock committed.
-func lockHeads(ctx context.Context, tx pgx.Tx, holders []string) (map[string]head, error) {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($2, k) FROM (
-			SELECT DISTINCT hashtext(h) AS k FROM unnest($1::text[]) AS u(h)) AS s ORDER BY k`, holders, int32(holderLockClass)); err != nil {
+func lockHeads(ctx context.Context, tx pgx.Tx, holders []string) (heads map[string]head, err error) {
+	// One round trip: the statements run one after the other, the read
+	// taking its snapshot once the locks are held.
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock($2, k) FROM (
+			SELECT DISTINCT hashtext(h) AS k FROM unnest($1::text[]) AS u(h)) AS s ORDER BY k`, holders, int32(holderLockClass))
+	b.Queue(`SELECT holder, seq, digest, status, created_ms, updated_ms FROM ledger.holders
+		WHERE holder = ANY($1) ORDER BY holder FOR UPDATE`, holders)
+	br := tx.SendBatch(ctx, b)
+	defer func() { err = errors.Join(err, br.Close()) }()
+	if _, err := br.Exec(); err != nil {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, `SELECT holder, seq, digest, status, created_ms, updated_ms FROM ledger.holders
-		WHERE holder = ANY($1) ORDER BY holder FOR UPDATE`, holders)
+	rows, err := br.Query()
 	if err != nil {
 		return nil, err
 	}
-	heads := map[string]head{}
+	defer rows.Close()
+	heads = map[string]head{}
 	for rows.Next() {
 		var h string
 		hd := head{exists: true}
