@@ -91,7 +91,7 @@ func TestDev_PrintedCommandsWork(t *testing.T) {
 			assert.Equal(t, map[string]string{"CNY": "70.00"}, carol.Holds["order-1"].Legs)
 
 			d.signal(t, syscall.SIGINT)
-			assert.Equal(t, 0, d.wait(t, 30*time.Second), "exit status after Ctrl-C")
+			assert.Equal(t, 0, d.wait(t, 2*time.Minute), "exit status after Ctrl-C")
 			assert.Empty(t, processesUnder(t, dir), "no process left behind")
 			entries, _ := os.ReadDir(filepath.Join(dir, devDir))
 			assert.Empty(t, entries, "the node directories are removed")

@@ -191,7 +191,7 @@ func (d *daemon) wait(t *testing.T, timeout time.Duration) int {
 func (d *daemon) stop(t *testing.T) int {
 	t.Helper()
 	d.signal(t, syscall.SIGTERM)
-	return d.wait(t, 30*time.Second)
+	return d.wait(t, 2*time.Minute)
 }
 
 // reply is an HTTP reply as a test reads it.
