@@ -121,7 +121,7 @@ func TestRelay_DeliversOnlyWhatAReplicaHas(t *testing.T) {
 	ctx := context.Background()
 	// A cluster of its own, started here whatever ATOMLEDGER_TEST_REDIS says:
 	// its replica is stopped.
-	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	c, err := clustertest.Start(sctx, clustertest.Options{Masters: 1, Replicas: 1})
 	cancel()
 	require.NoError(t, err)

@@ -88,7 +88,7 @@ func assignSlot(ctx context.Context, t *testing.T, slot int, src, dst *clusterte
 func TestFaults_ReshardingBusyHolderAppliesWholeOrRetries(t *testing.T) {
 	needFaults(t)
 	ctx := context.Background()
-	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	c, err := clustertest.Start(sctx, clustertest.Options{Masters: 2})
 	cancel()
 	require.NoError(t, err)

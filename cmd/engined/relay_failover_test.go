@@ -97,7 +97,7 @@ func TestRelay_FailoverUnderLoad(t *testing.T) {
 	start := time.Now()
 	// A cluster of its own, started here whatever ATOMLEDGER_TEST_REDIS says:
 	// a master of it is killed.
-	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	c, err := clustertest.Start(sctx, clustertest.Options{Masters: 3, Replicas: 1})
 	cancel()
 	require.NoError(t, err)

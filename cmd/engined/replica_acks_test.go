@@ -39,7 +39,7 @@ func metricValue(t *testing.T, page []byte, name string) float64 {
 func TestServe_WritesReplicasDoNotConfirm(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
-	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	c, err := clustertest.Start(sctx, clustertest.Options{Masters: 1, Replicas: 1})
 	cancel()
 	require.NoError(t, err)
@@ -126,7 +126,7 @@ func TestServe_WritesReplicasDoNotConfirm(t *testing.T) {
 		assert.Equal(t, int64(2), got.Result.Seq, "%s", a)
 	})
 
-	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	require.NoError(t, c.Restart(rctx, replica))
 	cancel()
 
