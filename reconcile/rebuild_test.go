@@ -199,7 +199,7 @@ func TestRebuild_RefusesDivergedHolder(t *testing.T) {
 	require.Eventually(t, func() bool {
 		n, err := r.led.RefusedCount(ctx)
 		return err == nil && n[h] > 0
-	}, 10*time.Second, 50*time.Millisecond, "the ledger refuses y")
+	}, 2*time.Minute, 50*time.Millisecond, "the ledger refuses y")
 	withY, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 

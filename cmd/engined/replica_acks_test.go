@@ -54,7 +54,7 @@ func TestServe_WritesReplicasDoNotConfirm(t *testing.T) {
 	d.url, d.token = "http://"+addr, token
 	d.waitHealthy(t)
 	require.Eventually(t, func() bool { return d.doWith(t, http.MethodGet, "/readyz", "", nil).status == http.StatusOK },
-		30*time.Second, 50*time.Millisecond, "ready while the replica acknowledges")
+		2*time.Minute, 50*time.Millisecond, "ready while the replica acknowledges")
 
 	h := newID("ra")
 	open := `{"id":"open","holder":"` + h + `","ops":[{"op":"open"},{"op":"credit","asset":"CNY","amount":"10.00"}]}`
@@ -132,7 +132,7 @@ func TestServe_WritesReplicasDoNotConfirm(t *testing.T) {
 
 	t.Run("once the replica has synced again, /readyz is 200 with no write", func(t *testing.T) {
 		require.Eventually(t, func() bool { return d.doWith(t, http.MethodGet, "/readyz", "", nil).status == http.StatusOK },
-			60*time.Second, 100*time.Millisecond, "ready again")
+			2*time.Minute, 100*time.Millisecond, "ready again")
 	})
 
 	t.Run("the retry with the same id gets the recorded answer, applied once", func(t *testing.T) {
