@@ -91,12 +91,26 @@ func newFaultRig(t *testing.T, opt *engine.Options, holders int) *faultRig {
 		h := fmt.Sprintf("fh%02d-%s", i, newID("x"))
 		id := "open-" + h
 		r.led.send(id, h, 100000)
-		res, err := r.eng.Apply(ctx, instructions.New(id, h).Open().Credit("CNY", "1000.00"))
+		res, err := applyRetrying(ctx, r.eng, instructions.New(id, h).Open().Credit("CNY", "1000.00"))
 		require.NoError(t, err)
 		r.led.ack(id, res.Seq)
 		r.holders = append(r.holders, h)
 	}
 	return r
+}
+
+// applyRetrying applies in, sent again verbatim while it is answered
+// UNAVAILABLE (with replica acknowledgements, a replica slow to confirm on a
+// loaded machine), for up to two minutes.
+func applyRetrying(ctx context.Context, e *engine.Engine, in instructions.Instruction) (instructions.Result, error) {
+	giveUp := time.Now().Add(2 * time.Minute)
+	for {
+		res, err := e.Apply(ctx, in)
+		if !errors.Is(err, engine.ErrUnavailable) || time.Now().After(giveUp) {
+			return res, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // instruction makes a random credit or debit of CNY for a holder and records it.

@@ -33,7 +33,7 @@ func TestFaults_TransfersSurviveAMasterKill(t *testing.T) {
 	var holders []string
 	for i := range 20 {
 		h := fmt.Sprintf("xh%02d-%s", i, newID("x"))
-		_, err := r.eng.Apply(ctx, instructions.New("open-"+h, h).Open().
+		_, err := applyRetrying(ctx, r.eng, instructions.New("open-"+h, h).Open().
 			Credit("USDT", "100000").Credit("BTC", "10").Credit("CNY", "10000.00").EarnPoints("100000").
 			Freeze("USDT", "50000", "ord", 0).Freeze("BTC", "5", "ord", 0))
 		require.NoError(t, err)
