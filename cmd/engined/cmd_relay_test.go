@@ -167,6 +167,11 @@ func TestRelay_EndToEndThroughPostgreSQLDowntime(t *testing.T) {
 	assert.Empty(t, rep.Unbalanced, "every event's entries sum to zero per asset")
 	assert.Empty(t, rep.AccountDrift)
 	assert.Zero(t, rep.Parked)
+	// The relay counts a batch once its commit has returned: reconcile can
+	// see the last one committed before it is counted.
+	for deadline := time.Now().Add(time.Minute); r.led.Stats().Applied < int64(applied) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	assert.Equal(t, int64(applied), r.led.Stats().Applied, "nothing lost, nothing applied twice")
 	assert.Zero(t, r.led.Stats().Refused)
 	var rows, ids int64
