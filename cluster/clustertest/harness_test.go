@@ -241,3 +241,27 @@ func mustNode(t *testing.T, c *Cluster, addr string) *Node {
 	require.NoError(t, err)
 	return n
 }
+
+// TestWaitUp_RefusesAnotherServersAnswer starts a server on a port another
+// server holds, as happens when a port chosen free is taken by another
+// package's tests before the server binds it: the other server answers at
+// once, but the wait must not take it for this one, which exits for want
+// of the port (and is then started on another).
+func TestWaitUp_RefusesAnotherServersAnswer(t *testing.T) {
+	needServer(t)
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	other, err := Start(ctx, Options{Standalone: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Stop() })
+
+	n, err := newNode(t.TempDir(), other.bin, other.Nodes[0].Port, nil)
+	require.NoError(t, err)
+	p, err := n.launch()
+	require.NoError(t, err)
+	t.Cleanup(p.kill)
+	err = n.waitUp(ctx, p)
+	require.Error(t, err, "the answer on the port came from another server")
+	assert.True(t, addrInUse(err), "%v", err)
+}
