@@ -84,6 +84,11 @@ func TestClient_KeepsCallerOptions(t *testing.T) {
 	assert.True(t, rdb.Options().ContextTimeoutEnabled)
 	assert.Equal(t, 3*time.Second, rdb.Options().ReadTimeout)
 	assert.ElementsMatch(t, c.Addrs(), rdb.Options().Addrs)
+
+	def := c.Client(nil)
+	defer def.Close()
+	assert.Equal(t, 10*time.Second, def.Options().ReadTimeout, "generous unless asked otherwise")
+	assert.Equal(t, 10*time.Second, def.Options().WriteTimeout)
 }
 
 // TestKill_FailsOverAndRestarts kills the master of a slot in the shared
