@@ -85,7 +85,7 @@ func TestRelay_PoisonEventStallsOnlyItsHolder(t *testing.T) {
 
 	// The others reach the ledger, A's event is set aside, its later ones park.
 	var rep *reconcile.Report
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		rep, err = reconcile.Run(ctx, r.eng, r.led, nil)
 		require.NoError(t, err)
