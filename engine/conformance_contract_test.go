@@ -305,8 +305,10 @@ func TestConformance_Idempotency(t *testing.T) {
 	apply(t, instructions.New(newID("open"), ghost).Open())
 	assert.Equal(t, int64(2), apply(t, early).Seq)
 
-	// After the record's TTL the id is new again: the same body applies once more.
-	short := engine.New(rdb, &engine.Options{IdempotencyTTL: 200 * time.Millisecond})
+	// After the record's TTL the id is new again: the same body applies once
+	// more. Two seconds, not less: the second call must come within it even
+	// on a loaded machine.
+	short := engine.New(rdb, &engine.Options{IdempotencyTTL: 2 * time.Second})
 	in := instructions.New(newID("ttl"), h).Credit("CNY", "1.00")
 	r1, err := short.Apply(ctx, in)
 	require.NoError(t, err)

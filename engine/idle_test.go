@@ -78,7 +78,7 @@ func TestWorkers_IdleEngineReadsNoIndex(t *testing.T) {
 	h := newID("idle")
 	_, err := e.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "5.00").Freeze("CNY", "2.00", "o-1", 300*time.Millisecond))
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return sw.Stats().Released == 1 }, 30*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return sw.Stats().Released == 1 }, 2*time.Minute, 10*time.Millisecond,
 		"the hold frozen while idle is released; sweeper %+v", sw.Stats())
 	st, err := e.State(ctx, h)
 	require.NoError(t, err)

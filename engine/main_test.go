@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(m.Run())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	c, err := clustertest.StartForMain(ctx, clustertest.Options{Masters: 3, Replicas: 1})
 	cancel()
 	if err != nil {

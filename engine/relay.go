@@ -128,6 +128,7 @@ type Relay struct {
 	replicas  map[string]int // master address -> connected replicas, as INFO last said; cleared at discovery and after errors
 
 	watches map[string]*relayWatch // master address -> its notices; only while Run runs
+	ping    time.Duration          // watchPing; a test makes it long, so that a stop that waits for it shows
 	watchWG sync.WaitGroup
 	mu      sync.Mutex
 	noticed map[string]bool // outbox keys named by notices since the last round
@@ -152,7 +153,7 @@ type relayStream struct {
 // single server) to sink.
 func NewRelay(rdb redis.UniversalClient, sink Sink, opt *RelayOptions) *Relay {
 	return &Relay{rdb: rdb, sink: sink, o: opt.withDefaults(), streams: map[string]*relayStream{}, replicas: map[string]int{},
-		watches: map[string]*relayWatch{}, noticed: map[string]bool{}, wake: make(chan struct{}, 1)}
+		watches: map[string]*relayWatch{}, ping: watchPing, noticed: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // Stats reads the relay's counters; safe to call while it runs.

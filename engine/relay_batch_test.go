@@ -131,7 +131,7 @@ func TestRelay_ReadsWhenNotifiedNotByPolling(t *testing.T) {
 	done := make(chan struct{})
 	go func() { _ = relay.Run(rctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	require.Eventually(t, func() bool { return sink.events() == 1 }, 20*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return sink.events() == 1 }, 2*time.Minute, 10*time.Millisecond)
 
 	var masters []*redis.Client
 	for _, n := range c.Nodes[:2] { // the masters
@@ -164,24 +164,31 @@ func TestRelay_ReadsWhenNotifiedNotByPolling(t *testing.T) {
 			}
 		}
 		return true
-	}, 20*time.Second, 20*time.Millisecond, "the relay subscribes to every master's change notices")
-	settle := time.Now().Add(30 * time.Second)
-	for last, still := reads(), time.Now(); ; {
-		time.Sleep(100 * time.Millisecond)
-		n := reads()
-		if n != last {
-			last, still = n, time.Now()
+	}, 2*time.Minute, 20*time.Millisecond, "the relay subscribes to every master's change notices")
+	// A quiet second can also be a loaded machine's pause before those
+	// reads: a window with reads is tried again, a few times. A relay that
+	// polls while idle reads in every window.
+	settle := time.Now().Add(2 * time.Minute)
+	idleReads := -1
+	for try := 0; try < 5 && idleReads != 0; try++ {
+		for last, still := reads(), time.Now(); ; {
+			time.Sleep(100 * time.Millisecond)
+			n := reads()
+			if n != last {
+				last, still = n, time.Now()
+			}
+			if time.Since(still) >= time.Second {
+				break
+			}
+			require.True(t, time.Now().Before(settle), "the relay never stops reading while idle")
 		}
-		if time.Since(still) >= time.Second {
-			break
+		for _, m := range masters {
+			require.NoError(t, m.ConfigResetStat(ctx).Err())
 		}
-		require.True(t, time.Now().Before(settle), "the relay never stops reading while idle")
+		time.Sleep(2 * time.Second)
+		idleReads = reads()
 	}
-	for _, m := range masters {
-		require.NoError(t, m.ConfigResetStat(ctx).Err())
-	}
-	time.Sleep(2 * time.Second)
-	assert.Zero(t, reads(), "no reads while idle")
+	assert.Zero(t, idleReads, "no reads while idle")
 
 	fresh := newID("rn")
 	applied := time.Now()
@@ -193,7 +200,7 @@ func TestRelay_ReadsWhenNotifiedNotByPolling(t *testing.T) {
 		require.NoError(t, err)
 	}
 	// Without notices the relay would not read for an hour.
-	require.Eventually(t, func() bool { return sink.events() == 3 }, 30*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return sink.events() == 3 }, 2*time.Minute, 5*time.Millisecond)
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	for _, ev := range []string{old + "/2", fresh + "/1"} {

@@ -81,7 +81,7 @@ func TestRelay_DeliversThroughSinkFailureAndClaimsFromDeadConsumer(t *testing.T)
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { _ = r1.Run(rctx); close(done) }()
-	require.Eventually(t, func() bool { return r1.Stats().Errors > 0 }, 20*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return r1.Stats().Errors > 0 }, 2*time.Minute, 10*time.Millisecond)
 	cancel()
 	<-done
 	assert.Zero(t, dead.count())
@@ -93,9 +93,11 @@ func TestRelay_DeliversThroughSinkFailureAndClaimsFromDeadConsumer(t *testing.T)
 	rctx, cancel = context.WithCancel(ctx)
 	done = make(chan struct{})
 	go func() { _ = r2.Run(rctx); close(done) }()
-	require.Eventually(t, func() bool { return sink.count() == len(ins) }, 10*time.Second, 20*time.Millisecond,
+	// Generous deadlines: like the first, this relay's first discovery
+	// probes every slot.
+	require.Eventually(t, func() bool { return sink.count() == len(ins) }, 2*time.Minute, 20*time.Millisecond,
 		"delivered %d of %d; stats %+v", sink.count(), len(ins), r2.Stats())
-	require.Eventually(t, func() bool { return r2.Stats().Backlog == 0 }, 5*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool { return r2.Stats().Backlog == 0 }, time.Minute, 50*time.Millisecond)
 	cancel()
 	<-done
 	assert.Positive(t, r2.Stats().Claimed, "entries of the dead consumer were claimed")
@@ -119,7 +121,7 @@ func TestRelay_DeliversOnlyWhatAReplicaHas(t *testing.T) {
 	ctx := context.Background()
 	// A cluster of its own, started here whatever ATOMLEDGER_TEST_REDIS says:
 	// its replica is stopped.
-	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	c, err := clustertest.Start(sctx, clustertest.Options{Masters: 1, Replicas: 1})
 	cancel()
 	require.NoError(t, err)
@@ -145,7 +147,7 @@ func TestRelay_DeliversOnlyWhatAReplicaHas(t *testing.T) {
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { _ = relay.Run(rctx); close(done) }()
-	require.Eventually(t, func() bool { return sink.count() == len(ins) }, 20*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return sink.count() == len(ins) }, 2*time.Minute, 10*time.Millisecond)
 	cancel()
 	<-done
 
@@ -179,7 +181,7 @@ func TestRelay_DeliversOnlyWhatAReplicaHas(t *testing.T) {
 
 	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
 	stopped = false
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for sink.count() < len(ins)+len(more) && time.Now().Before(deadline) {
 		if _, err := relay.Round(ctx); err != nil {
 			t.Logf("round: %v", err)

@@ -91,14 +91,15 @@ func allLive(watches map[string]*relayWatch) bool {
 // notices for nothing. Whenever it subscribes
 // again, notices may have been lost meanwhile: it asks for a resync.
 func (r *Relay) watch(ctx context.Context, node *redis.Client, w *relayWatch) {
-	watchNotices(ctx, node, w, r.notice, r.o.MaxIdle, r.o.Logger, "relay")
+	watchNotices(ctx, node, w, r.notice, r.o.MaxIdle, r.ping, r.o.Logger, "relay")
 }
 
 // watchNotices is a watch of node's notices, handed to notice (all: every
 // key may have changed unseen) until ctx is done; after a failure it waits
-// retry before it subscribes again. who names the worker in the log.
+// retry before it subscribes again; ping is watchPing but in tests. who
+// names the worker in the log.
 func watchNotices(ctx context.Context, node *redis.Client, w *relayWatch, notice func(keys []string, all bool),
-	retry time.Duration, log *slog.Logger, who string) {
+	retry, ping time.Duration, log *slog.Logger, who string) {
 	// The node's settings (address, auth, TLS, dialer, timeouts), pointers
 	// included. go-redis writes through one of them while the node runs:
 	// the maintenance notifications config, whose Mode the node's first
@@ -128,7 +129,7 @@ func watchNotices(ctx context.Context, node *redis.Client, w *relayWatch, notice
 		// A receive blocked on the socket does not see ctx end: closing the
 		// subscription wakes it, so that the relay stops at once.
 		unblock := context.AfterFunc(ctx, func() { _ = ps.Close() })
-		receiveNotices(ctx, ps, w, notice, log, who)
+		receiveNotices(ctx, ps, w, notice, ping, log, who)
 		unblock()
 		if w.live.Swap(false) {
 			notice(nil, true) // back to polling until subscribed again
@@ -139,10 +140,11 @@ func watchNotices(ctx context.Context, node *redis.Client, w *relayWatch, notice
 }
 
 // receiveNotices hands one subscription's notices to notice until it fails.
-func receiveNotices(ctx context.Context, ps *redis.PubSub, w *relayWatch, notice func(keys []string, all bool), log *slog.Logger, who string) {
+func receiveNotices(ctx context.Context, ps *redis.PubSub, w *relayWatch, notice func(keys []string, all bool),
+	ping time.Duration, log *slog.Logger, who string) {
 	pinged := false
 	for {
-		msg, err := ps.ReceiveTimeout(ctx, watchPing)
+		msg, err := ps.ReceiveTimeout(ctx, ping)
 		var nerr interface{ Timeout() bool }
 		switch m := msg.(type) {
 		case *redis.Subscription:

@@ -48,14 +48,16 @@ func TestReplicaAcks_AnswersOnlyWhatAReplicaHas(t *testing.T) {
 	ctx := context.Background()
 	// A cluster of its own, whatever ATOMLEDGER_TEST_REDIS says: its
 	// replica is stopped.
-	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	c, err := clustertest.Start(sctx, clustertest.Options{Masters: 1, Replicas: 1})
 	cancel()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Stop() })
 	rdb := c.Client(&redis.ClusterOptions{ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
 	defer rdb.Close()
-	e := engine.New(rdb, &engine.Options{MinReplicaAcks: 1, ReplicaAckTimeout: 300 * time.Millisecond})
+	// The default wait for the replica (1 s): a running replica of a loaded
+	// machine confirms within it.
+	e := engine.New(rdb, &engine.Options{MinReplicaAcks: 1})
 	require.NoError(t, e.Load(ctx))
 	replica := c.Nodes[1].Addr // masters first, then their replicas
 
@@ -103,6 +105,11 @@ func TestReplicaAcks_AnswersOnlyWhatAReplicaHas(t *testing.T) {
 
 	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
 	stopped = false
+	// The retries come once the replica runs and has caught up, not in the
+	// instant after SIGCONT, before it is scheduled again.
+	for deadline := time.Now().Add(2 * time.Minute); replicaSeq(t, replica, h) != "3"; time.Sleep(20 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the resumed replica never had what the master applied")
+	}
 
 	// The retries, verbatim: each gets what the master recorded, marked
 	// replayed, and nothing applies twice.

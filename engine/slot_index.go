@@ -77,7 +77,7 @@ func (x *slotIndex) notice(keys []string, all bool) {
 // ctx bounds the watches it starts: they run until stop.
 func (x *slotIndex) due(ctx context.Context, limit int) ([]indexEntry, error) {
 	syncWatches(ctx, x.e.rdb, x.watches, &x.wg, func(ctx context.Context, n *redis.Client, w *relayWatch) {
-		watchNotices(ctx, n, w, x.notice, x.retry, x.log, x.who)
+		watchNotices(ctx, n, w, x.notice, x.retry, watchPing, x.log, x.who)
 	})
 	// Notices taken before the read: a write after it comes with a notice
 	// after it, read on the next pass.

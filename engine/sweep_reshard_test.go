@@ -194,7 +194,7 @@ func TestSweeper_RunReleasesAHoldWhoseSlotMovedWhileIdle(t *testing.T) {
 	done := make(chan struct{})
 	go func() { _ = s.Run(sctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	require.Eventually(t, func() bool { return s.Stats().Sweeps >= 5 }, 30*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return s.Stats().Sweeps >= 5 }, 2*time.Minute, 10*time.Millisecond)
 
 	require.Positive(t, moveSlotKeys(ctx, t, slot, a, b))
 	assignSlot(ctx, t, slot, a, b)
@@ -202,7 +202,7 @@ func TestSweeper_RunReleasesAHoldWhoseSlotMovedWhileIdle(t *testing.T) {
 		st, err := e.State(ctx, h)
 		return err == nil && len(st.Holds) == 0 && st.Balances["CNY"].Available == "10.00"
 	}
-	require.Eventually(t, func() bool { return released(moving) }, 60*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return released(moving) }, 2*time.Minute, 20*time.Millisecond,
 		"the moved hold is released on its new master; sweeper %+v", s.Stats())
 
 	later := newID("mv")
@@ -212,6 +212,6 @@ func TestSweeper_RunReleasesAHoldWhoseSlotMovedWhileIdle(t *testing.T) {
 	_, err = e.Apply(ctx, instructions.New("open", later).Open().Credit("CNY", "10.00").
 		Freeze("CNY", "4.00", "order-1", 200*time.Millisecond))
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return released(later) }, 60*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return released(later) }, 2*time.Minute, 20*time.Millisecond,
 		"a hold frozen on the new master is released; sweeper %+v", s.Stats())
 }

@@ -32,7 +32,7 @@ func TestRebuild_RestoresDeletedHolder(t *testing.T) {
 	h := w.Holders[0]
 	_, err := r.eng.Apply(ctx, instructions.New("rb-hold", h).Credit("CNY", "5.00").Freeze("CNY", "1.00", "rb-h", time.Hour))
 	require.NoError(t, err)
-	rep := r.waitInSync(t, 30*time.Second)
+	rep := r.waitInSync(t)
 	require.False(t, rep.Drift, "%+v", rep)
 
 	before, err := r.eng.State(ctx, h)
@@ -120,7 +120,7 @@ func TestRebuild_RestoresIdempotencyRecords(t *testing.T) {
 	tooMuch := instructions.New("pay-2", h).Debit("CNY", "1000.00")
 	_, err := r.eng.Apply(ctx, tooMuch)
 	require.ErrorIs(t, err, engine.ErrInsufficientFunds)
-	rep := r.waitInSync(t, 30*time.Second)
+	rep := r.waitInSync(t)
 	require.False(t, rep.Drift, "%+v", rep)
 	before, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
@@ -185,7 +185,7 @@ func TestRebuild_RefusesDivergedHolder(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r.eng.Apply(ctx, instructions.New("x2", h).Debit("CNY", "5.00"))
 	require.NoError(t, err)
-	require.False(t, r.waitInSync(t, 30*time.Second).Drift)
+	require.False(t, r.waitInSync(t).Drift)
 
 	// What a failover does when the relay delivered x and x2 before the
 	// replica had them: Redis is back before x, their idempotency records
@@ -199,7 +199,7 @@ func TestRebuild_RefusesDivergedHolder(t *testing.T) {
 	require.Eventually(t, func() bool {
 		n, err := r.led.RefusedCount(ctx)
 		return err == nil && n[h] > 0
-	}, 10*time.Second, 50*time.Millisecond, "the ledger refuses y")
+	}, 2*time.Minute, 50*time.Millisecond, "the ledger refuses y")
 	withY, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 
@@ -238,7 +238,7 @@ func TestRebuild_RepairsTamperedFigures(t *testing.T) {
 	h := "tamper-" + time.Now().Format("150405.000000")
 	_, err := r.eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "100.00").Freeze("CNY", "10.00", "order-1", time.Hour))
 	require.NoError(t, err)
-	require.False(t, r.waitInSync(t, 30*time.Second).Drift)
+	require.False(t, r.waitInSync(t).Drift)
 	before, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 

@@ -116,7 +116,7 @@ func TestReconcile_TransfersRelayedInSync(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, st.Complete, "%+v", st)
 	}
-	rep := r.waitInSync(t, 30*time.Second)
+	rep := r.waitInSync(t)
 	assert.False(t, rep.Drift, "%+v", rep)
 	assert.Equal(t, 2, rep.InSync)
 	assert.Empty(t, rep.Transfers)
@@ -259,5 +259,5 @@ func TestReconcile_NoLossInventedUnderLoad(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.Positive(t, busy, "no round saw an event in flight: the load did not overlap reconcile")
-	assert.False(t, r.waitInSync(t, 30*time.Second).Drift)
+	assert.False(t, r.waitInSync(t).Drift)
 }

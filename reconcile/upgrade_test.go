@@ -51,7 +51,7 @@ func TestUpgrade_FromKeyFormat1ByRebuild(t *testing.T) {
 	relay := engine.NewRelay(r.c.Client(nil), r.led, &engine.RelayOptions{DiscoverInterval: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond})
 	relayDone := make(chan struct{})
 	go func() { _ = relay.Run(relayCtx); close(relayDone) }()
-	rep := r.waitInSync(t, time.Minute)
+	rep := r.waitInSync(t)
 	require.Zero(t, rep.EventsInFlight)
 	require.False(t, rep.Drift, "%+v", rep.Findings)
 	stopRelay()
@@ -129,7 +129,7 @@ func TestUpgrade_FromKeyFormat1ByRebuild(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, before[h].Seq+1, res.Seq)
 	}
-	rep = r.waitInSync(t, time.Minute)
+	rep = r.waitInSync(t)
 	assert.Zero(t, rep.EventsInFlight)
 	assert.False(t, rep.Drift, "the digest chain goes on in the ledger: %+v", rep.Findings)
 

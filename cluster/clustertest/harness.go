@@ -417,8 +417,10 @@ func (c *Cluster) MasterAddrs() []string {
 
 // Client returns a cluster client seeded with every node. opt may be nil
 // for the defaults; Addrs is always replaced and ContextTimeoutEnabled always
-// set, so that deadlines reach the socket. opt itself is not modified. The
-// caller closes the client.
+// set, so that deadlines reach the socket. A zero ReadTimeout or
+// WriteTimeout is 10 s, not go-redis's 3 s: tests share a loaded machine's
+// cores with their servers, and a reply read late is no failure. opt itself
+// is not modified. The caller closes the client.
 //
 // After a failover the client keeps sending a dead master's slots to the
 // dead master: go-redis reloads its slot map on MOVED and every
@@ -431,6 +433,12 @@ func (c *Cluster) Client(opt *redis.ClusterOptions) *redis.ClusterClient {
 	}
 	o.Addrs = c.Addrs()
 	o.ContextTimeoutEnabled = true
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = 10 * time.Second
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 10 * time.Second
+	}
 	return redis.NewClusterClient(&o)
 }
 

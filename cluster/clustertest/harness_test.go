@@ -84,6 +84,11 @@ func TestClient_KeepsCallerOptions(t *testing.T) {
 	assert.True(t, rdb.Options().ContextTimeoutEnabled)
 	assert.Equal(t, 3*time.Second, rdb.Options().ReadTimeout)
 	assert.ElementsMatch(t, c.Addrs(), rdb.Options().Addrs)
+
+	def := c.Client(nil)
+	defer def.Close()
+	assert.Equal(t, 10*time.Second, def.Options().ReadTimeout, "generous unless asked otherwise")
+	assert.Equal(t, 10*time.Second, def.Options().WriteTimeout)
 }
 
 // TestKill_FailsOverAndRestarts kills the master of a slot in the shared
@@ -92,7 +97,9 @@ func TestClient_KeepsCallerOptions(t *testing.T) {
 func TestKill_FailsOverAndRestarts(t *testing.T) {
 	c := sharedCluster(t)
 	startedOnly(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	// Generous deadlines: a failover, a restart and a resync on a loaded
+	// machine; only a failing run reaches them.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	rdb := c.Client(nil)
 	defer rdb.Close()
@@ -106,7 +113,7 @@ func TestKill_FailsOverAndRestarts(t *testing.T) {
 	require.NoError(t, c.Kill(victim))
 	assert.Error(t, c.Kill(victim), "a dead node cannot be killed again")
 	started := time.Now()
-	fctx, fcancel := context.WithTimeout(ctx, 15*time.Second)
+	fctx, fcancel := context.WithTimeout(ctx, time.Minute)
 	newMaster, err := c.WaitFailover(fctx, victim)
 	fcancel()
 	require.NoError(t, err)
@@ -122,7 +129,7 @@ func TestKill_FailsOverAndRestarts(t *testing.T) {
 	// on MOVED, or every ClusterStateReloadInterval, 60 s by default), so a
 	// client must ask for a reload itself when a write fails on a dead node.
 	var setErr error
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
 		setErr = rdb.Set(sctx, key, "after", 0).Err()
 		scancel()
@@ -152,7 +159,7 @@ func TestKill_FailsOverAndRestarts(t *testing.T) {
 func TestWaitFailover_RefusesReplica(t *testing.T) {
 	c := sharedCluster(t)
 	startedOnly(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a restart and a resync
 	defer cancel()
 
 	var replica string
@@ -215,7 +222,7 @@ func TestStart_StopsEverythingOnTimeout(t *testing.T) {
 func TestStop_RemovesTempDirAndIsIdempotent(t *testing.T) {
 	needServer(t)
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
 	c, err := Start(ctx, Options{Masters: 1})
@@ -238,4 +245,28 @@ func mustNode(t *testing.T, c *Cluster, addr string) *Node {
 	n, err := c.node(addr)
 	require.NoError(t, err)
 	return n
+}
+
+// TestWaitUp_RefusesAnotherServersAnswer starts a server on a port another
+// server holds, as happens when a port chosen free is taken by another
+// package's tests before the server binds it: the other server answers at
+// once, but the wait must not take it for this one, which exits for want
+// of the port (and is then started on another).
+func TestWaitUp_RefusesAnotherServersAnswer(t *testing.T) {
+	needServer(t)
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	other, err := Start(ctx, Options{Standalone: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Stop() })
+
+	n, err := newNode(t.TempDir(), other.bin, other.Nodes[0].Port, nil)
+	require.NoError(t, err)
+	p, err := n.launch()
+	require.NoError(t, err)
+	t.Cleanup(p.kill)
+	err = n.waitUp(ctx, p)
+	require.Error(t, err, "the answer on the port came from another server")
+	assert.True(t, addrInUse(err), "%v", err)
 }

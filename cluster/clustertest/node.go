@@ -163,15 +163,19 @@ func (n *Node) launch() (*process, error) {
 // errExited reports a server that exited while the harness waited for it.
 var errExited = errors.New("redis-server exited")
 
-// waitUp waits until the server of p answers PING. If the process exits
-// first, the error wraps errExited and quotes the end of the log. It speaks
-// RESP by hand rather than through go-redis, whose pool logs and backs off
-// after refused dials, which are expected while a server boots.
+// waitUp waits until the server of p answers on n's port. If the process
+// exits first, the error wraps errExited and quotes the end of the log. It
+// speaks RESP by hand rather than through go-redis, whose pool logs and
+// backs off after refused dials, which are expected while a server boots.
+//
+// The answer must come from p itself (INFO's process_id): the port was free
+// when chosen, but a server another package's tests started meanwhile may
+// have taken it, and would answer while p exits for want of it.
 func (n *Node) waitUp(ctx context.Context, p *process) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if ping(ctx, n.Addr) == nil {
+		if pid, err := serverPID(ctx, n.Addr); err == nil && pid == p.cmd.Process.Pid {
 			return nil
 		}
 		select {
@@ -182,6 +186,43 @@ func (n *Node) waitUp(ctx context.Context, p *process) error {
 		case <-t.C:
 		}
 	}
+}
+
+// serverPID asks the server at addr for its process id (INFO server).
+func serverPID(ctx context.Context, addr string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	if _, err := io.WriteString(conn, "*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n"); err != nil {
+		return 0, err
+	}
+	r := bufio.NewReader(conn)
+	head, err := r.ReadString('\n')
+	if err != nil {
+		return 0, err
+	}
+	size, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+	if !strings.HasPrefix(head, "$") || err != nil {
+		return 0, fmt.Errorf("INFO answered %q", strings.TrimSpace(head))
+	}
+	body := make([]byte, size)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, errors.New("INFO has no process_id")
 }
 
 func ping(ctx context.Context, addr string) error {

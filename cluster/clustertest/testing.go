@@ -14,8 +14,10 @@ import (
 // cluster instead of starting one: comma-separated node addresses.
 const EnvTestRedis = "ATOMLEDGER_TEST_REDIS"
 
-// testStartTimeout bounds how long tests wait for a cluster to be ready.
-const testStartTimeout = 60 * time.Second
+// testStartTimeout bounds how long tests wait for a cluster to be ready:
+// generous, as go test starts every package's servers at once, under -race,
+// on machines that may have two cores.
+const testStartTimeout = 3 * time.Minute
 
 // StartForTest returns a ready cluster for a test: the one named by
 // ATOMLEDGER_TEST_REDIS if set, else one started with Start and opt. It fails

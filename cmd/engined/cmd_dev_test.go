@@ -35,7 +35,7 @@ func TestDev_PrintedCommandsWork(t *testing.T) {
 			d, _ := listenOnFreeAddr(t, dir, nil, func(addr string) []string { return []string{"dev", "--listen", addr} })
 			require.Eventually(t, func() bool {
 				return strings.Contains(d.stdout.String(), "Stop: Ctrl-C") || !d.running()
-			}, 90*time.Second, 50*time.Millisecond)
+			}, 5*time.Minute, 50*time.Millisecond) // dev starts a cluster and PostgreSQL, race-built
 			require.True(t, d.running(), "engined dev exited:\n%s", d.stderr.String())
 
 			var commands []string
@@ -86,12 +86,12 @@ func TestDev_PrintedCommandsWork(t *testing.T) {
 			require.Eventually(t, func() bool {
 				out, _ := exec.Command("sh", "-c", events).Output() // exit 1 until the relay brought carol
 				return strings.Contains(string(out), "carol-order-1-fill-1")
-			}, 30*time.Second, 200*time.Millisecond, "carol's statement names her partial fill")
+			}, 2*time.Minute, 200*time.Millisecond, "carol's statement names her partial fill")
 			assert.Equal(t, instructions.Balance{Available: "381.00", Frozen: "70.00"}, carol.Balances["CNY"])
 			assert.Equal(t, map[string]string{"CNY": "70.00"}, carol.Holds["order-1"].Legs)
 
 			d.signal(t, syscall.SIGINT)
-			assert.Equal(t, 0, d.wait(t, 30*time.Second), "exit status after Ctrl-C")
+			assert.Equal(t, 0, d.wait(t, 2*time.Minute), "exit status after Ctrl-C")
 			assert.Empty(t, processesUnder(t, dir), "no process left behind")
 			entries, _ := os.ReadDir(filepath.Join(dir, devDir))
 			assert.Empty(t, entries, "the node directories are removed")

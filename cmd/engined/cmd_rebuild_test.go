@@ -25,7 +25,7 @@ func TestRebuildCommand_RefusesTamperedFiguresUnlessForced(t *testing.T) {
 	h := "tamper-" + time.Now().Format("150405.000000")
 	_, err := r.eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "100.00").Freeze("CNY", "10.00", "order-1", time.Hour))
 	require.NoError(t, err)
-	require.False(t, r.waitInSync(t, 30*time.Second).Drift)
+	require.False(t, r.waitInSync(t).Drift)
 	before, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 

@@ -142,10 +142,11 @@ func (d *daemon) running() bool {
 	}
 }
 
-// waitHealthy waits until /healthz answers 200.
+// waitHealthy waits until /healthz answers 200 (a race-built daemon starts
+// slowly on a loaded machine: the deadline is generous).
 func (d *daemon) waitHealthy(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		if !d.running() {
 			require.FailNow(t, "engined exited", "%v\nstderr:\n%s", d.err, d.stderr.String())
@@ -191,7 +192,7 @@ func (d *daemon) wait(t *testing.T, timeout time.Duration) int {
 func (d *daemon) stop(t *testing.T) int {
 	t.Helper()
 	d.signal(t, syscall.SIGTERM)
-	return d.wait(t, 30*time.Second)
+	return d.wait(t, 2*time.Minute)
 }
 
 // reply is an HTTP reply as a test reads it.

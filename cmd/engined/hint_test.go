@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +22,7 @@ func TestReconcile_OneClusterAddressSaysHowToNameACluster(t *testing.T) {
 	}
 	require.Equal(t, len(ins), r.applyAll(t, ins))
 	r.startRelay(t, nil)
-	require.Zero(t, r.waitInSync(t, time.Minute).EventsInFlight)
+	require.Zero(t, r.waitInSync(t).EventsInFlight)
 
 	r.env["ENGINED_REDIS_ADDRS"] = r.c.Addrs()[0]
 	code, _, stderr := r.run("reconcile")

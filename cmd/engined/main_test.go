@@ -44,7 +44,7 @@ func runTests(m *testing.M) int {
 	if testing.Short() {
 		return m.Run()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	c, err := clustertest.StartForMain(ctx, clustertest.Options{Masters: 3, Replicas: 1})
 	cancel()
 	if err != nil {

@@ -35,9 +35,10 @@ func TestRelay_PoisonEventStallsOnlyItsHolder(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
 	r := newLedgerRig(t)
-	addr, token := freeAddr(t), newID("token")
-	d := startEngined(t, "", nil, "serve", "--listen", addr, "--redis", strings.Join(r.c.Addrs(), ","),
-		"--tokens", token, "--pg", r.dsn)
+	token := newID("token")
+	d, addr := listenOnFreeAddr(t, "", nil, func(addr string) []string {
+		return []string{"serve", "--listen", addr, "--redis", strings.Join(r.c.Addrs(), ","), "--tokens", token, "--pg", r.dsn}
+	})
 	d.url, d.token = "http://"+addr, token
 	d.waitHealthy(t)
 
@@ -84,7 +85,7 @@ func TestRelay_PoisonEventStallsOnlyItsHolder(t *testing.T) {
 
 	// The others reach the ledger, A's event is set aside, its later ones park.
 	var rep *reconcile.Report
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		rep, err = reconcile.Run(ctx, r.eng, r.led, nil)
 		require.NoError(t, err)

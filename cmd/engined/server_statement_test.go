@@ -42,7 +42,7 @@ func lookupByID(t *testing.T, d *daemon, holder, id string) instructionAnswer {
 // waitInLedger waits until the ledger has the holder's instruction at seq.
 func waitInLedger(t *testing.T, d *daemon, holder string, seq int64) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		a := d.do(t, http.MethodGet, "/v1/holders/"+holder+"/events?limit=1&after_seq="+strconv.FormatInt(seq-1, 10), "")
 		if a.status == http.StatusOK && strings.Contains(string(a.body), `"seq":`+strconv.FormatInt(seq, 10)+",") {

@@ -204,7 +204,7 @@ func TestServe_Transfers(t *testing.T) {
 		// busy machine it may not have ended yet when the requests above have.
 		passed := regexp.MustCompile(`atomledger_transfer_recovery_passes_total [1-9]`)
 		var text string
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
 			a := d.doWith(t, http.MethodGet, "/metrics", "", nil)
 			require.Equal(t, http.StatusOK, a.status)
 			if text = string(a.body); passed.MatchString(text) || time.Now().After(deadline) {

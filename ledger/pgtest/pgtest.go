@@ -66,7 +66,9 @@ func StartForMain(ctx context.Context) (*Server, error) {
 // skips) when no server can be started, and closes it when the test ends.
 func StartForTest(tb TB) *Server {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// Generous: initdb and the server start slowly while go test runs every
+	// package's tests and servers at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s, err := StartForMain(ctx)
 	if err != nil {
