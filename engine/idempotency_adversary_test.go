@@ -2,13 +2,16 @@ package engine_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -295,4 +298,80 @@ func TestIdempotencyAdversary_BatchAndSingleCallShareIDs(t *testing.T) {
 	assert.ErrorIs(t, err, engine.ErrIdempotencyConflict)
 	assert.Equal(t, before, readRaw(t, h))
 	assert.Equal(t, int64(700), cnyUnits(t, h), "10.00 less 1.00 and 2.00, each once")
+}
+
+// A call cut short after it was sent (its context cancelled, or past its
+// deadline, while the shard holds it) is answered UNAVAILABLE: its outcome
+// is unknown. The same id sent again gets the truth and applies it once:
+// the first call's answer, replayed, when the pipeline that carried it went
+// on (a cancelled caller without a deadline leaves it to run), or a first
+// application when the shard dropped it with its connection.
+func TestIdempotencyAdversary_CallAnsweredUnavailableRetriesToTheTruth(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		deadline bool // cut short by its deadline, else cancelled
+		replayed bool // the retry must replay: the first call ran
+	}{
+		{"cancelled", false, true},
+		{"past its deadline", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHolder(t, tenCNY)
+			seq := state(t, h).Seq
+			master, err := rdb.MasterForKey(ctx, cluster.Holder(h))
+			require.NoError(t, err)
+			// The shard holds every write until it is unpaused.
+			require.NoError(t, master.Do(ctx, "client", "pause", "60000", "write").Err())
+			t.Cleanup(func() { _ = master.Do(ctx, "client", "unpause").Err() })
+			in := newIn(h).Debit("CNY", "1.00")
+			cut, cancel := context.WithCancel(ctx)
+			if tc.deadline {
+				// Long enough for the call to reach the shard on a busy machine;
+				// whether it did is checked below.
+				cut, cancel = context.WithTimeout(ctx, 2*time.Second)
+			}
+			defer cancel()
+			answered := make(chan error, 1)
+			go func() { _, err := eng.Apply(cut, in); answered <- err }()
+			deadline := time.Now().Add(30 * time.Second)
+			for len(answered) == 0 && !heldCall(t, master) { // (a deadline may pass before the call is sent)
+				require.True(t, time.Now().Before(deadline), "the call never reached the shard")
+				time.Sleep(20 * time.Millisecond)
+			}
+			if !tc.deadline {
+				cancel() // only once the shard holds the call: it was sent
+			}
+			err = <-answered
+			assert.ErrorIs(t, err, engine.ErrUnavailable, "the outcome is unknown")
+			require.NoError(t, master.Do(ctx, "client", "unpause").Err())
+
+			res, err := eng.Apply(ctx, in)
+			require.NoError(t, err)
+			if tc.replayed {
+				assert.True(t, res.Replayed, "the first call ran: the retry replays it")
+			}
+			t.Logf("the retry replayed: %v", res.Replayed)
+			assert.Equal(t, seq+1, res.Seq)
+			assert.Equal(t, "9.00", res.Balances["CNY"].Available)
+			assert.Equal(t, int64(900), cnyUnits(t, h), "applied once")
+			assert.Equal(t, seq+1, state(t, h).Seq)
+			o, err := eng.Outcome(ctx, h, in.ID)
+			require.NoError(t, err)
+			assert.Equal(t, res.Seq, o.Result.Seq, "the outcome read tells the same")
+		})
+	}
+}
+
+// heldCall tells whether a client of node waits, paused, in an FCALL.
+func heldCall(t *testing.T, node *redis.Client) bool {
+	list, err := node.ClientList(context.Background()).Result()
+	require.NoError(t, err)
+	for _, c := range strings.Split(list, "\n") {
+		if strings.Contains(c, " flags=b ") && strings.Contains(c, " cmd=fcall ") {
+			return true
+		}
+	}
+	return false
 }
