@@ -24,7 +24,7 @@ func (e *Engine) TransferStep(ctx context.Context, t instructions.Transfer, step
 	switch step {
 	case "begin":
 		body, _ := instructions.EncodeTransfer(t)
-		args := append([]any{transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n)}, e.payArgs(n.Payer)...)
+		args := append([]any{transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n)}, e.beginArgs(n.Payer)...)
 		_, err = e.transferScript(ctx, n.ID, "begin", args...)
 		return err
 	case "prepare", "commit":
@@ -35,7 +35,7 @@ func (e *Engine) TransferStep(ctx context.Context, t instructions.Transfer, step
 		}
 		c := e.commitOf(n, n.Parts[i], rec)
 		if step == "prepare" {
-			p := e.callsOf(n, n.Parts[i]).prepare
+			p := e.callsOf(n, n.Parts[i], e.stepTTL(rec)).prepare
 			if p == nil {
 				return fmt.Errorf("transfer %s has one payer: its parts have no prepare", n.ID)
 			}
@@ -59,7 +59,7 @@ func (e *Engine) TransferStepIDs(t instructions.Transfer, i int) (map[string]str
 		return nil, err
 	}
 	n.Payer = e.payerOf(n)
-	pc := e.callsOf(n, n.Parts[i])
+	pc := e.callsOf(n, n.Parts[i], e.idemTTL)
 	if n.Payer >= 0 {
 		return map[string]string{"commit": pc.commit.n.ID}, nil
 	}

@@ -72,7 +72,7 @@ func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (Transfe
 	// (transfer_pay.go, transfer_rest.go).
 	payer := e.payerOf(n)
 	begin := append(make([]any, 0, 6), transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n))
-	begin = append(begin, e.payArgs(payer)...)
+	begin = append(begin, e.beginArgs(payer)...)
 	got := e.submit(ctx, append([]req{transferReq(n.ID, "begin", begin...)}, checkReads(n, payer)...))
 	rec, err := e.recordOf(n.ID, got[0])
 	if err != nil {
@@ -122,7 +122,7 @@ func (e *Engine) drive(ctx context.Context, n instructions.NormalizedTransfer, r
 		return e.drivePayment(ctx, n, rec, nil, false)
 	}
 	if rec.status == "preparing" {
-		status, reason, ok := e.prepareParts(ctx, n)
+		status, reason, ok := e.prepareParts(ctx, n, rec)
 		if !ok {
 			return stateOf(n.ID, rec), 0
 		}
@@ -154,14 +154,15 @@ const (
 	abortSuffix   = ":a"
 )
 
-// callsOf builds the instructions of part p of transfer n. The prepare
-// opens the hold "x:<id>" in every part (check does for a part that only
-// receives), and the commit and the abort begin by consuming it: that hold
-// is what makes each of them apply at most once, whatever the idempotency
-// TTL (docs/transfers.md, "Exactly once").
-func (e *Engine) callsOf(n instructions.NormalizedTransfer, p instructions.Normalized) partCalls {
+// callsOf builds the instructions of part p of transfer n, their records
+// kept for ttl (stepTTL). The prepare opens the hold "x:<id>" in every part
+// (check does for a part that only receives), and the commit and the abort
+// begin by consuming it: that hold is what makes each of them apply at most
+// once, whatever the idempotency TTL (docs/transfers.md, "Exactly once").
+func (e *Engine) callsOf(n instructions.NormalizedTransfer, p instructions.Normalized, ttl string) partCalls {
 	if n.Payer >= 0 {
 		c := e.payCall(n, p)
+		c.args[argTTL] = ttl
 		return partCalls{commit: &c}
 	}
 	hold := n.Hold()
@@ -205,6 +206,7 @@ func (e *Engine) callsOf(n instructions.NormalizedTransfer, p instructions.Norma
 	mk := func(suffix, what string, steps []instructions.Step) *call {
 		c := e.build(instructions.Normalized{ID: hold + suffix, Holder: p.Holder, Counterparty: hold,
 			Memo: "transfer " + n.ID + ": " + what, Transfer: n.ID, Steps: steps})
+		c.args[argTTL] = ttl // not in the fingerprint
 		return &c
 	}
 	pc := partCalls{prepare: mk(prepareSuffix, "prepare", prep), commit: mk(commitSuffix, "commit", commit),
@@ -221,10 +223,10 @@ const (
 	opClose = instructions.OpClose
 )
 
-// prepareParts prepares every part and tells what to decide: committed, or
-// aborted with the reason; ok is false when some part's outcome stays
-// unknown (ctx ended, Redis unreachable).
-func (e *Engine) prepareParts(ctx context.Context, n instructions.NormalizedTransfer) (status, reason string, ok bool) {
+// prepareParts prepares every part of n, begun as rec says, and tells what
+// to decide: committed, or aborted with the reason; ok is false when some
+// part's outcome stays unknown (ctx ended, Redis unreachable).
+func (e *Engine) prepareParts(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord) (status, reason string, ok bool) {
 	// Every driver checks the hold of a settle without an amount
 	// (transfer_rest.go): the one that began the transfer may have stopped
 	// before it did.
@@ -240,7 +242,7 @@ func (e *Engine) prepareParts(ctx context.Context, n instructions.NormalizedTran
 	parts := make([]partCalls, len(n.Parts))
 	calls := make([]call, len(n.Parts))
 	for i, p := range n.Parts {
-		parts[i] = e.callsOf(n, p)
+		parts[i] = e.callsOf(n, p, e.stepTTL(rec))
 		calls[i] = *parts[i].prepare
 	}
 	known := true
@@ -365,7 +367,7 @@ func (e *Engine) abortParts(ctx context.Context, n instructions.NormalizedTransf
 		if rec.partFinished(i) {
 			continue
 		}
-		pc := e.callsOf(n, p)
+		pc := e.callsOf(n, p, e.stepTTL(rec))
 		if err := e.fence(ctx, n.ID, pc.prepare); err != nil {
 			e.log.Warn("transfer: fence a part", "transfer", n.ID, "holder", p.Holder, "err", err)
 			continue
@@ -421,11 +423,8 @@ func (e *Engine) finishParts(ctx context.Context, n instructions.NormalizedTrans
 // appendFinishArgs appends to args the arguments of the transfer function's
 // finish of parts.
 func (e *Engine) appendFinishArgs(args []any, n instructions.NormalizedTransfer, rec transferRecord, parts []int) []any {
-	ttl := e.idemTTL
-	if rec.payer >= 0 {
-		ttl = payTTL(rec) // the record outlives its steps' records
-	}
-	args = append(args, ttl, indexArg(len(n.Parts)))
+	// The record outlives its steps' records.
+	args = append(args, e.stepTTL(rec), indexArg(len(n.Parts)))
 	for _, i := range parts {
 		args = append(args, indexArg(i))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -62,6 +63,37 @@ func TestTransferFunction_DecideAndFinishChecksBeforeItWrites(t *testing.T) {
 	ttl, err := rdb.PTTL(ctx, keys[0]).Result()
 	require.NoError(t, err)
 	assert.Positive(t, ttl.Milliseconds(), "done: the record expires")
+}
+
+// Begin keeps the beginner's idempotency TTL for every driver (ttl_ms) and
+// answers it; a TTL that is not a whole number of ms, 1 or more, is refused
+// before anything is written.
+func TestTransferFunction_BeginKeepsTheTTLAndChecksItFirst(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	require.NoError(t, eng.Load(ctx))
+	id := newID("tf")
+	keys := []string{cluster.Transfer(id), cluster.Transfers(cluster.TransferSlot(id))}
+	fcall := func(args ...any) ([]any, error) {
+		return rdb.FCall(ctx, lua.FuncTransfer, keys, append([]any{"begin", id, "fp", "{}", "30000", "a,b"}, args...)...).Slice()
+	}
+	for _, bad := range []string{"0", "-1", "1h", "1e3"} {
+		_, err := fcall("", "", bad)
+		require.Error(t, err, bad)
+		n, err := rdb.Exists(ctx, keys[0]).Result()
+		require.NoError(t, err)
+		assert.Zero(t, n, "%s: no record", bad)
+		_, err = rdb.ZScore(ctx, keys[1], id).Result()
+		assert.ErrorIs(t, err, redis.Nil, "%s: not indexed", bad)
+	}
+	v, err := fcall("", "", "1000")
+	require.NoError(t, err)
+	require.Len(t, v, 11)
+	assert.Equal(t, "1000", v[10], "the reply tells the TTL")
+	again, err := fcall("", "", "86400000") // another driver's begin finds it
+	require.NoError(t, err)
+	assert.Equal(t, "found", again[0])
+	assert.Equal(t, "1000", again[10], "the beginner's TTL stands")
 }
 
 // A decision with finish's arguments from a driver whose view is stale: a

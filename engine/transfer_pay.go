@@ -54,24 +54,36 @@ func (e *Engine) payerOf(n instructions.NormalizedTransfer) int {
 	return n.Payer
 }
 
-// payArgs are the begin action's arguments that mark the payer: its index and
-// for how long (ms) its steps may be sent again.
-func (e *Engine) payArgs(payer int) []any {
+// beginArgs are the begin action's arguments after the holders: the payer's
+// index and for how long (ms) its steps may be sent again ("" and "" for the
+// two phases), then this engine's idempotency TTL, which the record keeps
+// for every driver (stepTTL).
+func (e *Engine) beginArgs(payer int) []any {
 	if payer < 0 {
-		return nil
+		return []any{"", "", e.idemTTL}
 	}
-	return []any{indexArg(payer), (e.ttl - 2*e.xferTimeout).Milliseconds()}
+	return []any{indexArg(payer), (e.ttl - 2*e.xferTimeout).Milliseconds(), e.idemTTL}
 }
 
-// payTTL is the idempotency TTL (ms) of a one-payer transfer's steps, of
-// its fences and of its done record: that of the engine which began it, as
-// the record tells it (until_ms is the start plus that TTL less two of its
-// timeouts, and deadline_ms the start plus one). Whatever engine drives the
-// transfer uses it, not its own: a shorter one would let a step's record
-// expire inside the window in which the step may be sent again, and the
-// step apply twice, or a fence expire before a stalled driver's run arrives.
-func payTTL(rec transferRecord) string {
-	return strconv.FormatInt(rec.untilMs-rec.createdMs+2*(rec.deadline-rec.createdMs), 10)
+// stepTTL is the idempotency TTL (ms) of a transfer's steps, of its fences
+// and of its done record: that of the engine which began it, as the record
+// tells it (ttl_ms; for a one-payer record begun before ttl_ms was kept,
+// until_ms less the start plus two of the timeouts deadline_ms gives).
+// Whatever engine drives the transfer uses it, not its own. A shorter one
+// would let a step's record expire while another driver may send the step
+// again (inside a one-payer transfer's window), or a fence expire before a
+// stalled driver's step arrives; and the done record, expiring before the
+// beginner's step records, would let the client's retry begin the transfer
+// anew, replay some parts' prepares and run others again: a part paid twice.
+// A two-phase record that does not say gets the driver's own.
+func (e *Engine) stepTTL(rec transferRecord) string {
+	switch {
+	case rec.ttlMs > 0:
+		return strconv.FormatInt(rec.ttlMs, 10)
+	case rec.payer >= 0:
+		return strconv.FormatInt(rec.untilMs-rec.createdMs+2*(rec.deadline-rec.createdMs), 10)
+	}
+	return e.idemTTL
 }
 
 // payCall is part p's one instruction in one-payer transfer n, its commit:
@@ -84,18 +96,14 @@ func (e *Engine) payCall(n instructions.NormalizedTransfer, p instructions.Norma
 		Memo: "transfer " + n.ID + ": commit", Transfer: n.ID, Steps: p.Steps})
 }
 
-// commitOf is part p's commit; a one-payer transfer's with payTTL.
+// commitOf is part p's commit, its record kept for stepTTL.
 func (e *Engine) commitOf(n instructions.NormalizedTransfer, p instructions.Normalized, rec transferRecord) call {
-	var c call
 	if n.Payer >= 0 {
-		c = e.payCall(n, p) // as callsOf, without its pointer
-	} else {
-		c = *e.callsOf(n, p).commit
+		c := e.payCall(n, p) // as callsOf, without its pointer
+		c.args[argTTL] = e.stepTTL(rec)
+		return c
 	}
-	if rec.payer >= 0 {
-		c.args[argTTL] = payTTL(rec) // not in the fingerprint
-	}
-	return c
+	return *e.callsOf(n, p, e.stepTTL(rec)).commit
 }
 
 // forgetRefusal deletes the idempotency record of c, a one-payer transfer's

@@ -22,6 +22,9 @@ type transferRecord struct {
 	// phases; until then (ms), its steps may be sent again (transfer_pay.go).
 	payer   int
 	untilMs int64
+	// ttlMs is the idempotency TTL of the engine that began the transfer,
+	// 0 for a record that does not say (stepTTL).
+	ttlMs int64
 }
 
 // partFinished tells whether part i's commit or abort is known to have applied.
@@ -52,7 +55,10 @@ func (e *Engine) recordOf(id string, got sent) (transferRecord, error) {
 		return transferRecord{}, redisFailure(id, err)
 	}
 	v, _ := got.cmd.StringSlice()
-	if len(v) != 10 {
+	if len(v) == 10 { // a library before ttl_ms
+		v = append(v, "")
+	}
+	if len(v) != 11 {
 		return transferRecord{}, e.internal(id, "unexpected transfer function reply %v", got.cmd.Val())
 	}
 	rec := transferRecord{outcome: v[0], status: v[1], err: v[2], done: v[3] == "1", holders: v[6], finished: v[7], payer: -1}
@@ -62,5 +68,6 @@ func (e *Engine) recordOf(id string, got sent) (transferRecord, error) {
 		rec.payer, _ = strconv.Atoi(v[8])
 		rec.untilMs, _ = strconv.ParseInt(v[9], 10, 64)
 	}
+	rec.ttlMs, _ = strconv.ParseInt(v[10], 10, 64)
 	return rec, nil
 }

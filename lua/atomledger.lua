@@ -35,8 +35,10 @@
 --   action, transfer id, then per action:
 --   begin  fp, body, prepare timeout (ms), the parts' holders (comma-separated), then for a
 --          transfer with one payer (docs/transfers.md) the payer's part index and how long
---          (ms) its steps may be sent again (their idempotency records' life): creates the
---          record "preparing", due for recovery at the deadline; or finds it (another fp: conflict).
+--          (ms) its steps may be sent again (their idempotency records' life), both "" for the
+--          two phases, then the idempotency ttl (ms) every driver gives the steps' records, the
+--          fences and the done record (optional): creates the record "preparing", due for
+--          recovery at the deadline; or finds it (another fp: conflict).
 --   decide status ("committed" or "aborted"), error, retry (ms): the commit point. Only a
 --          "preparing" record changes; one that has been decided keeps its decision. Then
 --          finish's arguments, if any follow: those parts finished in the same run, when the
@@ -47,10 +49,11 @@
 --          preparing.
 --   read   nothing: the record as it is.
 --   Reply: {outcome, status, error, done, created ms, deadline ms, holders, finished, payer,
---   resend until ms}, outcome being "new", "found", "conflict" or "missing"; finished has one
---   character per part, "1" for a finished part, "0" for another ("" for none yet); payer and
---   resend until "" for a two-phase transfer. Record fields: status, fp, body, holders,
---   created_ms, deadline_ms, err, decided_ms, finished, done ("1"), done_ms, payer, until_ms.
+--   resend until ms, ttl ms}, outcome being "new", "found", "conflict" or "missing"; finished has
+--   one character per part, "1" for a finished part, "0" for another ("" for none yet); payer and
+--   resend until "" for a two-phase transfer, ttl "" for a record begun without it. Record
+--   fields: status, fp, body, holders, created_ms, deadline_ms, err, decided_ms, finished, done
+--   ("1"), done_ms, payer, until_ms, ttl_ms.
 --
 -- The holder hash: status, seq, digest, created_ms; b:<asset> and f:<asset> available and frozen
 -- minor units; p:a and p:f points; c:<coupon> "<state>" or "<state>|<expires ms>"; h:<hold>
@@ -746,7 +749,7 @@ end
 -- The transfer function's reply, from the record's fields r.
 local function record_reply(outcome, r)
   return {outcome, r[1] or '', r[3] or '', r[4] or '', r[5] or '', r[6] or '', r[7] or '', r[8] or '',
-    r[9] or '', r[10] or ''}
+    r[9] or '', r[10] or '', r[11] or ''}
 end
 
 local function ms_arg(s)
@@ -774,7 +777,7 @@ local function transfer(keys, argv)
   local t = call('TIME')
   local tnow = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   local r = call('HMGET', K_REC, 'status', 'fp', 'err', 'done', 'created_ms', 'deadline_ms', 'holders',
-    'finished', 'payer', 'until_ms')
+    'finished', 'payer', 'until_ms', 'ttl_ms')
 
   if action == 'begin' then
     local fp, body, timeout, holders = argv[3], argv[4], ms_arg(argv[5]), argv[6]
@@ -783,15 +786,18 @@ local function transfer(keys, argv)
       return record_reply('found', r)
     end
     local deadline, created = fmt('%d', tnow + timeout), fmt('%d', tnow)
-    local payer, until_ms = argv[7] or '', ''
+    local payer, until_ms, ttl = argv[7] or '', '', argv[9] or ''
+    -- checked before the first write
     if payer ~= '' then
-      ms_arg(payer) -- checked before the first write
+      ms_arg(payer)
       until_ms = fmt('%d', tnow + ms_arg(argv[8]))
     end
+    if ttl ~= '' and ms_arg(ttl) < 1 then error('bad ms argument') end
     call('ZADD', K_IDX, deadline, id)
     call('HSET', K_REC, 'status', 'preparing', 'fp', fp, 'body', body, 'holders', holders,
-      'created_ms', created, 'deadline_ms', deadline, 'payer', payer, 'until_ms', until_ms)
-    return record_reply('new', {'preparing', fp, false, false, created, deadline, holders, false, payer, until_ms})
+      'created_ms', created, 'deadline_ms', deadline, 'payer', payer, 'until_ms', until_ms, 'ttl_ms', ttl)
+    return record_reply('new', {'preparing', fp, false, false, created, deadline, holders, false, payer, until_ms,
+      ttl})
   end
 
   if not r[1] then return record_reply('missing', r) end
