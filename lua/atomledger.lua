@@ -618,9 +618,11 @@ local function apply(keys, argv, keep_result)
     end
     if code then
       -- A rejection is recorded under its id, unless the holder does not exist: nothing is
-      -- ever written for an unknown holder.
+      -- ever written for an unknown holder. Nor is the sweeper's: its id is derived from the
+      -- hold, so a refusal recorded under it (OVERFLOW until the holder makes room) would
+      -- answer every later pass for the record's whole life instead of releasing.
       local out = 'err\n' .. code .. '\n' .. fmt('%d', i) .. '\n' .. (detail or '')
-      if existed then call('SET', K_TX, fpk .. out, 'PX', idem_ttl) end
+      if existed and sub(id, 1, 6) ~= 'sweep-' then call('SET', K_TX, fpk .. out, 'PX', idem_ttl) end
       return {0, out}
     end
     ne = ne + 1
