@@ -60,5 +60,3 @@ func TestHoldsAdversary_SweeperReleaseRefusedThenRoomIsMade(t *testing.T) {
 	assert.True(t, again.Replayed, "a release that applied is recorded: a second pass replays it")
 	assert.Empty(t, readRaw(t, h).Expiry)
 }
-
-
