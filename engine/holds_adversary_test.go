@@ -2,17 +2,22 @@ package engine_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/lua"
 )
 
 // holdExpiry reads the expiry of holder's open hold from its hash.
@@ -59,4 +64,153 @@ func TestHoldsAdversary_SweeperReleaseRefusedThenRoomIsMade(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, again.Replayed, "a release that applied is recorded: a second pass replays it")
 	assert.Empty(t, readRaw(t, h).Expiry)
+}
+
+// At the expiry's very millisecond a hold is expired: settle is refused
+// HOLD_EXPIRED and release is allowed; one millisecond before, settle is
+// allowed. A script reads the server's clock and sets the hold's expiry
+// (hash and index alike) to that millisecond plus d, the settle or release
+// follows in the same pipeline, then a read of the clock: a sample counts
+// where the clock read after is still the millisecond read before, so the
+// op ran at exactly expiry - d.
+func TestHoldsAdversary_ExpiryAtTheExactMillisecond(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+		return in.Credit("CNY", "10.00").Freeze("CNY", "10.00", "o", time.Hour)
+	})
+	slot := cluster.HolderSlot(h)
+	const setExpiry = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local exp = now + tonumber(ARGV[1])
+local v = redis.call('HGET', KEYS[1], 'h:o')
+redis.call('HSET', KEYS[1], 'h:o', string.format('%d', exp) .. string.sub(v, (string.find(v, '|', 1, true))))
+redis.call('ZADD', KEYS[2], exp, ARGV[2])
+return now`
+	const clock = `local t = redis.call('TIME') return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`
+	for _, c := range []struct {
+		name string
+		op   string
+		d    int
+		code string // "" for applied
+	}{
+		{"a settle at the expiry's millisecond is refused", "settle", 0, "HOLD_EXPIRED"},
+		{"a settle a millisecond before is applied", "settle", 1, ""},
+		{"a release at the expiry's millisecond is applied", "release", 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			exact := 0
+			for try := 0; exact < 5; try++ {
+				require.Less(t, try, 2000, "the clock never stayed on one millisecond for a pipeline")
+				id := newID("edge")
+				text := fmt.Sprintf(`{"id":%q,"holder":%q,"ops":[{"op":%q,"hold":"o","leg":"CNY","amount":"1"}]}`, id, h, c.op)
+				before := readRaw(t, h)
+				var set, after *redis.Cmd
+				var apply *redis.Cmd
+				_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+					set = p.Eval(ctx, setExpiry, []string{cluster.Holder(h), cluster.Expiry(slot)}, c.d, h+" o")
+					apply = p.FCall(ctx, lua.FuncApplyJSON, jsonKeys(h, id), text)
+					after = p.Eval(ctx, clock, []string{cluster.Holder(h)})
+					return nil
+				})
+				require.NoError(t, err)
+				reply, err := apply.Slice()
+				require.NoError(t, err)
+				outcome := reply[1].(string)
+				if c.d == 0 {
+					// Run at or after the expiry whatever the clock read after.
+					assert.Equal(t, c.code, cliCode(outcome), "%s", outcome)
+				}
+				if set.Val().(int64) != after.Val().(int64) {
+					continue
+				}
+				exact++
+				require.Equal(t, c.code, cliCode(outcome), "%s", outcome)
+				if c.code != "" {
+					// Nothing but the expiry the script itself set.
+					now := readRaw(t, h)
+					before.Hashes[hHolds]["o"] = now.Hashes[hHolds]["o"]
+					before.Expiry[h+" o"] = now.Expiry[h+" o"]
+					assert.Equal(t, before, now)
+				}
+			}
+		})
+	}
+	st := state(t, h)
+	assert.Equal(t, st.Balances["CNY"].Frozen, st.Holds["o"].Legs["CNY"])
+}
+
+// Settles sent back to back across a hold's expiry, while at the expiry the
+// sweeper's release and a client's release of the same hold race: every
+// settle the script applied ran before the expiry by the server's clock,
+// every later one is refused, exactly one release gives back what is left,
+// and the money adds up.
+func TestHoldsAdversary_SettlesAndReleasesRaceTheExpiry(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	const holders = 6
+	for range holders {
+		h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+			return in.Credit("CNY", "10.00").EarnPoints("100").GrantCoupon("c", time.Time{}).
+				Freeze("CNY", "10.00", "o", 300*time.Millisecond).FreezePoints("100", "o").LockCoupon("c", "o")
+		})
+		exp := holdExpiry(t, h, "o")
+		settled := 0
+		var sweepErr, clientErr error
+		var wg sync.WaitGroup
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			for settled < 900 {
+				_, err := eng.Apply(ctx, newIn(h).SettleLeg("o", "CNY", "0.01"))
+				if err != nil {
+					assert.True(t, errors.Is(err, engine.ErrHoldExpired) || errors.Is(err, engine.ErrHoldNotFound), "%v", err)
+					return
+				}
+				settled++
+			}
+		}()
+		afterExpiry := func() {
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if now, err := rdb.Time(ctx).Result(); err == nil && now.UnixMilli() >= exp {
+					return
+				}
+			}
+		}
+		go func() { defer wg.Done(); afterExpiry(); _, sweepErr = eng.ReleaseExpired(ctx, h, "o", exp) }()
+		go func() { defer wg.Done(); afterExpiry(); _, clientErr = eng.Apply(ctx, newIn(h).Release("o")) }()
+		wg.Wait()
+
+		require.True(t, (sweepErr == nil) != (clientErr == nil), "one release applies: sweeper %v, client %v", sweepErr, clientErr)
+		for _, err := range []error{sweepErr, clientErr} {
+			if err != nil {
+				assert.ErrorIs(t, err, engine.ErrHoldNotFound, "the other release finds the hold gone")
+			}
+		}
+		st := state(t, h)
+		left := fmt.Sprintf("%d.%02d", (1000-settled)/100, (1000-settled)%100)
+		assert.Equal(t, instructions.Balance{Available: left, Frozen: "0.00"}, st.Balances["CNY"])
+		assert.Equal(t, instructions.Points{Available: "100", Frozen: "0"}, st.Points)
+		assert.Equal(t, "available", st.Coupons["c"])
+		assert.Empty(t, st.Holds)
+		assert.Empty(t, readRaw(t, h).Expiry)
+
+		// The events: each applied settle ran before the expiry, the release at or after it.
+		var settles, releases int
+		for _, ev := range readRaw(t, h).Events {
+			ops, ts := ev["ops"].(string), ev["ts"].(string)
+			ms, err := strconv.ParseInt(ts, 10, 64)
+			require.NoError(t, err)
+			switch {
+			case strings.Contains(ops, `"op":"settle"`):
+				settles++
+				assert.Less(t, ms, exp, "a settle applied at %d, the hold expiring at %d", ms, exp)
+			case strings.Contains(ops, `"op":"release"`):
+				releases++
+				assert.GreaterOrEqual(t, ms, exp)
+			}
+		}
+		assert.Equal(t, settled, settles)
+		assert.Equal(t, 1, releases)
+	}
 }
