@@ -214,3 +214,44 @@ func TestHoldsAdversary_SettlesAndReleasesRaceTheExpiry(t *testing.T) {
 		assert.Equal(t, 1, releases)
 	}
 }
+
+// A direct caller of the library's apply (not the engine, not the JSON
+// door, which check ids) could name a coupon, hold or asset with one of the
+// characters the stored hold is written with ("|" between its parts, ","
+// between legs and coupons, "=" in a leg): the hold read back would name
+// other coupons or legs. A coupon "a,b" locked and settled would use the
+// coupons "a" and "b" and leave "a,b" held by a closed hold; an asset "A=5"
+// frozen would read back as 5 of "A". The library refuses them as
+// malformed arguments, writing nothing.
+func TestHoldsAdversary_DirectCallerNamesWithTheHoldSeparators(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+		return in.Credit("CNY", "10.00").GrantCoupon("a", time.Time{}).GrantCoupon("b", time.Time{})
+	})
+	for _, c := range []struct {
+		name string
+		in   instructions.Instruction
+		at   int // the argument edited
+		to   string
+	}{
+		{"a coupon with a comma", newIn(h).GrantCoupon("a-b", time.Time{}), 11, "a,b"},
+		{"a hold with a bar", newIn(h).Freeze("CNY", "1.00", "o-1", 0), 10, "o|1"},
+		{"an asset with an equals sign", newIn(h).Credit("CNY", "1.00"), 8, "CNY=5"},
+		{"an asset with a comma", newIn(h).Credit("CNY", "1.00"), 8, "CNY,B"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			keys, args, err := eng.Encode(c.in)
+			require.NoError(t, err)
+			args[c.at] = c.to
+			before := readRaw(t, h)
+			v, err := rdb.FCall(ctx, lua.FuncApply, keys, args...).Result()
+			require.NoError(t, err)
+			assert.Equal(t, "err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments", v.([]any)[1])
+			assert.Equal(t, before, readRaw(t, h), "nothing written")
+			n, err := rdb.Exists(ctx, cluster.Tx(h, c.in.ID)).Result()
+			require.NoError(t, err)
+			assert.Zero(t, n, "no idempotency record")
+		})
+	}
+}

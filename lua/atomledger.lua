@@ -137,9 +137,10 @@ local RB, rn, KB, kn, HS, hn = {}, 0, {}, 0, {}, 0
 local incoming                       -- per asset or leg, the credits check has let through
 
 local NONE = {} -- an empty list, never written
--- Text that JSON need not escape. Anchored, so one match walks the text once (an unanchored
--- search of the characters to escape starts a match at every position).
-local SAFE = '^[^%c"\\]*$'
+-- Text that JSON need not escape, without the stored hold's separators ("|", ",", "=": a name
+-- holding one would read back as other coupons or legs). Anchored, so one match walks the text
+-- once (an unanchored search of the characters to escape starts a match at every position).
+local SAFE = '^[^%c"\\|,=]*$'
 
 -- Strict digits, 1 .. 2^53-1; nil for anything else.
 local function units(s)
@@ -562,7 +563,8 @@ local function apply(keys, argv, keep_result)
   nn = 3
   -- The op arguments go into the event's and the result's JSON as they are: none may need
   -- escaping. (The engine sends only ids, asset codes and digits; this keeps a direct caller
-  -- from writing an event the ledger could not read. The op is a key of NAMES or OPS, the
+  -- from writing an event the ledger could not read, or a hold that reads back as another
+  -- (SAFE). The op is a key of NAMES or OPS, the
   -- ms digits, or the op is refused.) They are checked together, with one search: a search
   -- costs several times what the concatenation does.
   local text = ''
