@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/lua"
@@ -254,4 +255,101 @@ func TestHoldsAdversary_DirectCallerNamesWithTheHoldSeparators(t *testing.T) {
 			assert.Zero(t, n, "no idempotency record")
 		})
 	}
+}
+
+// The sweeper, running, with holds on holders in every condition: a
+// suspended holder's expired hold is released (it stays suspended); a hold
+// settled early leaves the index in the settle's own run; a hold partly
+// settled has the rest released; the hash of a holder deleted by hand
+// leaves a stale entry, removed with nothing written for that holder. Then
+// a master is killed: holds on the other keep being released; it comes
+// back empty (no data, no library), and a hold frozen there is released.
+func TestHoldsAdversary_SweeperThroughSuspensionDeletionAndAnEmptyRestart(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	c := clustertest.StartForTest(t, clustertest.Options{Masters: 3, ExtraConfig: []string{"cluster-require-full-coverage no"}})
+	cl := c.Client(nil)
+	t.Cleanup(func() { _ = cl.Close() })
+	e := engine.New(cl, nil)
+	masters := c.MasterAddrs()
+	on := func(addr string) string { // a new holder whose slot addr serves
+		for {
+			h := newID("sw")
+			m, err := c.MasterOf(ctx, cluster.HolderSlot(h))
+			require.NoError(t, err)
+			if m == addr {
+				return h
+			}
+		}
+	}
+	do := func(in instructions.Instruction) instructions.Result {
+		t.Helper()
+		res, err := e.Apply(ctx, in)
+		require.NoError(t, err)
+		return res
+	}
+	open := func(h string) instructions.Instruction {
+		return instructions.New(newID("open"), h).Open().Credit("CNY", "10.00")
+	}
+	released := func(h string) func() bool {
+		return func() bool { st, err := e.State(ctx, h); return err == nil && len(st.Holds) == 0 }
+	}
+
+	a, b, cc, d := on(masters[0]), on(masters[0]), on(masters[1]), on(masters[1])
+	do(open(a).GrantCoupon("c", time.Time{}).Freeze("CNY", "4.00", "o", 700*time.Millisecond).LockCoupon("c", "o").Suspend())
+	do(open(b).Freeze("CNY", "4.00", "o", time.Hour))
+	do(instructions.New(newID("in"), b).Settle("o"))
+	_, err := cl.ZScore(ctx, cluster.Expiry(cluster.HolderSlot(b)), b+" o").Result()
+	assert.ErrorIs(t, err, redis.Nil, "a hold settled early leaves the index at once")
+	do(open(cc).Freeze("CNY", "4.00", "o", 700*time.Millisecond))
+	require.NoError(t, cl.Del(ctx, cluster.Holder(cc)).Err())
+	do(open(d).Freeze("CNY", "4.00", "o", 700*time.Millisecond))
+	do(instructions.New(newID("in"), d).SettleLeg("o", "CNY", "1.00"))
+
+	sw := engine.NewSweeper(e, &engine.SweeperOptions{Interval: 50 * time.Millisecond})
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = sw.Run(sctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	require.Eventually(t, released(a), 20*time.Second, 20*time.Millisecond, "suspended holder's hold; %+v", sw.Stats())
+	require.Eventually(t, released(d), 20*time.Second, 20*time.Millisecond, "partly settled hold; %+v", sw.Stats())
+	st, err := e.State(ctx, a)
+	require.NoError(t, err)
+	assert.Equal(t, "suspended", st.Status)
+	assert.Equal(t, instructions.Balance{Available: "10.00", Frozen: "0.00"}, st.Balances["CNY"])
+	assert.Equal(t, "available", st.Coupons["c"])
+	st, err = e.State(ctx, d)
+	require.NoError(t, err)
+	assert.Equal(t, instructions.Balance{Available: "9.00", Frozen: "0.00"}, st.Balances["CNY"])
+	require.Eventually(t, func() bool {
+		return cl.Exists(ctx, cluster.Expiry(cluster.HolderSlot(cc))).Val() == 0 && sw.Stats().Stale >= 1
+	}, 20*time.Second, 20*time.Millisecond, "the deleted holder's entry; %+v", sw.Stats())
+	for _, k := range keysOn(t, cl, cc) { // its open's record only: no hash again, no release recorded
+		assert.NotEqual(t, cluster.Holder(cc), k)
+		assert.NotContains(t, k, ":tx:"+instructions.SweepIDPrefix)
+	}
+
+	// masters[0] down (the two others still a majority, serving their slots):
+	// masters[1]'s holds still released.
+	require.NoError(t, c.Kill(masters[0]))
+	f := on(masters[1])
+	do(open(f).Freeze("CNY", "4.00", "o", 300*time.Millisecond))
+	require.Eventually(t, released(f), 20*time.Second, 20*time.Millisecond, "a hold beside a dead master; %+v", sw.Stats())
+
+	// Back empty: no holders, no library; a new hold there is released.
+	require.NoError(t, c.Restart(ctx, masters[0]))
+	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
+	require.NoError(t, c.WaitReady(wctx))
+	wcancel()
+	_, err = e.State(ctx, a)
+	require.ErrorIs(t, err, engine.ErrHolderNotFound, "the master came back empty")
+	g := on(masters[0])
+	first := open(g).Freeze("CNY", "4.00", "o", 300*time.Millisecond) // sent again as it is: a retry replays
+	require.Eventually(t, func() bool { _, err := e.Apply(ctx, first); return err == nil },
+		20*time.Second, 50*time.Millisecond, "apply on the restarted master")
+	require.Eventually(t, released(g), 20*time.Second, 20*time.Millisecond, "a hold on the restarted master; %+v", sw.Stats())
+	st, err = e.State(ctx, g)
+	require.NoError(t, err)
+	assert.Equal(t, instructions.Balance{Available: "10.00", Frozen: "0.00"}, st.Balances["CNY"])
 }
