@@ -353,3 +353,156 @@ func TestHoldsAdversary_SweeperThroughSuspensionDeletionAndAnEmptyRestart(t *tes
 	require.NoError(t, err)
 	assert.Equal(t, instructions.Balance{Available: "10.00", Frozen: "0.00"}, st.Balances["CNY"])
 }
+
+// A checkout (a coupon, points, money, and a hold with a coupon in it) in
+// one instruction, each part made to fail in turn after the parts before it
+// passed: the code of that part, its op index, and the holder's whole state
+// (hash, events, expiry entries) as it was. Then the checkout applies.
+func TestHoldsAdversary_CheckoutEachPartFailsInTurn(t *testing.T) {
+	needRedis(t)
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+		return in.Credit("CNY", "100.00").EarnPoints("500").GrantCoupon("c-ok", time.Time{}).GrantCoupon("c-2", time.Time{}).
+			GrantCoupon("c-used", time.Time{}).RedeemCoupon("c-used").GrantCoupon("c-old", time.UnixMilli(1)).
+			Freeze("CNY", "0.01", "ord-1", time.Hour)
+	})
+	type part func(instructions.Instruction) instructions.Instruction
+	coupon := func(c string) part {
+		return func(in instructions.Instruction) instructions.Instruction { return in.RedeemCoupon(c) }
+	}
+	points := func(n string) part {
+		return func(in instructions.Instruction) instructions.Instruction { return in.SpendPoints(n) }
+	}
+	money := func(a string) part {
+		return func(in instructions.Instruction) instructions.Instruction { return in.Debit("CNY", a) }
+	}
+	freeze := func(a, hold string) part {
+		return func(in instructions.Instruction) instructions.Instruction {
+			return in.Freeze("CNY", a, hold, time.Minute)
+		}
+	}
+	lock := func(c string) part {
+		return func(in instructions.Instruction) instructions.Instruction { return in.LockCoupon(c, "pay-1") }
+	}
+	ok := []part{coupon("c-ok"), points("200"), money("80.00"), freeze("19.99", "pay-1"), lock("c-2")}
+	for _, c := range []struct {
+		name string
+		at   int
+		bad  part
+		code instructions.Code
+	}{
+		{"a coupon that does not exist", 0, coupon("c-none"), instructions.CodeCouponNotFound},
+		{"a coupon already used", 0, coupon("c-used"), instructions.CodeCouponUnavailable},
+		{"a coupon expired", 0, coupon("c-old"), instructions.CodeCouponExpired},
+		{"more points than there are", 1, points("501"), instructions.CodeInsufficientPoints},
+		{"more money than there is", 2, money("100.00"), instructions.CodeInsufficientFunds},
+		{"a freeze of more than the debit left", 3, freeze("20.00", "pay-1"), instructions.CodeInsufficientFunds},
+		{"a freeze under a hold already open", 3, freeze("19.99", "ord-1"), instructions.CodeHoldExists},
+		{"a lock of the coupon redeemed by the first op", 4, lock("c-ok"), instructions.CodeCouponUnavailable},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := newIn(h).WithCounterparty("merchant:88")
+			for i, p := range ok {
+				if i == c.at {
+					p = c.bad
+				}
+				in = p(in)
+			}
+			refused(t, h, in, c.code, c.at)
+		})
+	}
+	in := newIn(h).WithCounterparty("merchant:88")
+	for _, p := range ok {
+		in = p(in)
+	}
+	res := apply(t, in)
+	assert.Equal(t, instructions.Balance{Available: "0.00", Frozen: "20.00"}, res.Balances["CNY"])
+	assert.Equal(t, &instructions.Points{Available: "300", Frozen: "0"}, res.Points)
+	assert.Equal(t, map[string]string{"c-ok": "used", "c-2": "held:pay-1"}, res.Coupons)
+}
+
+// Points at 2^53-1 in and out of a hold, with the two checks a points op
+// can fail (points, then overflow) each failing alone and both at once.
+func TestHoldsAdversary_PointsAtTheLimit(t *testing.T) {
+	needRedis(t)
+	const max = "9007199254740991"
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+		return in.EarnPoints(max).FreezePoints(max, "p")
+	})
+	assert.Equal(t, instructions.Points{Available: "0", Frozen: max}, state(t, h).Points)
+	refused(t, h, newIn(h).FreezePoints("1", "q"), instructions.CodeInsufficientPoints, 0) // and frozen would pass 2^53-1
+	apply(t, newIn(h).EarnPoints(max))
+	refused(t, h, newIn(h).FreezePoints("1", "q"), instructions.CodeOverflow, 0)
+	refused(t, h, newIn(h).Release("p"), instructions.CodeOverflow, 0)
+	refused(t, h, newIn(h).ReleaseLeg("p", "points", "1"), instructions.CodeOverflow, 0)
+	refused(t, h, newIn(h).SettleLeg("p", "points", "9007199254740992"), instructions.CodeInvalidAmount, 0)
+	res := apply(t, newIn(h).SettleLeg("p", "points", "1"))
+	assert.Equal(t, "9007199254740990", res.Holds["p"].Legs["points"])
+	res = apply(t, newIn(h).SpendPoints(max))
+	assert.Equal(t, &instructions.Points{Available: "0", Frozen: "9007199254740990"}, res.Points)
+	refused(t, h, newIn(h).SpendPoints("1"), instructions.CodeInsufficientPoints, 0)
+	res = apply(t, newIn(h).Release("p"))
+	assert.Equal(t, &instructions.Points{Available: "9007199254740990", Frozen: "0"}, res.Points)
+	assert.Empty(t, res.Holds)
+	assert.NotContains(t, readRaw(t, h).Hashes[hPoints], "frozen", "frozen points at zero are deleted")
+	apply(t, newIn(h).EarnPoints("1"))
+	refused(t, h, newIn(h).EarnPoints("1"), instructions.CodeOverflow, 0)
+}
+
+// A coupon's expiry and its hold's: a coupon that expires while its hold
+// is open is captured by the settle (the hold reserved it while it was
+// valid) and, released, goes back available but unusable; a hold that
+// expires before its coupon cannot be settled, and releasing it gives the
+// coupon back usable. Ids at 64 characters, and coupons named like states.
+func TestHoldsAdversary_CouponExpiryAgainstHoldExpiry(t *testing.T) {
+	needRedis(t)
+	exp := serverNowMs(t) + 300
+	long64 := strings.Repeat("c", 64)
+	hold64 := strings.Repeat("h", 64)
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+		in = in.GrantCoupon("c1", time.UnixMilli(exp)).GrantCoupon("c2", time.UnixMilli(exp)).GrantCoupon("c3", time.Time{}).
+			GrantCoupon(long64, time.Time{}).GrantCoupon("held:a", time.Time{}).GrantCoupon("used", time.Time{})
+		in = lockFor(lockFor(lockFor(in, "c1", "a", time.Hour), "c2", "b", time.Hour), "c3", "c", time.Millisecond)
+		return lockFor(in, long64, hold64, time.Hour).LockCoupon("held:a", hold64).LockCoupon("used", "b")
+	})
+	refused(t, h, newIn(h).GrantCoupon(long64+"c", time.Time{}), instructions.CodeInvalidID, 0)
+	waitServerPast(t, exp)
+
+	res := apply(t, newIn(h).Settle("a"))
+	assert.Equal(t, map[string]string{"c1": "used|" + strconv.FormatInt(exp, 10)}, rawCoupons(t, h, "c1"))
+	assert.Empty(t, res.Holds)
+	apply(t, newIn(h).Release("b"))
+	assert.Equal(t, "available", state(t, h).Coupons["c2"])
+	refused(t, h, newIn(h).RedeemCoupon("c2"), instructions.CodeCouponExpired, 0)
+	refused(t, h, newIn(h).LockCoupon("c2", "d"), instructions.CodeCouponExpired, 0)
+	apply(t, newIn(h).RedeemCoupon("used")) // released with c2, named like a state
+
+	refused(t, h, newIn(h).Settle("c"), instructions.CodeHoldExpired, 0)
+	apply(t, newIn(h).Release("c"))
+	apply(t, newIn(h).RedeemCoupon("c3"))
+
+	res = apply(t, newIn(h).Settle(hold64))
+	assert.Equal(t, map[string]string{long64: "used", "held:a": "used"}, res.Coupons)
+	st := state(t, h)
+	assert.Empty(t, st.Holds)
+	assert.Empty(t, readRaw(t, h).Expiry)
+}
+
+// rawCoupons reads coupons' stored values (state and expiry).
+func rawCoupons(t *testing.T, holder string, coupons ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, c := range coupons {
+		v, err := rdb.HGet(context.Background(), cluster.Holder(holder), cluster.PrefixCoupon+c).Result()
+		require.NoError(t, err)
+		out[c] = v
+	}
+	return out
+}
+
+// lockFor locks coupon under a new hold that expires after ttl.
+func lockFor(in instructions.Instruction, coupon, hold string, ttl time.Duration) instructions.Instruction {
+	in = in.LockCoupon(coupon, hold)
+	ms := ttl.Milliseconds()
+	in.Ops[len(in.Ops)-1].TTLMs = &ms
+	return in
+}
