@@ -506,3 +506,148 @@ func lockFor(in instructions.Instruction, coupon, hold string, ttl time.Duration
 	in.Ops[len(in.Ops)-1].TTLMs = &ms
 	return in
 }
+
+// ttl_ms at its edges through the Go builder: absent (no expiry, no index
+// entry), 1 ms and ten years (the expiry exactly the script's clock plus the
+// ttl, as its event's ts tells), and what is refused before Redis: under a
+// millisecond, negative, past ten years.
+func TestHoldsAdversary_TTLAtItsEdges(t *testing.T) {
+	needRedis(t)
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") })
+	for _, c := range []struct {
+		name string
+		ttl  time.Duration
+		ms   int64 // the hold's ttl in ms; 0 for none
+	}{
+		{"absent", 0, 0},
+		{"one millisecond", time.Millisecond, 1},
+		{"ten years", time.Duration(instructions.MaxTTLMs) * time.Millisecond, instructions.MaxTTLMs},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			hold := newID("o")
+			res := apply(t, newIn(h).Freeze("CNY", "1.00", hold, c.ttl))
+			raw := readRaw(t, h)
+			ts, err := strconv.ParseInt(raw.Events[len(raw.Events)-1]["ts"].(string), 10, 64)
+			require.NoError(t, err)
+			if c.ms == 0 {
+				assert.Zero(t, res.Holds[hold].ExpiresMs)
+				assert.NotContains(t, raw.Expiry, h+" "+hold)
+			} else {
+				assert.Equal(t, ts+c.ms, res.Holds[hold].ExpiresMs)
+				assert.Equal(t, float64(ts+c.ms), raw.Expiry[h+" "+hold])
+			}
+			apply(t, newIn(h).Release(hold))
+		})
+	}
+	for _, c := range []struct {
+		name string
+		ttl  time.Duration
+	}{
+		{"half a millisecond", 500 * time.Microsecond},
+		{"negative", -time.Second},
+		{"ten years and a millisecond", time.Duration(instructions.MaxTTLMs+1) * time.Millisecond},
+	} {
+		t.Run(c.name+" is refused", func(t *testing.T) {
+			e := applyErr(t, newIn(h).Credit("CNY", "1.00").Freeze("CNY", "1.00", "o", c.ttl))
+			assert.Equal(t, instructions.CodeInvalidInstruction, e.Code)
+			assert.Equal(t, 1, e.OpIndex)
+			assert.Contains(t, e.Message, "ttl_ms must be 1 .. 315360000000")
+		})
+	}
+	st := state(t, h)
+	assert.Equal(t, instructions.Balance{Available: "10.00", Frozen: "0.00"}, st.Balances["CNY"])
+}
+
+// A hold settled in part down to nothing: without a coupon it closes (its
+// field, its frozen field and its index entry go in the same run); with a
+// coupon it stays open, in the index, until the coupon leaves. A hold's name
+// closed and opened again in one instruction, with another ttl or none: the
+// index follows (the cleanup checks hash and index agree).
+func TestHoldsAdversary_SettledInPartToNothingAndReopened(t *testing.T) {
+	needRedis(t)
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+		return in.Credit("CNY", "10.00").Credit("USDT", "5").GrantCoupon("c", time.Time{}).
+			Freeze("CNY", "3.00", "a", time.Hour).
+			Freeze("CNY", "2.00", "b", time.Hour).Freeze("USDT", "5", "b", 0).LockCoupon("c", "b")
+	})
+	res := apply(t, newIn(h).SettleLeg("a", "CNY", "1.00").SettleLeg("a", "CNY", "2.00"))
+	assert.Empty(t, res.Holds)
+	raw := readRaw(t, h)
+	assert.NotContains(t, raw.Hashes[hHolds], "a")
+	assert.NotContains(t, raw.Expiry, h+" a")
+
+	res = apply(t, newIn(h).SettleLeg("b", "CNY", "2.00").SettleLeg("b", "USDT", "5"))
+	assert.Equal(t, instructions.Hold{Legs: map[string]string{}, Coupons: []string{"c"}, ExpiresMs: res.Holds["b"].ExpiresMs}, res.Holds["b"])
+	assert.Equal(t, instructions.Balance{Available: "5.00", Frozen: "0.00"}, res.Balances["CNY"])
+	raw = readRaw(t, h)
+	assert.NotContains(t, raw.Hashes[hFrozen], "CNY", "a frozen field at zero is deleted")
+	assert.Contains(t, raw.Expiry, h+" b", "a hold holding only a coupon stays in the index")
+	refused(t, h, newIn(h).SettleLeg("b", "CNY", "0.01"), instructions.CodeExceedsHold, 0)
+
+	first := res.Holds["b"].ExpiresMs
+	res = apply(t, newIn(h).Settle("b").Freeze("CNY", "1.00", "b", 2*time.Hour))
+	assert.Equal(t, "used", res.Coupons["c"])
+	assert.Greater(t, res.Holds["b"].ExpiresMs, first, "the op that opens it again sets its ttl")
+	assert.Equal(t, float64(res.Holds["b"].ExpiresMs), readRaw(t, h).Expiry[h+" b"])
+	res = apply(t, newIn(h).Release("b").Freeze("CNY", "1.00", "b", 0))
+	assert.Zero(t, res.Holds["b"].ExpiresMs)
+	assert.NotContains(t, readRaw(t, h).Expiry, h+" b", "opened again without a ttl, it leaves the index")
+}
+
+// Two checks failing in one instruction where holds, coupons, suspension
+// and the sweeper's release meet: the code is the first of DESIGN.md's
+// order (holder, suspended, hold, coupon, amount, overflow), and a later op
+// sees the earlier ones.
+func TestHoldsAdversary_PrecedenceWhereHoldsAndCouponsMeet(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	var couponExp int64 // c-old expires once locked in the hold "open"
+	setup := func(in instructions.Instruction) instructions.Instruction {
+		couponExp = serverNowMs(t) + 200
+		in = in.Credit("CNY", "10.00").GrantCoupon("c-old", time.UnixMilli(couponExp)).
+			Freeze("CNY", "2.00", "exp", time.Millisecond).Freeze("CNY", "2.00", "open", time.Hour).LockCoupon("c-old", "open")
+		return in.Credit("CNY", "90071992547402.91") // available: 2^53-1 less 1.00
+	}
+	for _, c := range []struct {
+		name    string
+		suspend bool
+		in      func(h string) instructions.Instruction
+		code    instructions.Code
+		op      int
+	}{
+		{"a suspended holder's settle of an expired hold: the hold", true,
+			func(h string) instructions.Instruction { return newIn(h).Settle("exp") }, instructions.CodeHoldExpired, 0},
+		{"a suspended holder's release past 2^53-1: overflow", true,
+			func(h string) instructions.Instruction { return newIn(h).Release("exp") }, instructions.CodeOverflow, 0},
+		{"a coupon held and expired: expired before unavailable", false,
+			func(h string) instructions.Instruction { return newIn(h).RedeemCoupon("c-old") }, instructions.CodeCouponExpired, 0},
+		{"a coupon held and expired, locked elsewhere: expired", false,
+			func(h string) instructions.Instruction { return newIn(h).LockCoupon("c-old", "new") }, instructions.CodeCouponExpired, 0},
+		{"suspend then debit: the debit sees the suspension", false,
+			func(h string) instructions.Instruction { return newIn(h).Suspend().Debit("CNY", "1.00") }, instructions.CodeHolderSuspended, 1},
+		{"a release of a leg the expired hold lacks: exceeds hold", false,
+			func(h string) instructions.Instruction { return newIn(h).ReleaseLeg("exp", "USDT", "1") }, instructions.CodeExceedsHold, 0},
+		{"a freeze under a hold of an earlier instruction, expired: exists", false,
+			func(h string) instructions.Instruction { return newIn(h).Freeze("CNY", "1000000.00", "exp", 0) }, instructions.CodeHoldExists, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHolder(t, setup)
+			waitServerPast(t, max(holdExpiry(t, h, "exp"), couponExp))
+			if c.suspend {
+				apply(t, newIn(h).Suspend())
+			}
+			refused(t, h, c.in(h), c.code, c.op)
+		})
+	}
+	t.Run("the sweeper's release of a hold of another expiry, past 2^53-1: not found", func(t *testing.T) {
+		h := newHolder(t, setup)
+		exp := holdExpiry(t, h, "exp")
+		waitServerPast(t, exp)
+		before := readRaw(t, h)
+		_, err := eng.ReleaseExpired(ctx, h, "exp", exp+1)
+		assert.ErrorIs(t, err, engine.ErrHoldNotFound)
+		_, err = eng.ReleaseExpired(ctx, h, "exp", exp)
+		assert.ErrorIs(t, err, engine.ErrOverflow)
+		assert.Equal(t, before, readRaw(t, h))
+	})
+}
