@@ -263,8 +263,9 @@ func TestHoldsAdversary_DirectCallerNamesWithTheHoldSeparators(t *testing.T) {
 // settled has the rest released; the hash of a holder deleted by hand
 // leaves a stale entry, removed with nothing written for that holder. Then
 // a master is killed: holds on the other keep being released; it comes
-// back empty (no data, no library), and a hold frozen there is released.
-func TestHoldsAdversary_SweeperThroughSuspensionDeletionAndAnEmptyRestart(t *testing.T) {
+// back empty (no data, no library), and a hold frozen there is released;
+// so is one frozen on a master flushed while it runs.
+func TestHoldsAdversary_SweeperThroughSuspensionDeletionRestartAndFlush(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
 	c := clustertest.StartForTest(t, clustertest.Options{Masters: 3, ExtraConfig: []string{"cluster-require-full-coverage no"}})
@@ -352,6 +353,18 @@ func TestHoldsAdversary_SweeperThroughSuspensionDeletionAndAnEmptyRestart(t *tes
 	st, err = e.State(ctx, g)
 	require.NoError(t, err)
 	assert.Equal(t, instructions.Balance{Available: "10.00", Frozen: "0.00"}, st.Balances["CNY"])
+
+	// FLUSHALL and FUNCTION FLUSH on a master that stays up, a hold of its
+	// pending: a hold frozen there afterwards is released.
+	k := on(masters[1])
+	do(open(k).Freeze("CNY", "4.00", "o", time.Hour))
+	node := redis.NewClient(&redis.Options{Addr: masters[1]})
+	defer node.Close()
+	require.NoError(t, node.FlushAll(ctx).Err())
+	require.NoError(t, node.FunctionFlush(ctx).Err())
+	m := on(masters[1])
+	do(open(m).Freeze("CNY", "4.00", "o", 300*time.Millisecond))
+	require.Eventually(t, released(m), 20*time.Second, 20*time.Millisecond, "a hold frozen after a flush; %+v", sw.Stats())
 }
 
 // A checkout (a coupon, points, money, and a hold with a coupon in it) in
