@@ -433,18 +433,20 @@ func TestHoldsAdversary_CheckoutEachPartFailsInTurn(t *testing.T) {
 	assert.Equal(t, map[string]string{"c-ok": "used", "c-2": "held:pay-1"}, res.Coupons)
 }
 
-// Points at 2^53-1 in and out of a hold, with the two checks a points op
-// can fail (points, then overflow) each failing alone and both at once.
+// Points at 2^53-1 in and out of a hold (with a CNY leg beside them), with
+// the two checks a points op can fail (points, then overflow) each failing
+// alone and both at once.
 func TestHoldsAdversary_PointsAtTheLimit(t *testing.T) {
 	needRedis(t)
 	const max = "9007199254740991"
 	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
-		return in.EarnPoints(max).FreezePoints(max, "p")
+		return in.EarnPoints(max).FreezePoints(max, "p").Credit("CNY", "1.00").Freeze("CNY", "1.00", "p", 0)
 	})
 	assert.Equal(t, instructions.Points{Available: "0", Frozen: max}, state(t, h).Points)
 	refused(t, h, newIn(h).FreezePoints("1", "q"), instructions.CodeInsufficientPoints, 0) // and frozen would pass 2^53-1
 	apply(t, newIn(h).EarnPoints(max))
 	refused(t, h, newIn(h).FreezePoints("1", "q"), instructions.CodeOverflow, 0)
+	// The whole hold: its CNY leg is released first, then points overflow; nothing changes.
 	refused(t, h, newIn(h).Release("p"), instructions.CodeOverflow, 0)
 	refused(t, h, newIn(h).ReleaseLeg("p", "points", "1"), instructions.CodeOverflow, 0)
 	refused(t, h, newIn(h).SettleLeg("p", "points", "9007199254740992"), instructions.CodeInvalidAmount, 0)
@@ -455,6 +457,7 @@ func TestHoldsAdversary_PointsAtTheLimit(t *testing.T) {
 	refused(t, h, newIn(h).SpendPoints("1"), instructions.CodeInsufficientPoints, 0)
 	res = apply(t, newIn(h).Release("p"))
 	assert.Equal(t, &instructions.Points{Available: "9007199254740990", Frozen: "0"}, res.Points)
+	assert.Equal(t, instructions.Balance{Available: "1.00", Frozen: "0.00"}, res.Balances["CNY"])
 	assert.Empty(t, res.Holds)
 	assert.NotContains(t, readRaw(t, h).Hashes[hPoints], "frozen", "frozen points at zero are deleted")
 	apply(t, newIn(h).EarnPoints("1"))
