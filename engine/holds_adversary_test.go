@@ -667,3 +667,64 @@ func TestHoldsAdversary_PrecedenceWhereHoldsAndCouponsMeet(t *testing.T) {
 		assert.Equal(t, before, readRaw(t, h))
 	})
 }
+
+// Two sweepers at once (two daemons on one cluster), each with its own
+// engine and client: every expired hold is released once, one event each,
+// whichever sweeper got there first; the other's release replays or finds
+// the hold gone.
+func TestHoldsAdversary_TwoSweepersReleaseEachHoldOnce(t *testing.T) {
+	needRedis(t)
+	c, e := ownEngine(t)
+	ctx := context.Background()
+	var holders []string
+	for i := range 40 {
+		h := newID("two" + strconv.Itoa(i))
+		holders = append(holders, h)
+		_, err := e.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "10.00").EarnPoints("5").
+			Freeze("CNY", "3.00", "o", 400*time.Millisecond).FreezePoints("5", "o"))
+		require.NoError(t, err)
+	}
+	other := c.Client(nil)
+	t.Cleanup(func() { _ = other.Close() })
+	sweepers := []*engine.Sweeper{
+		engine.NewSweeper(e, &engine.SweeperOptions{Interval: 10 * time.Millisecond}),
+		engine.NewSweeper(engine.New(other, nil), &engine.SweeperOptions{Interval: 10 * time.Millisecond}),
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, sw := range sweepers {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = sw.Run(sctx) }()
+	}
+	defer func() { cancel(); wg.Wait() }()
+
+	rdb := c.Client(nil)
+	defer rdb.Close()
+	for _, h := range holders {
+		require.Eventually(t, func() bool {
+			st, err := e.State(ctx, h)
+			return err == nil && len(st.Holds) == 0
+		}, 20*time.Second, 20*time.Millisecond, "%s; %+v %+v", h, sweepers[0].Stats(), sweepers[1].Stats())
+	}
+	for _, h := range holders {
+		st, err := e.State(ctx, h)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), st.Seq, "one release, not two")
+		assert.Equal(t, instructions.Balance{Available: "10.00", Frozen: "0.00"}, st.Balances["CNY"])
+		assert.Equal(t, instructions.Points{Available: "5", Frozen: "0"}, st.Points)
+		msgs, err := rdb.XRange(ctx, cluster.Outbox(cluster.HolderSlot(h)), "-", "+").Result()
+		require.NoError(t, err)
+		n := 0
+		for _, m := range msgs {
+			if m.Values["holder"] == h {
+				n++
+			}
+		}
+		assert.Equal(t, 2, n, "the open and one release")
+	}
+	a, b := sweepers[0].Stats(), sweepers[1].Stats()
+	t.Logf("sweepers: %+v, %+v", a, b)
+	// A release replayed counts as released too: together at least one each.
+	assert.GreaterOrEqual(t, a.Released+b.Released, int64(len(holders)), "%+v %+v", a, b)
+	assert.Zero(t, a.Errors+b.Errors, "%+v %+v", a, b)
+}
