@@ -60,7 +60,8 @@
 -- instruction, what its answer needs of the result, short: "<seq>" and for each touched
 -- account " b<asset>/<available>/<frozen>", " c<coupon>/<state>", " h<hold>/<hold>",
 -- " p<available>/<frozen>", in the result's order; for a rejection
--- "err\n<code>\n<op index>\n<detail>". A replay answers "ok\n" and that short form.
+-- "err\n<code>\n<op index>\n<detail>" (none for the sweeper's release, id "sweep-...", which
+-- tries again on its next pass). A replay answers "ok\n" and that short form.
 --
 -- Why it is shaped like this (each rule is a trap):
 -- * Redis does not roll back a failed call: every read and check comes before the first write,
@@ -563,10 +564,9 @@ local function apply(keys, argv, keep_result)
   nn = 3
   -- The op arguments go into the event's and the result's JSON as they are: none may need
   -- escaping. (The engine sends only ids, asset codes and digits; this keeps a direct caller
-  -- from writing an event the ledger could not read, or a hold that reads back as another
-  -- (SAFE). The op is a key of NAMES or OPS, the
-  -- ms digits, or the op is refused.) They are checked together, with one search: a search
-  -- costs several times what the concatenation does.
+  -- from writing an event the ledger could not read, or a hold that reads back as another:
+  -- SAFE. The op is a key of NAMES or OPS, the ms digits, or the op is refused.) They are
+  -- checked together, with one search: a search costs several times what the concatenation does.
   local text = ''
   for b = 8, nargs, 6 do
     local a, amt, h, c = argv[b + 1], argv[b + 2], argv[b + 3], argv[b + 4]
