@@ -446,6 +446,7 @@ func (e *Engine) sweepCall(holder, hold string, exp int64) call {
 // if it is still the hold that expires at expiresMs: a hold of the same name
 // opened since is another hold and gets HOLD_NOT_FOUND. Whether the expiry has
 // passed is not checked: the sweeper only calls it for holds whose expiry has.
+// A refusal is not recorded under the id, so a later call tries again.
 //
 // Errors: HOLD_NOT_FOUND, HOLDER_NOT_FOUND, OVERFLOW, UNAVAILABLE, INTERNAL.
 func (e *Engine) ReleaseExpired(ctx context.Context, holder, hold string, expiresMs int64) (instructions.Result, error) {

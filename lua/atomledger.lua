@@ -63,7 +63,8 @@
 -- instruction, what its answer needs of the result, short: "<seq>" and for each touched
 -- account " b<asset>/<available>/<frozen>", " c<coupon>/<state>", " h<hold>/<hold>",
 -- " p<available>/<frozen>", in the result's order; for a rejection
--- "err\n<code>\n<op index>\n<detail>". A replay answers "ok\n" and that short form.
+-- "err\n<code>\n<op index>\n<detail>" (none for the sweeper's release, id "sweep-...", which
+-- tries again on its next pass). A replay answers "ok\n" and that short form.
 --
 -- Why it is shaped like this (each rule is a trap):
 -- * Redis does not roll back a failed call: every read and check comes before the first write,
@@ -140,9 +141,10 @@ local RB, rn, KB, kn, HS, hn = {}, 0, {}, 0, {}, 0
 local incoming                       -- per asset or leg, the credits check has let through
 
 local NONE = {} -- an empty list, never written
--- Text that JSON need not escape. Anchored, so one match walks the text once (an unanchored
--- search of the characters to escape starts a match at every position).
-local SAFE = '^[^%c"\\]*$'
+-- Text that JSON need not escape, without the stored hold's separators ("|", ",", "=": a name
+-- holding one would read back as other coupons or legs). Anchored, so one match walks the text
+-- once (an unanchored search of the characters to escape starts a match at every position).
+local SAFE = '^[^%c"\\|,=]*$'
 
 -- Strict digits, 1 .. 2^53-1; nil for anything else.
 local function units(s)
@@ -565,9 +567,9 @@ local function apply(keys, argv, keep_result)
   nn = 3
   -- The op arguments go into the event's and the result's JSON as they are: none may need
   -- escaping. (The engine sends only ids, asset codes and digits; this keeps a direct caller
-  -- from writing an event the ledger could not read. The op is a key of NAMES or OPS, the
-  -- ms digits, or the op is refused.) They are checked together, with one search: a search
-  -- costs several times what the concatenation does.
+  -- from writing an event the ledger could not read, or a hold that reads back as another:
+  -- SAFE. The op is a key of NAMES or OPS, the ms digits, or the op is refused.) They are
+  -- checked together, with one search: a search costs several times what the concatenation does.
   local text = ''
   for b = 8, nargs, 6 do
     local a, amt, h, c = argv[b + 1], argv[b + 2], argv[b + 3], argv[b + 4]
@@ -621,9 +623,11 @@ local function apply(keys, argv, keep_result)
     end
     if code then
       -- A rejection is recorded under its id, unless the holder does not exist: nothing is
-      -- ever written for an unknown holder.
+      -- ever written for an unknown holder. Nor is the sweeper's: its id is derived from the
+      -- hold, so a refusal recorded under it (OVERFLOW until the holder makes room) would
+      -- answer every later pass for the record's whole life instead of releasing.
       local out = 'err\n' .. code .. '\n' .. fmt('%d', i) .. '\n' .. (detail or '')
-      if existed then call('SET', K_TX, fpk .. out, 'PX', idem_ttl) end
+      if existed and sub(id, 1, 6) ~= 'sweep-' then call('SET', K_TX, fpk .. out, 'PX', idem_ttl) end
       return {0, out}
     end
     ne = ne + 1
