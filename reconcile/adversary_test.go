@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -102,4 +103,106 @@ func TestReconcileAdversary_ForceRebuildOverEventsOnTheirWay(t *testing.T) {
 	st, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 	assert.Equal(t, "70.00", st.Balances["CNY"].Available, "the debit counted once, on both sides")
+}
+
+// TestRelayAdversary_MasterRestartedEmpty restarts the only master empty (no
+// persistence: what a node that lost its disk, or FLUSHALL, leaves) while the
+// relay runs. Reconcile then reports every holder missing in Redis, rebuild
+// restores each one's state, expiry index entries and idempotency records
+// from the ledger, a client's retry of an instruction Redis forgot replays
+// its first answer (applied once), and the relay finds the outboxes the next
+// instructions create, so that the ledger gets them once each.
+func TestRelayAdversary_MasterRestartedEmpty(t *testing.T) {
+	needRedis(t)
+	t.Run("restarted without persistence", func(t *testing.T) {
+		loseEverything(t, func(r *ledgerRig) {
+			addr := r.c.Nodes[0].Addr
+			require.NoError(t, r.c.Kill(addr))
+			require.NoError(t, r.c.Restart(context.Background(), addr))
+			require.NoError(t, r.c.WaitReady(context.Background()))
+		})
+	})
+	t.Run("FLUSHALL under the relay's live connections", func(t *testing.T) {
+		loseEverything(t, func(r *ledgerRig) {
+			require.NoError(t, r.rdb.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
+				return m.FlushAll(ctx).Err()
+			}))
+		})
+	})
+}
+
+// loseEverything is TestRelayAdversary_MasterRestartedEmpty with lose
+// emptying the master.
+func loseEverything(t *testing.T, lose func(r *ledgerRig)) {
+	t.Helper()
+	r := newLedgerRigOf(t, 1)
+	ctx := context.Background()
+	r.startRelay(t)
+	tag := time.Now().Format("150405.000000")
+	holders := make([]string, 8)
+	pays := make([]instructions.Instruction, len(holders))
+	answers := make([]instructions.Result, len(holders))
+	for i := range holders {
+		h := fmt.Sprintf("empty-%d-%s", i, tag)
+		holders[i] = h
+		_, err := r.eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "100.00").EarnPoints("50").
+			GrantCoupon("c-1", time.Time{}).Freeze("CNY", "10.00", "order-1", time.Hour))
+		require.NoError(t, err)
+		pays[i] = instructions.New("pay", h).Debit("CNY", "30.00").SpendPoints("20")
+		answers[i], err = r.eng.Apply(ctx, pays[i])
+		require.NoError(t, err)
+	}
+	rep := r.waitInSync(t, 60*time.Second)
+	require.False(t, rep.Drift, "%+v", rep)
+	require.Equal(t, len(holders), rep.InSync)
+	before := map[string]instructions.State{}
+	for _, h := range holders {
+		st, err := r.eng.State(ctx, h)
+		require.NoError(t, err)
+		before[h] = st
+	}
+	expiry := r.rdb.ZRangeWithScores(ctx, cluster.Expiry(cluster.HolderSlot(holders[0])), 0, -1).Val()
+	require.NotEmpty(t, expiry)
+
+	lose(r)
+	require.Eventually(t, func() bool { return r.rdb.DBSize(ctx).Val() == 0 }, 30*time.Second, 50*time.Millisecond,
+		"the master came back empty")
+
+	rep = r.run(t)
+	assert.True(t, rep.Drift)
+	assert.Equal(t, len(holders), rep.Counts[KindMissingInRedis], "%+v", rep.Findings)
+	assert.Len(t, rep.Findings, len(holders))
+
+	res, err := Rebuild(ctx, r.eng, r.led, holders, false)
+	require.NoError(t, err)
+	assert.Equal(t, RebuildResult{Rebuilt: len(holders)}, res)
+	for _, h := range holders {
+		st, err := r.eng.State(ctx, h)
+		require.NoError(t, err)
+		assert.Equal(t, before[h], st, "%s restored exactly", h)
+	}
+	assert.ElementsMatch(t, expiry, r.rdb.ZRangeWithScores(ctx, cluster.Expiry(cluster.HolderSlot(holders[0])), 0, -1).Val(),
+		"the expiry index entries are back")
+
+	for i, h := range holders {
+		got, err := r.eng.Apply(ctx, pays[i])
+		require.NoError(t, err)
+		assert.True(t, got.Replayed, "%s: the retry is replayed", h)
+		got.Replayed = false
+		assert.Equal(t, answers[i], got, "%s: its first answer", h)
+		st, err := r.eng.State(ctx, h)
+		require.NoError(t, err)
+		assert.Equal(t, before[h], st, "%s: applied once", h)
+		_, err = r.eng.Apply(ctx, instructions.New("after", h).Credit("CNY", "1.00"))
+		require.NoError(t, err)
+	}
+	rep = r.waitInSync(t, 60*time.Second)
+	assert.False(t, rep.Drift, "%+v", rep)
+	assert.Equal(t, len(holders), rep.InSync, "the instructions after the rebuild reached the ledger")
+	assert.Empty(t, rep.Refused, "nothing twice")
+	for _, h := range holders {
+		a, err := r.led.Arrivals(ctx, []string{h})
+		require.NoError(t, err)
+		assert.Equal(t, int64(3), a[h].Head, "%s: open, pay, after", h)
+	}
 }
