@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,7 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/ledger/ledgertest"
 	"github.com/atomledger/atomledger/stored"
 )
 
@@ -205,4 +209,149 @@ func loseEverything(t *testing.T, lose func(r *ledgerRig)) {
 		require.NoError(t, err)
 		assert.Equal(t, int64(3), a[h].Head, "%s: open, pay, after", h)
 	}
+}
+
+// TestRelayAdversary_TwoRelaysOneConsumerName runs two relays under the same
+// consumer name, each claiming every entry pending for 1 ms (the shortest
+// idle time a claim can name), with small batches, while instructions are
+// applied, and stops one of them midway: each reads the other's pending
+// entries as its own and claims them, so they deliver the same events
+// again and again, and the ledger must still hold each event once, refuse
+// none, park none, and agree with Redis.
+func TestRelayAdversary_TwoRelaysOneConsumerName(t *testing.T) {
+	needRedis(t)
+	r := newLedgerRigOf(t, 1)
+	ctx := context.Background()
+	w := ledgertest.New(11, "twin-"+time.Now().Format("150405.000000"), 20)
+	r.applyAll(t, w.Opens())
+	start := func() (stop func()) {
+		rdb := r.c.Client(nil)
+		relay := engine.NewRelay(rdb, r.led, &engine.RelayOptions{Consumer: "twin", ClaimIdle: time.Millisecond,
+			MaxBatch: 8, PollInterval: 5 * time.Millisecond, DiscoverInterval: 100 * time.Millisecond})
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { _ = relay.Run(rctx); close(done) }()
+		var once sync.Once
+		stop = func() { once.Do(func() { cancel(); <-done; _ = rdb.Close() }) }
+		t.Cleanup(stop)
+		return stop
+	}
+	stopFirst := start()
+	start()
+	for i := range 10 {
+		var ins []instructions.Instruction
+		for range 40 {
+			ins = append(ins, w.Next())
+		}
+		r.applyAll(t, ins)
+		if i == 5 {
+			stopFirst()
+		}
+	}
+	rep := r.waitInSync(t, 60*time.Second)
+	assert.False(t, rep.Drift, "%+v", rep)
+	assert.Equal(t, len(w.Holders), rep.InSync)
+	assert.Empty(t, rep.Refused, "no event delivered twice was taken for another")
+	assert.Zero(t, rep.Parked)
+	assert.Empty(t, rep.SetAside)
+	snaps, err := r.eng.Snapshots(ctx, w.Holders)
+	require.NoError(t, err)
+	arrived, err := r.led.Arrivals(ctx, w.Holders)
+	require.NoError(t, err)
+	for _, h := range w.Holders {
+		assert.Equal(t, snaps[h].Seq, arrived[h].Head, "%s: every event once", h)
+	}
+}
+
+// TestRelayAdversary_PoisonEntries writes entries by hand into the outboxes
+// while the relay runs and holders take instructions: one missing most
+// fields, one of 2 MiB, one whose holder is not UTF-8, a copy of a delivered
+// event in another slot's outbox, and two copies of a holder's latest event
+// at its seq with another body (one with a memo that is not UTF-8). None may
+// stall the relay or any holder, none may be applied, the outboxes empty,
+// every holder ends in sync with its events once each, and reconcile reports
+// each poison entry: the malformed ones set aside, the conflicts refused.
+func TestRelayAdversary_PoisonEntries(t *testing.T) {
+	needRedis(t)
+	r := newLedgerRigOf(t, 1)
+	ctx := context.Background()
+	r.startRelay(t)
+	tag := time.Now().Format("150405.000000")
+	a, b := "victim-"+tag, "bystander-"+tag
+	others := []string{b}
+	for i := range 6 {
+		others = append(others, fmt.Sprintf("other-%d-%s", i, tag))
+	}
+	all := append([]string{a}, others...)
+	credit := func() {
+		for _, h := range all {
+			_, err := r.eng.Apply(ctx, instructions.New(fmt.Sprintf("c-%d", time.Now().UnixNano()), h).Credit("CNY", "1.00"))
+			require.NoError(t, err)
+		}
+	}
+	for _, h := range all {
+		_, err := r.eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "100.00"))
+		require.NoError(t, err)
+	}
+	credit()
+	// A's latest event and B's first, read before the relay deletes them.
+	latest, first := r.eventsOf(t, a), r.eventsOf(t, b)
+	require.NotEmpty(t, latest)
+	require.NotEmpty(t, first)
+	conflict := maps.Clone(latest[len(latest)-1])
+	conflict["ops"] = strings.Replace(conflict["ops"], `"100"`, `"999900"`, -1)
+	conflict["ops"] = strings.Replace(conflict["ops"], `"units":"`, `"units":"9`, 1)
+	notText := maps.Clone(latest[len(latest)-1])
+	notText["memo"] = "\xff\xfe"
+	outbox := cluster.Outbox(cluster.HolderSlot(a))
+	otherSlot := (cluster.HolderSlot(b) + 1) % cluster.Slots
+	poison := []struct {
+		stream string
+		fields map[string]string
+	}{
+		{outbox, map[string]string{"holder": a, "seq": "3"}},
+		{outbox, map[string]string{"holder": a, "seq": "4", "junk": strings.Repeat("x", 2<<20)}},
+		{outbox, map[string]string{"holder": "\xff\xfe", "seq": "1", "memo": "\xff"}},
+		{cluster.Outbox(otherSlot), first[0]},
+		{outbox, conflict},
+		{outbox, notText},
+	}
+	for _, p := range poison {
+		require.NoError(t, r.rdb.XAdd(ctx, &redis.XAddArgs{Stream: p.stream, Values: p.fields}).Err())
+	}
+	for range 3 {
+		credit()
+	}
+
+	var rep *Report
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		rep = r.run(t)
+		if (rep.InSync == len(all) && len(rep.SetAside) >= 3 && rep.Refused[a] >= 2) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("%+v", rep)
+	assert.Equal(t, len(all), rep.InSync, "every holder in sync, the victim too: %+v", rep.Findings)
+	assert.True(t, rep.Drift, "the poison is reported")
+	assert.Zero(t, rep.Parked, "nothing waits behind a poison entry")
+	assert.Equal(t, int64(2), rep.Refused[a], "the two conflicting copies")
+	assert.Zero(t, rep.Refused[b], "an identical copy, wherever it is, is a duplicate")
+	var reasons []string
+	for _, sa := range rep.SetAside {
+		reasons = append(reasons, sa.Reason)
+	}
+	assert.Len(t, rep.SetAside, 3, "the malformed ones: %q", reasons)
+	snaps, err := r.eng.Snapshots(ctx, all)
+	require.NoError(t, err)
+	arrived, err := r.led.Arrivals(ctx, all)
+	require.NoError(t, err)
+	for _, h := range all {
+		assert.Equal(t, snaps[h].Seq, arrived[h].Head, "%s: every event once", h)
+		assert.Equal(t, int64(5), snaps[h].Seq, h)
+	}
+	require.Eventually(t, func() bool {
+		return r.rdb.XLen(ctx, outbox).Val() == 0 && r.rdb.XLen(ctx, cluster.Outbox(otherSlot)).Val() == 0
+	}, 30*time.Second, 50*time.Millisecond, "the outboxes empty")
 }
