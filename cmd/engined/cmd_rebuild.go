@@ -37,7 +37,7 @@ still on their way (in the outbox, or applied by the ledger after rebuild
 read it): let the relay deliver them, then rebuild again.
 
 Exit status: 0 when every holder asked for is in sync or rebuilt, 1 when one
-was refused, 2 when it could not run.
+was refused or is not in the ledger, 2 when it could not run.
 
 Flags:
 
