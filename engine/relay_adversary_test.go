@@ -3,10 +3,12 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -200,4 +202,82 @@ func TestRelayAdversary_OneMastersReplicaFrozen(t *testing.T) {
 	frozen = false
 	require.Eventually(t, func() bool { return delivered(x, 2) }, 30*time.Second, 10*time.Millisecond,
 		"delivered once the replica has it")
+}
+
+// TestRelayAdversary_AcknowledgedButNotDeleted lets the relay's user
+// acknowledge (XACK) but not delete (XDEL) once the sink has a batch: what a
+// crash, or a failover that passed on only the first of the two commands,
+// leaves. An entry acknowledged and not deleted is in no one's pending list
+// and behind the group's last id: no relay would ever read it again, and it
+// stayed in its stream for good, counted in the backlog and its age in the
+// lag. XACK now waits until every XDEL succeeded, so the entries stay
+// pending and, once Redis takes both again, are delivered again and deleted;
+// and a crash or a failover cutting the two short leaves at worst an entry
+// deleted and still pending, which is read again without fields and
+// acknowledged.
+func TestRelayAdversary_AcknowledgedButNotDeleted(t *testing.T) {
+	needRedis(t)
+	c, e := ownEngine(t)
+	ctx := context.Background()
+	user, password := newID("relay"), newID("pw")
+	acl := func(rules ...any) {
+		for _, n := range c.Nodes {
+			a := redis.NewClient(&redis.Options{Addr: n.Addr})
+			err := a.Do(ctx, append([]any{"acl", "setuser", user}, rules...)...).Err()
+			_ = a.Close()
+			require.NoError(t, err)
+		}
+	}
+	acl("on", ">"+password, "~*", "&*", "+@all")
+	t.Cleanup(func() {
+		for _, n := range c.Nodes {
+			a := redis.NewClient(&redis.Options{Addr: n.Addr})
+			_ = a.Do(context.Background(), "acl", "deluser", user).Err()
+			_ = a.Close()
+		}
+	})
+	rdb := c.Client(&redis.ClusterOptions{Username: user, Password: password})
+	defer rdb.Close()
+
+	var ins []instructions.Instruction
+	keys := map[string]bool{}
+	for range 5 {
+		h := newID("nd")
+		keys[cluster.Outbox(cluster.HolderSlot(h))] = true
+		ins = append(ins, instructions.New("o", h).Open().Credit("CNY", "1.00"), instructions.New("d", h).Debit("CNY", "0.50"))
+	}
+	for _, o := range e.ApplyBatch(ctx, ins) {
+		require.NoError(t, o.Err)
+	}
+	backlog := func() (length, pending int64) {
+		for k := range keys {
+			l, p := streamState(t, rdb, k)
+			length, pending = length+l, pending+p
+		}
+		return length, pending
+	}
+
+	var once sync.Once
+	sink := &denySink{memSink: memSink{events: map[string]int{}}}
+	sink.deny = func() { once.Do(func() { acl("-xdel") }) }
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "r", PollInterval: time.Nanosecond,
+		MaxIdle: time.Nanosecond, ClaimIdle: time.Hour})
+	require.NoError(t, relay.Discover(ctx))
+	var roundErr error
+	deadline := time.Now().Add(20 * time.Second)
+	for sink.count() < len(ins) && roundErr == nil {
+		require.True(t, time.Now().Before(deadline), "the relay read nothing")
+		_, roundErr = relay.Round(ctx)
+	}
+	require.Error(t, roundErr, "the round whose deletion Redis refused fails")
+	length, pending := backlog()
+	assert.Equal(t, int64(len(ins)), length, "the events stay in their streams")
+	assert.Equal(t, int64(len(ins)), pending, "and pending with the relay, not acknowledged alone")
+
+	sink.mu.Lock()
+	sink.deny = nil
+	sink.mu.Unlock()
+	acl("+xdel")
+	roundsUntil(t, relay, func() bool { l, p := backlog(); return l == 0 && p == 0 })
+	assert.Equal(t, int64(len(ins)), relay.Stats().Relayed)
 }
