@@ -114,7 +114,8 @@ func TestReconcileAdversary_ForceRebuildOverEventsOnTheirWay(t *testing.T) {
 // relay runs. Reconcile then reports every holder missing in Redis, rebuild
 // restores each one's state, expiry index entries and idempotency records
 // from the ledger, a client's retry of an instruction Redis forgot replays
-// its first answer (applied once), and the relay finds the outboxes the next
+// its first answer (applied once; before the rebuild it finds no holder),
+// and the relay finds the outboxes the next
 // instructions create, so that the ledger gets them once each.
 func TestRelayAdversary_MasterRestartedEmpty(t *testing.T) {
 	needRedis(t)
@@ -176,6 +177,11 @@ func loseEverything(t *testing.T, lose func(r *ledgerRig)) {
 	assert.True(t, rep.Drift)
 	assert.Equal(t, len(holders), rep.Counts[KindMissingInRedis], "%+v", rep.Findings)
 	assert.Len(t, rep.Findings, len(holders))
+
+	// A client's retry before the rebuild finds no holder, and records nothing.
+	_, err := r.eng.Apply(ctx, pays[0])
+	require.ErrorIs(t, err, engine.ErrHolderNotFound)
+	assert.Zero(t, r.rdb.Exists(ctx, cluster.Tx(holders[0], pays[0].ID)).Val(), "no record of the refusal")
 
 	res, err := Rebuild(ctx, r.eng, r.led, holders, false)
 	require.NoError(t, err)
