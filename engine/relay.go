@@ -232,14 +232,18 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // recover prepares the next round after a failure: a fresh slot map (a
 // failover moves slots, and go-redis does not reload it on connection
-// errors), and every stream re-reads this consumer's pending entries.
+// errors), and every stream due at once. Only the streams whose reads or
+// deliveries failed re-read this consumer's pending entries (each marked
+// where it failed): were every stream sent back to them, a failure that
+// lasts (one master's replica not confirming) would keep every other
+// stream reading its empty pending list, round after round, never a new
+// entry.
 func (r *Relay) recover(ctx context.Context) {
 	if c, ok := r.rdb.(*redis.ClusterClient); ok {
 		c.ReloadState(ctx)
 	}
 	clear(r.replicas)
 	for _, s := range r.streams {
-		s.fromPEL = true
 		s.nextRead = time.Time{}
 	}
 }

@@ -102,8 +102,8 @@ func compareIDs(a, b string) int {
 // goes on after the relay's context ends.
 const ackTimeout = 2 * time.Second
 
-// write writes one batch to the sink, then acknowledges and deletes it. An
-// entry deleted while pending (no fields) is only acknowledged.
+// write writes one batch to the sink, then deletes and acknowledges it. An
+// entry deleted while pending (no fields) is not written to the sink.
 func (r *Relay) write(ctx context.Context, batch []relayEntry) error {
 	events := make([]stored.Entry, 0, len(batch))
 	for _, e := range batch {
@@ -126,14 +126,24 @@ func (r *Relay) write(ctx context.Context, batch []relayEntry) error {
 	// to be delivered again, so the acknowledgement outlives ctx (bounded).
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
 	defer cancel()
-	pipe := r.rdb.Pipeline()
-	for k, v := range ids {
-		pipe.XAck(actx, k, r.o.Group, v...)
-		pipe.XDel(actx, k, v...)
-	}
-	if _, err := pipe.Exec(actx); err != nil {
-		// Committed but not deleted: they come back and the sink skips them.
-		return fmt.Errorf("relay: acknowledge: %w", err)
+	// XDEL first, and XACK only once every XDEL succeeded: an entry
+	// acknowledged and not deleted (a crash between the two, a failover
+	// that passed on only the first, XDEL refused) would be in no pending
+	// list, behind the group's last id, in its stream for good. One deleted
+	// and still pending is read again, without fields, and acknowledged.
+	for _, ack := range []bool{false, true} {
+		pipe := r.rdb.Pipeline()
+		for k, v := range ids {
+			if ack {
+				pipe.XAck(actx, k, r.o.Group, v...)
+			} else {
+				pipe.XDel(actx, k, v...)
+			}
+		}
+		if _, err := pipe.Exec(actx); err != nil {
+			// Committed but not acknowledged: they come back and the sink skips them.
+			return fmt.Errorf("relay: acknowledge: %w", err)
+		}
 	}
 	r.relayed.Add(int64(len(events)))
 	r.batches.Add(1)

@@ -76,9 +76,16 @@ func (r *Relay) probeSlots(ctx context.Context) error {
 }
 
 // join creates the group of a stream (from its first entry) and follows it.
+// A key Redis refuses a group on (not a stream, or gone since it was found)
+// is not followed, and discovery tries it again later: it must not stop the
+// discovery, nor the round, for every other stream.
 func (r *Relay) join(ctx context.Context, key string) error {
 	err := r.rdb.XGroupCreate(ctx, key, r.o.Group, "0").Err()
 	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
+		if replyError(err) {
+			r.o.Logger.Warn("relay: outbox not followed", "stream", key, "err", err)
+			return nil
+		}
 		return fmt.Errorf("relay: create group on %s: %w", key, err)
 	}
 	r.streams[key] = &relayStream{key: key, fromPEL: true}
@@ -108,12 +115,17 @@ func (r *Relay) measure(ctx context.Context, all bool) error {
 		lens = append(lens, pipe.XLen(ctx, s.key))
 		firsts = append(firsts, pipe.XRangeN(ctx, s.key, "-", "+", 1))
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("relay measure: %w", err)
-	}
+	_, _ = pipe.Exec(ctx) // errors are read per command
 	var backlog int64
 	oldest := int64(0)
 	for i := range lens {
+		// A stream's own error (WRONGTYPE) is left to its reads; one of
+		// the connection fails the measure.
+		for _, err := range []error{lens[i].Err(), firsts[i].Err()} {
+			if err != nil && !errors.Is(err, redis.Nil) && !replyError(err) {
+				return fmt.Errorf("relay measure: %w", err)
+			}
+		}
 		backlog += lens[i].Val()
 		// No entry: none pending with any consumer either. A write to it
 		// comes with a notice, or a poll finds it (no notices).

@@ -105,7 +105,27 @@ func entryOf(stream string, m redis.XMessage) relayEntry {
 // failover lost them before they reached a replica): recreate the group from
 // the first entry (the sink skips what it has), or forget a stream that no
 // longer exists (discovery finds it again).
+//
+// ASK, TRYAGAIN (the slot is half-way through a reshard: its keys answer on
+// the other master until the slot is given to it) and WRONGTYPE (the key is
+// not a stream) are the stream's own: it alone waits, re-read later, while
+// the round goes on for the others.
 func (r *Relay) handleStreamErr(ctx context.Context, key string, err error) bool {
+	s := r.streams[key]
+	if s != nil {
+		s.fromPEL = true // a read whose answer was lost may have taken entries
+	}
+	for _, p := range []string{"ASK", "TRYAGAIN", "WRONGTYPE"} {
+		if redis.HasErrorPrefix(err, p) {
+			wait := r.o.MaxIdle
+			if s != nil {
+				s.idle = min(max(2*s.idle, r.o.PollInterval), r.o.MaxIdle)
+				s.nextRead, wait = time.Now().Add(s.idle), s.idle
+			}
+			r.o.Logger.Warn("relay: stream cannot be read here, read again later", "stream", key, "err", err, "in", wait)
+			return false
+		}
+	}
 	if !redis.HasErrorPrefix(err, "NOGROUP") {
 		return true
 	}
@@ -115,10 +135,14 @@ func (r *Relay) handleStreamErr(ctx context.Context, key string, err error) bool
 		return false
 	}
 	r.o.Logger.Warn("relay: consumer group was missing, recreated", "stream", key)
-	if s := r.streams[key]; s != nil {
-		s.fromPEL = true
-	}
 	return false
+}
+
+// replyError tells an error Redis answered to one command (WRONGTYPE, ASK,
+// NOGROUP...) from a failure to reach it.
+func replyError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
 }
 
 // dueStreams lists the streams whose turn has come, and tells whether it

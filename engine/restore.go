@@ -37,6 +37,14 @@ var ErrRedisAhead = errors.New("redis is ahead of the snapshot")
 // see what differs first.
 var ErrStateDiffers = errors.New("redis has the snapshot's seq and digest but other figures")
 
+// ErrInFlight is returned by Restore when events of the holder past the
+// snapshot's seq are on their way to the ledger: still in the holder's
+// outbox, or arrived in the ledger after the snapshot was read. Written over,
+// Redis would forget instructions the ledger then applies (the ledger ahead,
+// and the money they took out free to be spent again), so not even force
+// writes: let the relay deliver them, and read the ledger again.
+var ErrInFlight = errors.New("events past the snapshot are on their way to the ledger")
+
 // Restore writes a holder's whole state from s, replacing what Redis has of
 // it, and its entries in the expiry index, in one MULTI on the holder's
 // slot. In the same MULTI it writes the idempotency record of each of
@@ -47,11 +55,23 @@ var ErrStateDiffers = errors.New("redis has the snapshot's seq and digest but ot
 // whole of s (seq, digest and every figure). Unless force, it refuses with
 // ErrRedisAhead when Redis's seq is higher than s.Seq, or equal with another
 // digest, and with ErrStateDiffers when Redis has s.Seq and s.Digest but
-// other figures. It reports whether it wrote.
+// other figures. Whatever force, it refuses with ErrInFlight when the holder's
+// outbox holds one of its events past s.Seq. It reports whether it wrote.
 //
-// Errors: ErrRedisAhead, ErrStateDiffers, UNAVAILABLE, INTERNAL (a stored
-// value that is not a number).
+// Errors: ErrRedisAhead, ErrStateDiffers, ErrInFlight, UNAVAILABLE, INTERNAL
+// (a stored value that is not a number).
 func (e *Engine) Restore(ctx context.Context, s *stored.Snapshot, force bool) (bool, error) {
+	return e.RestoreUnlessArrived(ctx, s, force, nil)
+}
+
+// RestoreUnlessArrived is Restore for a snapshot read from the ledger while
+// the relay may run: before it writes over a holder Redis has ahead of s, it
+// calls arrived, which tells whether the ledger has, by now, applied an event
+// of the holder past s.Seq (the relay delivered it after s was read), and
+// then refuses with ErrInFlight. It asks after reading the outbox under the
+// same WATCH: an event leaves the outbox only once the ledger has it, and its
+// leaving after the read makes the write fail.
+func (e *Engine) RestoreUnlessArrived(ctx context.Context, s *stored.Snapshot, force bool, arrived func(context.Context) (bool, error)) (bool, error) {
 	key := cluster.Holder(s.Holder)
 	slot := cluster.HolderSlot(s.Holder)
 	exp := cluster.Expiry(slot)
@@ -82,6 +102,9 @@ func (e *Engine) Restore(ctx context.Context, s *stored.Snapshot, force bool) (b
 			}
 		case !force && seq >= s.Seq:
 			return fmt.Errorf("%w: holder %s has seq %d in Redis, %d in the snapshot", ErrRedisAhead, s.Holder, seq, s.Seq)
+		}
+		if err := e.checkInFlight(ctx, tx, s, cur != nil && cur.Seq > s.Seq, arrived); err != nil {
+			return err
 		}
 		var holds []string // their expiry index entries go too
 		if cur != nil {
@@ -115,13 +138,57 @@ func (e *Engine) Restore(ctx context.Context, s *stored.Snapshot, force bool) (b
 		return err
 	}, key)
 	var ee *Error
-	if errors.Is(err, ErrRedisAhead) || errors.Is(err, ErrStateDiffers) || errors.As(err, &ee) {
+	if errors.Is(err, ErrRedisAhead) || errors.Is(err, ErrStateDiffers) || errors.Is(err, ErrInFlight) || errors.As(err, &ee) {
 		return false, err
 	}
 	if err != nil {
 		return false, redisFailure("", err)
 	}
 	return wrote, nil
+}
+
+// checkInFlight refuses, with ErrInFlight, to write s over a holder one of
+// whose events past s.Seq is in its slot's outbox (watched from here on, so
+// that the relay taking it away fails the write) or, when ahead and arrived
+// is given, already applied by the ledger.
+func (e *Engine) checkInFlight(ctx context.Context, tx *redis.Tx, s *stored.Snapshot, ahead bool, arrived func(context.Context) (bool, error)) error {
+	outbox := cluster.Outbox(cluster.HolderSlot(s.Holder))
+	if err := tx.Watch(ctx, outbox).Err(); err != nil {
+		return err
+	}
+	var past []int64
+	for start := "-"; start != ""; {
+		msgs, err := tx.XRangeN(ctx, outbox, start, "+", outboxPage).Result()
+		if err != nil {
+			return err
+		}
+		start = ""
+		if len(msgs) == outboxPage {
+			start = "(" + msgs[len(msgs)-1].ID
+		}
+		for _, m := range msgs {
+			h, _ := m.Values["holder"].(string)
+			v, _ := m.Values["seq"].(string)
+			if seq, err := strconv.ParseInt(v, 10, 64); err == nil && h == s.Holder && seq > s.Seq {
+				past = append(past, seq)
+			}
+		}
+	}
+	if len(past) > 0 {
+		return fmt.Errorf("%w: holder %s: %d of its events past seq %d, the ledger's (the first at seq %d), are still in the outbox: "+
+			"let the relay deliver them, then rebuild again", ErrInFlight, s.Holder, len(past), s.Seq, slices.Min(past))
+	}
+	if !ahead || arrived == nil {
+		return nil
+	}
+	moved, err := arrived(ctx)
+	if err != nil {
+		return err
+	}
+	if moved {
+		return fmt.Errorf("%w: holder %s: the ledger applied events past seq %d since it was read: rebuild again", ErrInFlight, s.Holder, s.Seq)
+	}
+	return nil
 }
 
 // AppliedRecord is the idempotency record of an applied instruction whose

@@ -28,7 +28,10 @@ const recentSlack = time.Minute
 // a holder or is behind. Unless force, it refuses a holder where Redis is
 // ahead, whose figures differ from the ledger's at the same seq and digest,
 // or whose history forked from the ledger's (diverged): each refusal is
-// listed with its reason. A holder the ledger does not have is listed
+// listed with its reason. Even with force it refuses a holder whose events
+// past the ledger's seq are still on their way (engine.ErrInFlight): the
+// ledger would apply them after the write, and Redis would have forgotten
+// them. A holder the ledger does not have is listed
 // Missing.
 //
 // Errors: Redis's (engine.ErrUnavailable) and PostgreSQL's; holders
@@ -62,9 +65,19 @@ func Rebuild(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, holder
 					"instructions Redis acknowledged since", h, refused[h]))
 				continue
 			}
-			wrote, err := eng.Restore(ctx, s, force)
+			if beforeRestore != nil {
+				beforeRestore()
+			}
+			var ledErr error
+			wrote, err := eng.RestoreUnlessArrived(ctx, s, force, func(ctx context.Context) (bool, error) {
+				a, err := led.Arrivals(ctx, []string{h})
+				ledErr = err
+				return a[h].Head > s.Seq, err
+			})
 			switch {
-			case errors.Is(err, engine.ErrRedisAhead), errors.Is(err, engine.ErrStateDiffers):
+			case ledErr != nil:
+				return res, ledErr
+			case errors.Is(err, engine.ErrRedisAhead), errors.Is(err, engine.ErrStateDiffers), errors.Is(err, engine.ErrInFlight):
 				res.Refused = append(res.Refused, err.Error())
 			case err != nil:
 				return res, fmt.Errorf("%s: %w", h, err)
@@ -105,3 +118,7 @@ func divergedHolders(ctx context.Context, eng *engine.Engine, holders []string, 
 	}
 	return out, nil
 }
+
+// beforeRestore, when set, runs after Rebuild read the ledger and before it
+// writes a holder: a test delivers events there.
+var beforeRestore func()

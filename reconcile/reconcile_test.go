@@ -68,11 +68,17 @@ func TestReconcile_TransferInFlightThenUnbalanced(t *testing.T) {
 	})
 
 	// What a failover without a replica does to the seller: Redis is back
-	// to what the ledger has, its commit lost, while the record says the
-	// transfer is complete. Nothing is on its way any more.
+	// to what the ledger has, its commit lost with its event, while the
+	// record says the transfer is complete. Nothing is on its way any more.
 	snaps, err := r.led.Snapshots(ctx, []string{seller}, 0)
 	require.NoError(t, err)
 	es := *snaps[seller]
+	outbox := cluster.Outbox(cluster.HolderSlot(seller))
+	for _, m := range r.rdb.XRange(ctx, outbox, "-", "+").Val() {
+		if seq, _ := strconv.ParseInt(m.Values["seq"].(string), 10, 64); m.Values["holder"] == seller && seq > es.Seq {
+			require.NoError(t, r.rdb.XDel(ctx, outbox, m.ID).Err())
+		}
+	}
 	_, err = r.eng.Restore(ctx, &es, true)
 	require.NoError(t, err)
 

@@ -35,7 +35,13 @@ type ledgerRig struct {
 
 func newLedgerRig(t *testing.T) *ledgerRig {
 	t.Helper()
-	r := &ledgerRig{c: clustertest.StartForTest(t, clustertest.Options{Masters: 3})}
+	return newLedgerRigOf(t, 3)
+}
+
+// newLedgerRigOf is newLedgerRig with a cluster of masters masters.
+func newLedgerRigOf(t *testing.T, masters int) *ledgerRig {
+	t.Helper()
+	r := &ledgerRig{c: clustertest.StartForTest(t, clustertest.Options{Masters: masters})}
 	dsn := pgtest.StartForTest(t).NewDatabase(t)
 	r.rdb = r.c.Client(nil)
 	t.Cleanup(func() { _ = r.rdb.Close() })

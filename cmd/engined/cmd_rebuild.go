@@ -32,9 +32,12 @@ refuses a holder whose events the ledger refused, when Redis and the ledger
 differ on it: their histories forked (a failover lost events the ledger had,
 then Redis applied others at their seq), and writing would discard
 instructions Redis acknowledged. --force writes anyway.
+Even with --force it refuses a holder whose events past the ledger's seq are
+still on their way (in the outbox, or applied by the ledger after rebuild
+read it): let the relay deliver them, then rebuild again.
 
 Exit status: 0 when every holder asked for is in sync or rebuilt, 1 when one
-was refused, 2 when it could not run.
+was refused or is not in the ledger, 2 when it could not run.
 
 Flags:
 

@@ -29,6 +29,7 @@ relay claims them once they have been pending for --claim-idle (default 30s).
 
   --claim-idle DURATION
         how long an entry stays with a dead relay before this one claims it
+        (at least 1ms: Redis counts idle time in milliseconds)
 
 `)
 	printConfigUsage(w)
@@ -54,8 +55,9 @@ func runRelay(args []string, c cli) int {
 	if cfg == nil {
 		return status
 	}
-	if *claimIdle <= 0 {
-		return f.fail("--claim-idle %v: want a positive duration", *claimIdle)
+	if *claimIdle < time.Millisecond {
+		// Redis counts idle time in whole milliseconds.
+		return f.fail("--claim-idle %v: want at least 1ms", *claimIdle)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

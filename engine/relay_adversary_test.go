@@ -1,0 +1,283 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
+	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// TestRelayAdversary_SlotStuckMidReshard moves every key of a holder's slot
+// to the other master by MIGRATE and leaves the slot there, MIGRATING on its
+// owner and IMPORTING on the other, as a reshard that stopped half-way does:
+// the owner answers ASK for its outbox. That one stream waits; it is no
+// failure of the relay's rounds, which go on delivering the other holders'
+// events without backing off. Once the slot is given to the other master,
+// the waiting events are delivered there, each holder's every seq, none
+// lost.
+func TestRelayAdversary_SlotStuckMidReshard(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	c, e := ownEngine(t)
+	a, b := c.Nodes[0], c.Nodes[1]
+	moving := holderOn(ctx, t, c, a.Addr, nil)
+	slot := cluster.HolderSlot(moving)
+	other := holderOn(ctx, t, c, a.Addr, map[int]bool{slot: true})
+	for _, h := range []string{moving, other} {
+		_, err := e.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "10.00"))
+		require.NoError(t, err)
+	}
+	// The moving holder's next event waits in its outbox: the relay starts
+	// only once the slot's keys are on b.
+	_, err := e.Apply(ctx, instructions.New("pay", moving).Debit("CNY", "1.00"))
+	require.NoError(t, err)
+	require.Positive(t, moveSlotKeys(ctx, t, slot, a, b))
+
+	sink := &memSink{events: map[string]int{}}
+	rdb := c.Client(nil)
+	t.Cleanup(func() { _ = rdb.Close() })
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: 10 * time.Millisecond, DiscoverInterval: 100 * time.Millisecond})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = relay.Run(rctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	delivered := func(h string, seq int) bool {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		return sink.events[fmt.Sprintf("%s/%d", h, seq)] > 0
+	}
+	require.Eventually(t, func() bool { return delivered(other, 1) }, 30*time.Second, 10*time.Millisecond)
+	errs := relay.Stats().Errors
+	for i := range 20 {
+		_, err := e.Apply(ctx, instructions.New(fmt.Sprintf("c-%d", i), other).Credit("CNY", "1.00"))
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return delivered(other, i+2) }, 30*time.Second, 10*time.Millisecond)
+	}
+	assert.Equal(t, errs, relay.Stats().Errors, "the stream asked for elsewhere failed no round")
+	assert.False(t, delivered(moving, 1), "the moving slot's events wait")
+
+	assignSlot(ctx, t, slot, a, b)
+	_, err = e.Apply(ctx, instructions.New("pay-2", moving).Debit("CNY", "1.00"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return delivered(moving, 1) && delivered(moving, 2) && delivered(moving, 3) },
+		30*time.Second, 10*time.Millisecond, "delivered from the slot's new master")
+	for _, h := range []string{moving, other} {
+		n, err := rdb.XLen(ctx, cluster.Outbox(cluster.HolderSlot(h))).Result()
+		require.NoError(t, err)
+		assert.Zero(t, n, "%s: its outbox emptied", h)
+	}
+}
+
+// TestRelayAdversary_OutboxOfAnotherType replaces a slot's outbox, which the
+// relay follows, by a string, and writes a string under the name of another
+// slot's outbox: its reads, its measure and its group's creation answer
+// WRONGTYPE. Those keys alone wait: the other holders' events go on being
+// delivered, and once the key is a stream again its events are delivered
+// too.
+func TestRelayAdversary_OutboxOfAnotherType(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	c, e := ownEngine(t)
+	a := c.Nodes[0]
+	x := holderOn(ctx, t, c, a.Addr, nil)
+	y := holderOn(ctx, t, c, a.Addr, map[int]bool{cluster.HolderSlot(x): true})
+	sink := &memSink{events: map[string]int{}}
+	rdb := c.Client(nil)
+	t.Cleanup(func() { _ = rdb.Close() })
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: 10 * time.Millisecond, DiscoverInterval: 100 * time.Millisecond})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = relay.Run(rctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	delivered := func(h string, seq int) bool {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		return sink.events[fmt.Sprintf("%s/%d", h, seq)] > 0
+	}
+	for _, h := range []string{x, y} {
+		_, err := e.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "10.00"))
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return delivered(h, 1) }, 30*time.Second, 10*time.Millisecond)
+	}
+
+	outbox := cluster.Outbox(cluster.HolderSlot(x))
+	require.NoError(t, rdb.Del(ctx, outbox).Err())
+	require.NoError(t, rdb.Set(ctx, outbox, "not a stream", 0).Err())
+	// And a string under the name of an outbox the relay does not follow.
+	unfollowed := (cluster.HolderSlot(y) + 1) % cluster.Slots
+	require.NoError(t, rdb.Set(ctx, cluster.Outbox(unfollowed), "not a stream either", 0).Err())
+	for i := range 10 {
+		_, err := e.Apply(ctx, instructions.New(fmt.Sprintf("c-%d", i), y).Credit("CNY", "1.00"))
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return delivered(y, i+2) }, 30*time.Second, 10*time.Millisecond,
+			"the other holders' events flow")
+	}
+
+	require.NoError(t, rdb.Del(ctx, outbox).Err())
+	_, err := e.Apply(ctx, instructions.New("after", x).Credit("CNY", "1.00"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return delivered(x, 2) }, 30*time.Second, 10*time.Millisecond,
+		"the outbox, a stream again, is read")
+}
+
+// TestRelayAdversary_OneMastersReplicaFrozen freezes the one replica of a
+// master (SIGSTOP: still connected, confirming nothing) while another
+// master, without replicas, takes instructions too. The frozen master's
+// events wait, as they must (the relay delivers only what a replica has);
+// the other master's keep being delivered, and once the replica runs again
+// the waiting ones follow.
+func TestRelayAdversary_OneMastersReplicaFrozen(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	// A cluster of its own whatever ATOMLEDGER_TEST_REDIS says: its replica is stopped.
+	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	c, err := clustertest.Start(sctx, clustertest.Options{Masters: 1, Replicas: 1})
+	cancel()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Stop() })
+	a, replica := c.Nodes[0], c.Nodes[1]
+	b, err := c.AddMaster(ctx)
+	require.NoError(t, err)
+	y := newID("y")
+	moveSlotKeys(ctx, t, cluster.HolderSlot(y), a, b)
+	assignSlot(ctx, t, cluster.HolderSlot(y), a, b)
+	x := holderOn(ctx, t, c, a.Addr, nil)
+	rdb := c.Client(nil)
+	t.Cleanup(func() { _ = rdb.Close() })
+	e := engine.New(rdb, nil)
+
+	sink := &memSink{events: map[string]int{}}
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: 10 * time.Millisecond, MaxIdle: 10 * time.Millisecond,
+		DiscoverInterval: 100 * time.Millisecond, ReplicaTimeout: 300 * time.Millisecond})
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = relay.Run(rctx); close(done) }()
+	t.Cleanup(func() { stop(); <-done })
+	delivered := func(h string, seq int) bool {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		return sink.events[fmt.Sprintf("%s/%d", h, seq)] > 0
+	}
+	apply := func(in instructions.Instruction) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			_, err := e.Apply(ctx, in)
+			return err == nil
+		}, 30*time.Second, 50*time.Millisecond, "apply %s", in.ID)
+	}
+	for _, h := range []string{x, y} {
+		apply(instructions.New("open", h).Open().Credit("CNY", "10.00"))
+		require.Eventually(t, func() bool { return delivered(h, 1) }, 30*time.Second, 10*time.Millisecond)
+	}
+
+	pid := processID(t, replica.Addr)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	frozen := true
+	t.Cleanup(func() {
+		if frozen {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	})
+	apply(instructions.New("pay", x).Debit("CNY", "1.00"))
+	for i := range 5 {
+		apply(instructions.New(fmt.Sprintf("c-%d", i), y).Credit("CNY", "1.00"))
+		require.Eventually(t, func() bool { return delivered(y, i+2) }, 30*time.Second, 10*time.Millisecond,
+			"the other master's events flow")
+	}
+	assert.False(t, delivered(x, 2), "what no replica confirmed waits")
+
+	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
+	frozen = false
+	require.Eventually(t, func() bool { return delivered(x, 2) }, 30*time.Second, 10*time.Millisecond,
+		"delivered once the replica has it")
+}
+
+// TestRelayAdversary_AcknowledgedButNotDeleted lets the relay's user
+// acknowledge (XACK) but not delete (XDEL) once the sink has a batch: what a
+// crash, or a failover that passed on only the first of the two commands,
+// leaves. An entry acknowledged and not deleted is in no one's pending list
+// and behind the group's last id: no relay would ever read it again, and it
+// stayed in its stream for good, counted in the backlog and its age in the
+// lag. XACK now waits until every XDEL succeeded, so the entries stay
+// pending and, once Redis takes both again, are delivered again and deleted;
+// and a crash or a failover cutting the two short leaves at worst an entry
+// deleted and still pending, which is read again without fields and
+// acknowledged.
+func TestRelayAdversary_AcknowledgedButNotDeleted(t *testing.T) {
+	needRedis(t)
+	c, e := ownEngine(t)
+	ctx := context.Background()
+	user, password := newID("relay"), newID("pw")
+	acl := func(rules ...any) {
+		for _, n := range c.Nodes {
+			a := redis.NewClient(&redis.Options{Addr: n.Addr})
+			err := a.Do(ctx, append([]any{"acl", "setuser", user}, rules...)...).Err()
+			_ = a.Close()
+			require.NoError(t, err)
+		}
+	}
+	acl("on", ">"+password, "~*", "&*", "+@all")
+	t.Cleanup(func() {
+		for _, n := range c.Nodes {
+			a := redis.NewClient(&redis.Options{Addr: n.Addr})
+			_ = a.Do(context.Background(), "acl", "deluser", user).Err()
+			_ = a.Close()
+		}
+	})
+	rdb := c.Client(&redis.ClusterOptions{Username: user, Password: password})
+	defer rdb.Close()
+
+	var ins []instructions.Instruction
+	keys := map[string]bool{}
+	for range 5 {
+		h := newID("nd")
+		keys[cluster.Outbox(cluster.HolderSlot(h))] = true
+		ins = append(ins, instructions.New("o", h).Open().Credit("CNY", "1.00"), instructions.New("d", h).Debit("CNY", "0.50"))
+	}
+	for _, o := range e.ApplyBatch(ctx, ins) {
+		require.NoError(t, o.Err)
+	}
+	backlog := func() (length, pending int64) {
+		for k := range keys {
+			l, p := streamState(t, rdb, k)
+			length, pending = length+l, pending+p
+		}
+		return length, pending
+	}
+
+	var once sync.Once
+	sink := &denySink{memSink: memSink{events: map[string]int{}}}
+	sink.deny = func() { once.Do(func() { acl("-xdel") }) }
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "r", PollInterval: time.Nanosecond,
+		MaxIdle: time.Nanosecond, ClaimIdle: time.Hour})
+	require.NoError(t, relay.Discover(ctx))
+	var roundErr error
+	deadline := time.Now().Add(20 * time.Second)
+	for sink.count() < len(ins) && roundErr == nil {
+		require.True(t, time.Now().Before(deadline), "the relay read nothing")
+		_, roundErr = relay.Round(ctx)
+	}
+	require.Error(t, roundErr, "the round whose deletion Redis refused fails")
+	length, pending := backlog()
+	assert.Equal(t, int64(len(ins)), length, "the events stay in their streams")
+	assert.Equal(t, int64(len(ins)), pending, "and pending with the relay, not acknowledged alone")
+
+	sink.mu.Lock()
+	sink.deny = nil
+	sink.mu.Unlock()
+	acl("+xdel")
+	roundsUntil(t, relay, func() bool { l, p := backlog(); return l == 0 && p == 0 })
+	assert.Equal(t, int64(len(ins)), relay.Stats().Relayed)
+}
