@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -48,16 +47,9 @@ func TestRelayAdversary_SlotStuckMidReshard(t *testing.T) {
 	rdb := c.Client(nil)
 	t.Cleanup(func() { _ = rdb.Close() })
 	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: 10 * time.Millisecond, DiscoverInterval: 100 * time.Millisecond})
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = relay.Run(rctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runUntilCleanup(t, relay)
 
-	delivered := func(h string, seq int) bool {
-		sink.mu.Lock()
-		defer sink.mu.Unlock()
-		return sink.events[fmt.Sprintf("%s/%d", h, seq)] > 0
-	}
+	delivered := sink.has
 	require.Eventually(t, func() bool { return delivered(other, 1) }, 30*time.Second, 10*time.Millisecond)
 	errs := relay.Stats().Errors
 	for i := range 20 {
@@ -97,15 +89,8 @@ func TestRelayAdversary_OutboxOfAnotherType(t *testing.T) {
 	rdb := c.Client(nil)
 	t.Cleanup(func() { _ = rdb.Close() })
 	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: 10 * time.Millisecond, DiscoverInterval: 100 * time.Millisecond})
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = relay.Run(rctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	delivered := func(h string, seq int) bool {
-		sink.mu.Lock()
-		defer sink.mu.Unlock()
-		return sink.events[fmt.Sprintf("%s/%d", h, seq)] > 0
-	}
+	runUntilCleanup(t, relay)
+	delivered := sink.has
 	for _, h := range []string{x, y} {
 		_, err := e.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "10.00"))
 		require.NoError(t, err)
@@ -161,15 +146,8 @@ func TestRelayAdversary_OneMastersReplicaFrozen(t *testing.T) {
 	sink := &memSink{events: map[string]int{}}
 	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: 10 * time.Millisecond, MaxIdle: 10 * time.Millisecond,
 		DiscoverInterval: 100 * time.Millisecond, ReplicaTimeout: 300 * time.Millisecond})
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = relay.Run(rctx); close(done) }()
-	t.Cleanup(func() { stop(); <-done })
-	delivered := func(h string, seq int) bool {
-		sink.mu.Lock()
-		defer sink.mu.Unlock()
-		return sink.events[fmt.Sprintf("%s/%d", h, seq)] > 0
-	}
+	runUntilCleanup(t, relay)
+	delivered := sink.has
 	apply := func(in instructions.Instruction) {
 		t.Helper()
 		require.Eventually(t, func() bool {
@@ -219,25 +197,7 @@ func TestRelayAdversary_AcknowledgedButNotDeleted(t *testing.T) {
 	needRedis(t)
 	c, e := ownEngine(t)
 	ctx := context.Background()
-	user, password := newID("relay"), newID("pw")
-	acl := func(rules ...any) {
-		for _, n := range c.Nodes {
-			a := redis.NewClient(&redis.Options{Addr: n.Addr})
-			err := a.Do(ctx, append([]any{"acl", "setuser", user}, rules...)...).Err()
-			_ = a.Close()
-			require.NoError(t, err)
-		}
-	}
-	acl("on", ">"+password, "~*", "&*", "+@all")
-	t.Cleanup(func() {
-		for _, n := range c.Nodes {
-			a := redis.NewClient(&redis.Options{Addr: n.Addr})
-			_ = a.Do(context.Background(), "acl", "deluser", user).Err()
-			_ = a.Close()
-		}
-	})
-	rdb := c.Client(&redis.ClusterOptions{Username: user, Password: password})
-	defer rdb.Close()
+	rdb, acl := aclUser(t, c)
 
 	var ins []instructions.Instruction
 	keys := map[string]bool{}
@@ -280,4 +240,12 @@ func TestRelayAdversary_AcknowledgedButNotDeleted(t *testing.T) {
 	acl("+xdel")
 	roundsUntil(t, relay, func() bool { l, p := backlog(); return l == 0 && p == 0 })
 	assert.Equal(t, int64(len(ins)), relay.Stats().Relayed)
+}
+
+// runUntilCleanup runs relay until the test ends.
+func runUntilCleanup(t *testing.T, relay *engine.Relay) {
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = relay.Run(ctx); close(done) }()
+	t.Cleanup(func() { stop(); <-done })
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/stored"
@@ -128,25 +129,7 @@ func TestRelay_AcknowledgeFailsAfterACommittedWrite(t *testing.T) {
 	needRedis(t)
 	c, e := ownEngine(t)
 	ctx := context.Background()
-	user, password := newID("relay"), newID("pw")
-	acl := func(rules ...any) {
-		for _, n := range c.Nodes {
-			a := redis.NewClient(&redis.Options{Addr: n.Addr})
-			err := a.Do(ctx, append([]any{"acl", "setuser", user}, rules...)...).Err()
-			_ = a.Close()
-			require.NoError(t, err)
-		}
-	}
-	acl("on", ">"+password, "~*", "&*", "+@all")
-	t.Cleanup(func() {
-		for _, n := range c.Nodes {
-			a := redis.NewClient(&redis.Options{Addr: n.Addr})
-			_ = a.Do(context.Background(), "acl", "deluser", user).Err()
-			_ = a.Close()
-		}
-	})
-	rdb := c.Client(&redis.ClusterOptions{Username: user, Password: password})
-	defer rdb.Close()
+	rdb, acl := aclUser(t, c)
 
 	var holders []string
 	var ins []instructions.Instruction
@@ -266,4 +249,29 @@ func TestRelay_CatchesUpAfterItsNoticesWereLost(t *testing.T) {
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	assert.Equal(t, map[string]int{old + "/1": 1, old + "/2": 1, fresh + "/1": 1}, sink.events, "each event once")
+}
+
+// aclUser is a client of c as a user of its own, allowed everything at first
+// and deleted when the test ends; acl changes the user's rules on every node.
+func aclUser(t *testing.T, c *clustertest.Cluster) (*redis.ClusterClient, func(rules ...any)) {
+	user, password := newID("relay"), newID("pw")
+	acl := func(rules ...any) {
+		for _, n := range c.Nodes {
+			a := redis.NewClient(&redis.Options{Addr: n.Addr})
+			err := a.Do(context.Background(), append([]any{"acl", "setuser", user}, rules...)...).Err()
+			_ = a.Close()
+			require.NoError(t, err)
+		}
+	}
+	acl("on", ">"+password, "~*", "&*", "+@all")
+	t.Cleanup(func() {
+		for _, n := range c.Nodes {
+			a := redis.NewClient(&redis.Options{Addr: n.Addr})
+			_ = a.Do(context.Background(), "acl", "deluser", user).Err()
+			_ = a.Close()
+		}
+	})
+	rdb := c.Client(&redis.ClusterOptions{Username: user, Password: password})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb, acl
 }

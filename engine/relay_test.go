@@ -49,6 +49,13 @@ func (s *memSink) Write(_ context.Context, batch []stored.Entry) error {
 	return nil
 }
 
+// has tells whether holder's event seq was delivered.
+func (s *memSink) has(holder string, seq int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.events[holder+"/"+strconv.Itoa(seq)] > 0
+}
+
 func (s *memSink) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
