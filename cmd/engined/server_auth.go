@@ -51,7 +51,13 @@ func (a *authenticator) require(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		tok, ok := bearerToken(r.Header.Get("Authorization"))
+		// Two Authorization headers are refused: a proxy in front may
+		// check one and this daemon the other.
+		var tok string
+		ok := false
+		if h := r.Header.Values("Authorization"); len(h) == 1 {
+			tok, ok = bearerToken(h[0])
+		}
 		switch {
 		case !ok:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="atomledger"`)
@@ -67,13 +73,16 @@ func (a *authenticator) require(next http.Handler) http.Handler {
 }
 
 // bearerToken extracts the token of an "Authorization: Bearer <token>"
-// header; the scheme is case-insensitive (RFC 9110).
+// header; the scheme is case-insensitive (RFC 9110). Only the spaces and
+// tabs HTTP allows around the token are taken off, not every Unicode space
+// (strings.TrimSpace would take U+0085 and U+00A0 too), so that only a
+// configured token byte for byte passes.
 func bearerToken(header string) (string, bool) {
 	scheme, tok, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", false
 	}
-	tok = strings.TrimSpace(tok)
+	tok = strings.Trim(tok, " \t")
 	return tok, tok != ""
 }
 

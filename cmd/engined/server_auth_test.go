@@ -11,14 +11,15 @@ import (
 
 func TestBearerToken(t *testing.T) {
 	for header, want := range map[string]string{
-		"Bearer abc":   "abc",
-		"bearer abc":   "abc",
-		"BEARER  abc ": "abc",
-		"Bearer":       "",
-		"Bearer ":      "",
-		"Basic abc":    "",
-		"abc":          "",
-		"":             "",
+		"Bearer abc":       "abc",
+		"bearer abc":       "abc",
+		"BEARER  abc ":     "abc",
+		"Bearer":           "",
+		"Bearer ":          "",
+		"Basic abc":        "",
+		"Bearer abc\u00a0": "abc\u00a0", // only HTTP's own spaces and tabs are taken off
+		"abc":              "",
+		"":                 "",
 	} {
 		tok, ok := bearerToken(header)
 		assert.Equal(t, want, tok, "%q", header)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/atomledger/atomledger/instructions"
@@ -28,7 +29,7 @@ const (
 // answers 200 with the result, a replayed one included.
 //
 // Errors: 400 INVALID_INSTRUCTION (malformed JSON, an unknown field, over
-// 64 KiB), INVALID_AMOUNT, INVALID_ID, UNKNOWN_ASSET, TOO_MANY_OPS;
+// 64 KiB, a Content-Encoding, a body cut short), INVALID_AMOUNT, INVALID_ID, UNKNOWN_ASSET, TOO_MANY_OPS;
 // 401 UNAUTHENTICATED; 409 IDEMPOTENCY_CONFLICT; 413 PAYLOAD_TOO_LARGE;
 // 422 HOLDER_NOT_FOUND, HOLDER_EXISTS, HOLDER_SUSPENDED, INSUFFICIENT_FUNDS,
 // INSUFFICIENT_POINTS, HOLD_NOT_FOUND, HOLD_EXISTS, HOLD_EXPIRED, EXCEEDS_HOLD,
@@ -167,6 +168,14 @@ func (s *server) holder(w http.ResponseWriter, r *http.Request) {
 // readBody reads the request body, answering 413 PAYLOAD_TOO_LARGE past
 // maxBody. ok is false when an answer was written.
 func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	// The daemon decodes no content coding: a compressed body read as JSON
+	// would be refused for a wrong reason, and a plain one labelled gzip
+	// applied against what its sender said.
+	if ce := r.Header.Values("Content-Encoding"); len(ce) > 0 && (len(ce) > 1 || !strings.EqualFold(strings.TrimSpace(ce[0]), "identity")) {
+		writeError(w, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
+			"Content-Encoding %q: send the body uncompressed, without a Content-Encoding", strings.Join(ce, ", ")), false)
+		return nil, false
+	}
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	var tooLarge *http.MaxBytesError
 	switch {
@@ -174,8 +183,15 @@ func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
 		writeError(w, instructions.Errorf(instructions.CodePayloadTooLarge, instructions.NoOp,
 			"request body over %d bytes", maxBody), false)
 		return nil, false
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		writeError(w, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
+			"the body ended before its Content-Length: send the whole body"), false)
+		return nil, false
 	case err != nil:
-		writeError(w, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp, "read the body: %v", err), false)
+		// A broken or too slow connection; net/http's text would name
+		// sockets and addresses, which say nothing to the client.
+		writeError(w, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
+			"the body could not be read whole (the connection broke or was too slow)"), false)
 		return nil, false
 	}
 	return data, true

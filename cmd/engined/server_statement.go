@@ -60,7 +60,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, true)
 		return
 	}
-	after, limit, err := pageParams(r.URL.Query())
+	after, limit, err := pageParams(r.URL.RawQuery)
 	if err != nil {
 		writeError(w, err, true)
 		return
@@ -87,11 +87,16 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // pageParams reads after_seq (default 0) and limit (default 100, at most
-// 1000). Any other parameter, or one given twice, is refused: a misspelt
-// one would otherwise be ignored without a word.
-func pageParams(q url.Values) (after int64, limit int, err error) {
+// 1000) from a raw query. Any other parameter, one given twice, or a query
+// that does not parse is refused: a misspelt one would otherwise be ignored
+// without a word (url.URL.Query drops a pair with a bad escape or a ";").
+func pageParams(raw string) (after int64, limit int, err error) {
 	bad := func(format string, args ...any) (int64, int, error) {
 		return 0, 0, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp, format, args...)
+	}
+	q, perr := url.ParseQuery(raw)
+	if perr != nil {
+		return bad("the query does not parse: want after_seq=N&limit=M, each escaped, separated by &")
 	}
 	for k, vs := range q {
 		if k != "after_seq" && k != "limit" {
