@@ -33,7 +33,9 @@ given. Logs are JSON lines on stderr: one per request, at debug level for
 a success, warn for a client error, error for a server error, with the
 error code. Serve also runs the hold-expiry sweeper and the transfer
 recovery worker (with --pg, the outbox relay too). SIGTERM or SIGINT stops
-accepting connections, lets the requests in flight finish, and exits 0.
+accepting connections, lets the requests in flight finish (waiting 15s at
+most: a client still sending its body or reading its answer then is cut
+off), and exits 0.
 Exit status 1: the daemon could not listen or serve; 2: a bad flag or
 environment value.
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -268,4 +269,42 @@ func TestHTTPAdversary_SlowHeadersAreCut(t *testing.T) {
 			require.FailNow(t, "a client trickling its headers still holds its connection after 2 minutes")
 		}
 	}
+}
+
+// TestHTTPAdversary_SIGTERMWithASlowUpload: a client that trickles its body
+// when SIGTERM comes holds the shutdown no longer than the server's timeouts
+// allow, and the daemon still exits 0: nothing of that request ran yet.
+func TestHTTPAdversary_SIGTERMWithASlowUpload(t *testing.T) {
+	needRedis(t)
+	t.Parallel()
+	d := startServe(t, nil)
+	c, err := net.DialTimeout("tcp", strings.TrimPrefix(d.url, "http://"), 10*time.Second)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, "POST /v1/instructions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+d.token+"\r\nContent-Length: 100000\r\n\r\n{")
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if _, err := io.WriteString(c, " "); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	// The daemon serves. Whether or not it has read the slow request's
+	// headers yet, the shutdown waits for that connection (a connection
+	// younger than 5s counts as busy), which keeps sending.
+	wantErrorAnswer(t, d.doWith(t, http.MethodPost, "/v1/instructions", "", nil), 401, "UNAUTHENTICATED")
+	d.signal(t, syscall.SIGTERM)
+	assert.Equal(t, exitOK, d.wait(t, 2*time.Minute), "exit status after SIGTERM")
+	assert.Contains(t, d.stderr.String(), "cut off the clients still sending or reading")
+	assert.Contains(t, d.stderr.String(), `"msg":"stopped"`)
 }
