@@ -308,3 +308,17 @@ func TestHTTPAdversary_SIGTERMWithASlowUpload(t *testing.T) {
 	assert.Contains(t, d.stderr.String(), "cut off the clients still sending or reading")
 	assert.Contains(t, d.stderr.String(), `"msg":"stopped"`)
 }
+
+// TestHTTPAdversary_LedgerDownIsStillReady: readiness is Redis's (DESIGN.md,
+// the daemon's table), so a daemon whose PostgreSQL is down stays ready and
+// applies instructions while its statements answer 503; and SIGTERM, with
+// the ledger still being dialled, exits 0.
+func TestHTTPAdversary_LedgerDownIsStillReady(t *testing.T) {
+	needRedis(t)
+	t.Parallel()
+	d := startServe(t, nil, "--pg", "postgres://ledger@"+deadAddr(t)+"/ledger?connect_timeout=1")
+	assert.Equal(t, http.StatusOK, d.doWith(t, http.MethodGet, "/readyz", "", nil).status)
+	h := richHolder(t, d)
+	wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+h+"/events", ""), 503, "UNAVAILABLE")
+	assert.Equal(t, exitOK, d.stop(t))
+}
