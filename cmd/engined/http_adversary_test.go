@@ -322,3 +322,49 @@ func TestHTTPAdversary_LedgerDownIsStillReady(t *testing.T) {
 	wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+h+"/events", ""), 503, "UNAVAILABLE")
 	assert.Equal(t, exitOK, d.stop(t))
 }
+
+// TestHTTPAdversary_OddPaths: what docs/openapi.yaml says of paths off the
+// list; none is a 500, none reaches a handler uncleaned, none changes the
+// holder.
+func TestHTTPAdversary_OddPaths(t *testing.T) {
+	needRedis(t)
+	t.Parallel()
+	d := startServe(t, nil)
+	d.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	h := richHolder(t, d)
+	before := d.state(t, h)
+	for _, tt := range []struct {
+		method, path string
+		status       int
+		code         string // "" for a plain-text answer
+		header       string // Location or Allow
+	}{
+		{http.MethodGet, "/v1/holders/%2e%2e", 400, "INVALID_ID", ""},
+		{http.MethodGet, "/v1/holders/a%2F..%2F" + h, 400, "INVALID_ID", ""},
+		{http.MethodGet, "/v1/transfers/%00", 400, "INVALID_ID", ""},
+		{http.MethodGet, "/v1/holders/%ff", 400, "INVALID_ID", ""},
+		{http.MethodGet, "/v1/holders/" + h + "/", 404, "", ""},
+		{http.MethodGet, "//v1/holders/" + h, 307, "", "/v1/holders/" + h},
+		{http.MethodGet, "/v1/holders/" + h + "/instructions/..", 307, "", "/v1/holders/" + h},
+		{http.MethodPost, "/v1//instructions", 307, "", "/v1/instructions"},
+		{http.MethodPut, "/v1/instructions", 405, "", "POST"},
+		{http.MethodDelete, "/v1/holders/" + h, 405, "", "GET, HEAD"},
+		{http.MethodPost, "/metrics", 405, "", "GET, HEAD"},
+	} {
+		t.Run(tt.method+" "+tt.path+" is "+fmt.Sprint(tt.status), func(t *testing.T) {
+			a := d.do(t, tt.method, tt.path, instructionJSON(newID("i"), h, `[{"op": "earn_points", "amount": "1"}]`))
+			if tt.code != "" {
+				wantErrorAnswer(t, a, tt.status, tt.code)
+				return
+			}
+			assert.Equal(t, tt.status, a.status, "%s", a)
+			switch tt.status {
+			case 307:
+				assert.Equal(t, tt.header, a.header.Get("Location"))
+			case 405:
+				assert.Equal(t, tt.header, a.header.Get("Allow"))
+			}
+		})
+	}
+	assert.Equal(t, before, d.state(t, h))
+}
