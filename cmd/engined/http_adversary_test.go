@@ -281,7 +281,18 @@ func TestHTTPAdversary_SIGTERMWithASlowUpload(t *testing.T) {
 	c, err := net.DialTimeout("tcp", strings.TrimPrefix(d.url, "http://"), 10*time.Second)
 	require.NoError(t, err)
 	defer c.Close()
-	_, err = io.WriteString(c, "POST /v1/instructions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+d.token+"\r\nContent-Length: 100000\r\n\r\n{")
+	// With Expect: 100-continue the daemon says "100 Continue" once its
+	// handler reads the body: the request is then surely in flight (not
+	// a connection still waiting to be accepted, which the shutdown would
+	// not wait for).
+	_, err = io.WriteString(c, "POST /v1/instructions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+d.token+
+		"\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n")
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(time.Minute)))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	require.NoError(t, err)
+	require.Contains(t, line, "100 Continue")
+	_, err = io.WriteString(c, "{")
 	require.NoError(t, err)
 	stop := make(chan struct{})
 	defer close(stop)
@@ -299,9 +310,8 @@ func TestHTTPAdversary_SIGTERMWithASlowUpload(t *testing.T) {
 			}
 		}
 	}()
-	// The daemon serves. Whether or not it has read the slow request's
-	// headers yet, the shutdown waits for that connection (a connection
-	// younger than 5s counts as busy), which keeps sending.
+	// The daemon serves; the shutdown waits for the slow request, which
+	// keeps sending.
 	wantErrorAnswer(t, d.doWith(t, http.MethodPost, "/v1/instructions", "", nil), 401, "UNAUTHENTICATED")
 	d.signal(t, syscall.SIGTERM)
 	assert.Equal(t, exitOK, d.wait(t, 2*time.Minute), "exit status after SIGTERM")
