@@ -313,8 +313,8 @@ func TestHoldsAdversary_SweeperThroughSuspensionDeletionRestartAndFlush(t *testi
 	go func() { _ = sw.Run(sctx); close(done) }()
 	defer func() { cancel(); <-done }()
 
-	require.Eventually(t, released(a), 20*time.Second, 20*time.Millisecond, "suspended holder's hold; %+v", sw.Stats())
-	require.Eventually(t, released(d), 20*time.Second, 20*time.Millisecond, "partly settled hold; %+v", sw.Stats())
+	require.Eventually(t, released(a), 2*time.Minute, 20*time.Millisecond, "suspended holder's hold; %+v", sw.Stats())
+	require.Eventually(t, released(d), 2*time.Minute, 20*time.Millisecond, "partly settled hold; %+v", sw.Stats())
 	st, err := e.State(ctx, a)
 	require.NoError(t, err)
 	assert.Equal(t, "suspended", st.Status)
@@ -336,7 +336,7 @@ func TestHoldsAdversary_SweeperThroughSuspensionDeletionRestartAndFlush(t *testi
 	require.NoError(t, c.Kill(masters[0]))
 	f := on(masters[1])
 	do(open(f).Freeze("CNY", "4.00", "o", 300*time.Millisecond))
-	require.Eventually(t, released(f), 20*time.Second, 20*time.Millisecond, "a hold beside a dead master; %+v", sw.Stats())
+	require.Eventually(t, released(f), 2*time.Minute, 20*time.Millisecond, "a hold beside a dead master; %+v", sw.Stats())
 
 	// Back empty: no holders, no library; a new hold there is released.
 	require.NoError(t, c.Restart(ctx, masters[0]))
@@ -349,7 +349,7 @@ func TestHoldsAdversary_SweeperThroughSuspensionDeletionRestartAndFlush(t *testi
 	first := open(g).Freeze("CNY", "4.00", "o", 300*time.Millisecond) // sent again as it is: a retry replays
 	require.Eventually(t, func() bool { _, err := e.Apply(ctx, first); return err == nil },
 		20*time.Second, 50*time.Millisecond, "apply on the restarted master")
-	require.Eventually(t, released(g), 20*time.Second, 20*time.Millisecond, "a hold on the restarted master; %+v", sw.Stats())
+	require.Eventually(t, released(g), 2*time.Minute, 20*time.Millisecond, "a hold on the restarted master; %+v", sw.Stats())
 	st, err = e.State(ctx, g)
 	require.NoError(t, err)
 	assert.Equal(t, instructions.Balance{Available: "10.00", Frozen: "0.00"}, st.Balances["CNY"])
@@ -364,7 +364,7 @@ func TestHoldsAdversary_SweeperThroughSuspensionDeletionRestartAndFlush(t *testi
 	require.NoError(t, node.FunctionFlush(ctx).Err())
 	m := on(masters[1])
 	do(open(m).Freeze("CNY", "4.00", "o", 300*time.Millisecond))
-	require.Eventually(t, released(m), 20*time.Second, 20*time.Millisecond, "a hold frozen after a flush; %+v", sw.Stats())
+	require.Eventually(t, released(m), 2*time.Minute, 20*time.Millisecond, "a hold frozen after a flush; %+v", sw.Stats())
 }
 
 // A checkout (a coupon, points, money, and a hold with a coupon in it) in

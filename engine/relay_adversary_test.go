@@ -50,12 +50,12 @@ func TestRelayAdversary_SlotStuckMidReshard(t *testing.T) {
 	runUntilCleanup(t, relay)
 
 	delivered := sink.has
-	require.Eventually(t, func() bool { return delivered(other, 1) }, 30*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return delivered(other, 1) }, 2*time.Minute, 10*time.Millisecond)
 	errs := relay.Stats().Errors
 	for i := range 20 {
 		_, err := e.Apply(ctx, instructions.New(fmt.Sprintf("c-%d", i), other).Credit("CNY", "1.00"))
 		require.NoError(t, err)
-		require.Eventually(t, func() bool { return delivered(other, i+2) }, 30*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool { return delivered(other, i+2) }, 2*time.Minute, 10*time.Millisecond)
 	}
 	assert.Equal(t, errs, relay.Stats().Errors, "the stream asked for elsewhere failed no round")
 	assert.False(t, delivered(moving, 1), "the moving slot's events wait")
@@ -94,7 +94,7 @@ func TestRelayAdversary_OutboxOfAnotherType(t *testing.T) {
 	for _, h := range []string{x, y} {
 		_, err := e.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "10.00"))
 		require.NoError(t, err)
-		require.Eventually(t, func() bool { return delivered(h, 1) }, 30*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool { return delivered(h, 1) }, 2*time.Minute, 10*time.Millisecond)
 	}
 
 	outbox := cluster.Outbox(cluster.HolderSlot(x))
@@ -106,14 +106,14 @@ func TestRelayAdversary_OutboxOfAnotherType(t *testing.T) {
 	for i := range 10 {
 		_, err := e.Apply(ctx, instructions.New(fmt.Sprintf("c-%d", i), y).Credit("CNY", "1.00"))
 		require.NoError(t, err)
-		require.Eventually(t, func() bool { return delivered(y, i+2) }, 30*time.Second, 10*time.Millisecond,
+		require.Eventually(t, func() bool { return delivered(y, i+2) }, 2*time.Minute, 10*time.Millisecond,
 			"the other holders' events flow")
 	}
 
 	require.NoError(t, rdb.Del(ctx, outbox).Err())
 	_, err := e.Apply(ctx, instructions.New("after", x).Credit("CNY", "1.00"))
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return delivered(x, 2) }, 30*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return delivered(x, 2) }, 2*time.Minute, 10*time.Millisecond,
 		"the outbox, a stream again, is read")
 }
 
@@ -157,7 +157,7 @@ func TestRelayAdversary_OneMastersReplicaFrozen(t *testing.T) {
 	}
 	for _, h := range []string{x, y} {
 		apply(instructions.New("open", h).Open().Credit("CNY", "10.00"))
-		require.Eventually(t, func() bool { return delivered(h, 1) }, 30*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool { return delivered(h, 1) }, 2*time.Minute, 10*time.Millisecond)
 	}
 
 	pid := processID(t, replica.Addr)
@@ -171,14 +171,14 @@ func TestRelayAdversary_OneMastersReplicaFrozen(t *testing.T) {
 	apply(instructions.New("pay", x).Debit("CNY", "1.00"))
 	for i := range 5 {
 		apply(instructions.New(fmt.Sprintf("c-%d", i), y).Credit("CNY", "1.00"))
-		require.Eventually(t, func() bool { return delivered(y, i+2) }, 30*time.Second, 10*time.Millisecond,
+		require.Eventually(t, func() bool { return delivered(y, i+2) }, 2*time.Minute, 10*time.Millisecond,
 			"the other master's events flow")
 	}
 	assert.False(t, delivered(x, 2), "what no replica confirmed waits")
 
 	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
 	frozen = false
-	require.Eventually(t, func() bool { return delivered(x, 2) }, 30*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return delivered(x, 2) }, 2*time.Minute, 10*time.Millisecond,
 		"delivered once the replica has it")
 }
 

@@ -170,7 +170,7 @@ func loseEverything(t *testing.T, lose func(r *ledgerRig)) {
 	require.NotEmpty(t, expiry)
 
 	lose(r)
-	require.Eventually(t, func() bool { return r.rdb.DBSize(ctx).Val() == 0 }, 30*time.Second, 50*time.Millisecond,
+	require.Eventually(t, func() bool { return r.rdb.DBSize(ctx).Val() == 0 }, 2*time.Minute, 50*time.Millisecond,
 		"the master came back empty")
 
 	rep = r.run(t)
