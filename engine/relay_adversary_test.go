@@ -209,13 +209,7 @@ func TestRelayAdversary_AcknowledgedButNotDeleted(t *testing.T) {
 	for _, o := range e.ApplyBatch(ctx, ins) {
 		require.NoError(t, o.Err)
 	}
-	backlog := func() (length, pending int64) {
-		for k := range keys {
-			l, p := streamState(t, rdb, k)
-			length, pending = length+l, pending+p
-		}
-		return length, pending
-	}
+	backlog := func() (length, pending int64) { return streamsState(t, rdb, keys) }
 
 	var once sync.Once
 	sink := &denySink{memSink: memSink{events: map[string]int{}}}

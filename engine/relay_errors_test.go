@@ -46,6 +46,15 @@ func streamState(t *testing.T, rdb *redis.ClusterClient, key string) (length, pe
 	return length, p.Count
 }
 
+// streamsState sums streamState over the streams keys.
+func streamsState(t *testing.T, rdb *redis.ClusterClient, keys map[string]bool) (length, pending int64) {
+	for k := range keys {
+		l, p := streamState(t, rdb, k)
+		length, pending = length+l, pending+p
+	}
+	return length, pending
+}
+
 // TestRelay_RecreatesAMissingGroupAndFindsADeletedStreamAgain destroys the
 // consumer group of a followed stream, then deletes the stream itself, as a
 // failover can lose them before a replica has them: the relay recreates the
@@ -145,13 +154,7 @@ func TestRelay_AcknowledgeFailsAfterACommittedWrite(t *testing.T) {
 	for _, h := range holders {
 		keys[cluster.Outbox(cluster.HolderSlot(h))] = true
 	}
-	backlog := func() (length, pending int64) {
-		for k := range keys {
-			l, p := streamState(t, rdb, k)
-			length, pending = length+l, pending+p
-		}
-		return length, pending
-	}
+	backlog := func() (length, pending int64) { return streamsState(t, rdb, keys) }
 
 	var once sync.Once
 	sink := &denySink{memSink: memSink{events: map[string]int{}}}

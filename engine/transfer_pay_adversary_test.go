@@ -53,6 +53,20 @@ func paidOnce(t *testing.T, hs []string, before map[string]string, seqs []int64)
 	}
 }
 
+// paymentEnded checks the end of payment(hs[0], "4.00", hs[1], hs[2]) as
+// status says: aborted, nothing applied anywhere; committed, paidOnce.
+func paymentEnded(t *testing.T, status string, hs []string, before map[string]string, seqs []int64) {
+	t.Helper()
+	if status != engine.TransferAborted {
+		paidOnce(t, hs, before, seqs)
+		return
+	}
+	assert.Equal(t, before, totals(t, hs...), "money is conserved")
+	for i, h := range hs {
+		assert.Equal(t, seqs[i], state(t, h).Seq, "holder %d: nothing applied", i)
+	}
+}
+
 func seqsOf(t *testing.T, hs []string) []int64 {
 	var out []int64
 	for _, h := range hs {
@@ -296,14 +310,7 @@ func TestTransfer_OnePayerAnswerLostAtEachStep(t *testing.T) {
 				assert.Equal(t, c.want, again.Status, "the client's retry learns the outcome")
 			}
 			require.True(t, again.Complete)
-			if again.Status == engine.TransferAborted {
-				assert.Equal(t, before, totals(t, hs...))
-				for i, h := range hs {
-					assert.Equal(t, seqs[i], state(t, h).Seq, "holder %d: nothing applied", i)
-				}
-				return
-			}
-			paidOnce(t, hs, before, seqs)
+			paymentEnded(t, again.Status, hs, before, seqs)
 		})
 	}
 }
