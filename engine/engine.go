@@ -77,7 +77,8 @@ type Engine struct {
 	ackTimeout time.Duration // Options.ReplicaAckTimeout
 	acks       ackHealth
 
-	group group // Apply's shared pipelines (group.go)
+	group group         // Apply's shared pipelines (group.go)
+	books transferBooks // one-payer transfers' records to mark done (transfer_claim.go)
 }
 
 // New builds an Engine on a go-redis client: a *redis.ClusterClient for a

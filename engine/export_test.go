@@ -24,8 +24,7 @@ func (e *Engine) TransferStep(ctx context.Context, t instructions.Transfer, step
 	switch step {
 	case "begin":
 		body, _ := instructions.EncodeTransfer(t)
-		args := append([]any{transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n)}, e.beginArgs(n.Payer)...)
-		_, err = e.transferScript(ctx, n.ID, "begin", args...)
+		_, _, err = e.begin(ctx, n, body, n.Payer)
 		return err
 	case "prepare", "commit":
 		// As a driver does, the record says which path the transfer takes.
@@ -76,3 +75,7 @@ func SetScriptTTL(e *Engine, ttl string) { e.idemTTL = ttl }
 func (e *Engine) GroupStats() (calls, pipelines int64) {
 	return e.group.calls.Load(), e.group.pipelines.Load()
 }
+
+// FlushBookings waits until the bookings of the one-payer transfers e
+// finished are written.
+func (e *Engine) FlushBookings() { e.flushBooks() }

@@ -71,10 +71,7 @@ func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (Transfe
 	// credits must fit in and the hold of a settle without an amount
 	// (transfer_pay.go, transfer_rest.go).
 	payer := e.payerOf(n)
-	begin := append(make([]any, 0, 6), transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n))
-	begin = append(begin, e.beginArgs(payer)...)
-	got := e.submit(ctx, append([]req{transferReq(n.ID, "begin", begin...)}, checkReads(n, payer)...))
-	rec, err := e.recordOf(n.ID, got[0])
+	rec, reads, err := e.begin(ctx, n, body, payer)
 	if err != nil {
 		return TransferState{}, err
 	}
@@ -85,12 +82,35 @@ func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (Transfe
 	var st TransferState
 	if rec.payer >= 0 && rec.payer == payer {
 		n.Payer = payer
-		st, _ = e.drivePayment(ctx, n, rec, got[1:], false)
+		st, _ = e.drivePayment(ctx, n, rec, reads, false)
 	} else {
 		st, _ = e.drive(ctx, n, rec)
 	}
 	st.Replayed = rec.outcome == "found"
 	return st, nil
+}
+
+// begin writes transfer n's record unless it exists and reads it, and for
+// a one-payer transfer, in the same round trip, what its payer's run must
+// be checked against (checkReads).
+func (e *Engine) begin(ctx context.Context, n instructions.NormalizedTransfer, body []byte, payer int) (transferRecord, []sent, error) {
+	if payer >= 0 && e.minAcks == 0 {
+		var rec transferRecord
+		var err error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			rec, err = e.claim(ctx, n, body, payer)
+		}()
+		reads := e.submit(ctx, checkReads(n, payer))
+		<-done
+		return rec, reads, err
+	}
+	args := append(make([]any, 0, 7), transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n))
+	args = append(args, e.beginArgs(payer)...)
+	got := e.submit(ctx, append([]req{transferReq(n.ID, "begin", args...)}, checkReads(n, payer)...))
+	rec, err := e.recordOf(n.ID, got[0])
+	return rec, got[1:], err
 }
 
 // GetTransfer reads a transfer's state. Errors: TRANSFER_NOT_FOUND (never
@@ -106,6 +126,9 @@ func (e *Engine) GetTransfer(ctx context.Context, id string) (TransferState, err
 	if rec.outcome == "missing" {
 		return TransferState{}, &Error{ID: id, Code: instructions.CodeTransferNotFound, OpIndex: instructions.NoOp,
 			Message: fmt.Sprintf("transfer %s not found", id)}
+	}
+	if rec.status == "preparing" && rec.payer >= 0 {
+		return e.paymentState(ctx, id, rec)
 	}
 	return stateOf(id, rec), nil
 }

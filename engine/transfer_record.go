@@ -61,6 +61,11 @@ func (e *Engine) recordOf(id string, got sent) (transferRecord, error) {
 	if len(v) != 11 {
 		return transferRecord{}, e.internal(id, "unexpected transfer function reply %v", got.cmd.Val())
 	}
+	return parseRecord(v), nil
+}
+
+// parseRecord reads the outcome and the record's fields (recordFields).
+func parseRecord(v []string) transferRecord {
 	rec := transferRecord{outcome: v[0], status: v[1], err: v[2], done: v[3] == "1", holders: v[6], finished: v[7], payer: -1}
 	rec.createdMs, _ = strconv.ParseInt(v[4], 10, 64)
 	rec.deadline, _ = strconv.ParseInt(v[5], 10, 64)
@@ -69,5 +74,5 @@ func (e *Engine) recordOf(id string, got sent) (transferRecord, error) {
 		rec.untilMs, _ = strconv.ParseInt(v[9], 10, 64)
 	}
 	rec.ttlMs, _ = strconv.ParseInt(v[10], 10, 64)
-	return rec, nil
+	return rec
 }

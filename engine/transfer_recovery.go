@@ -131,7 +131,7 @@ func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 	if err != nil {
 		return err
 	}
-	if rec.outcome == "missing" { // expired long ago: nothing left to do
+	if rec.outcome == "missing" || rec.done { // expired long ago, or found again by a claim: nothing left to do
 		return r.e.rdb.ZRem(ctx, index, id).Err()
 	}
 	body, err := r.e.rdb.HGet(ctx, cluster.Transfer(id), "body").Result()

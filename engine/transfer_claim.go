@@ -1,0 +1,232 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// A one-payer transfer's record without the library (docs/transfers.md, One
+// payer). The payer's run and the payees' credits are the only runs of the
+// library on its happy path; the record is written around them with plain
+// commands:
+//
+//   - claim: the record as the transfer function's begin writes it, in one
+//     MULTI of HSETNX per field (a record that exists keeps every field, so
+//     a second claim of the id changes nothing and reads it), its index
+//     entry (ZADD NX) and a read of it. It goes in the same round trip as
+//     the reads of the payees.
+//   - booking: once the payer's run and every credit applied, the record
+//     says committed and done, expires, and leaves its index. A one-payer
+//     transfer's decision is its payer step's outcome, which every driver
+//     reads the same, so the booking needs no check of what the record says:
+//     it is queued and written in the background, many transfers per
+//     pipeline (transferBooks), and not waited for. Until it is written a
+//     reader derives the state from the steps' records (GetTransfer), and
+//     a booking that never comes (the process stopped) is the recovery
+//     worker's: it finds the record preparing, its payer's step applied,
+//     and finishes it as a driver would.
+//
+// With Options.MinReplicaAcks the record is written by the library as for
+// the two phases, so that its writes are confirmed by replicas like every
+// other (a MULTI's WAIT would need a connection of its own).
+
+// recordFields are the record's fields in the order the transfer function
+// answers them (after the outcome), then its fingerprint.
+var recordFields = []string{"status", "err", "done", "created_ms", "deadline_ms", "holders", "finished",
+	"payer", "until_ms", "ttl_ms", "fp"}
+
+// claimArgs are the claim's fields and values: what begin writes for a
+// one-payer transfer.
+func (e *Engine) claimArgs(n instructions.NormalizedTransfer, body []byte, payer int, now int64) []string {
+	ms := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return []string{"status", "preparing", "fp", transferPrint(n), "body", string(body), "holders", holdersOf(n),
+		"created_ms", ms(now), "deadline_ms", ms(now + e.xferTimeout.Milliseconds()), "payer", strconv.Itoa(payer),
+		"until_ms", ms(now + (e.ttl - 2*e.xferTimeout).Milliseconds()), "ttl_ms", e.idemTTL}
+}
+
+// claim writes transfer n's record unless it exists, and reads it: outcome
+// "new" when this claim wrote it, "found" or "conflict" (another body) when
+// it was there.
+func (e *Engine) claim(ctx context.Context, n instructions.NormalizedTransfer, body []byte, payer int) (transferRecord, error) {
+	now := time.Now().UnixMilli()
+	key := cluster.Transfer(n.ID)
+	args := e.claimArgs(n, body, payer, now)
+	var got *redis.SliceCmd
+	cmds, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for i := 0; i < len(args); i += 2 {
+			p.HSetNX(ctx, key, args[i], args[i+1])
+		}
+		p.ZAddNX(ctx, cluster.Transfers(cluster.Slot(key)), redis.Z{Score: float64(now + e.xferTimeout.Milliseconds()), Member: n.ID})
+		got = p.HMGet(ctx, key, recordFields...)
+		return nil
+	})
+	for _, c := range cmds {
+		if err == nil {
+			err = c.Err()
+		}
+	}
+	if err != nil {
+		e.reloadAfter(ctx, err)
+		return transferRecord{}, redisFailure(n.ID, err)
+	}
+	v := make([]string, 1+len(recordFields))
+	for i, f := range got.Val() {
+		v[1+i], _ = f.(string)
+	}
+	switch {
+	case v[len(v)-1] != args[3]: // fp
+		v[0] = "conflict"
+	case v[4] == args[9]: // created_ms: this claim's
+		v[0] = "new"
+	default:
+		v[0] = "found"
+	}
+	return parseRecord(v), nil
+}
+
+// booking is a one-payer transfer's record marked committed and done.
+func (e *Engine) booking(n instructions.NormalizedTransfer, rec transferRecord) []req {
+	key := cluster.Transfer(n.ID)
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	finished := make([]byte, len(n.Parts))
+	for i := range finished {
+		finished[i] = '1'
+	}
+	// The record outlives its steps' records (as the transfer function's
+	// finish writes it). Written in this order on one connection: a booking
+	// cut short leaves the record in its index, where the recovery worker
+	// meets it (and removes a done one).
+	// The whole record but its body, so that a record lost since the claim
+	// (a failover) comes back whole for its readers.
+	ms := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return []req{
+		{keys: []string{key}, args: []any{"hset", key, "status", TransferCommitted, "err", "", "decided_ms", now,
+			"finished", string(finished), "done", "1", "done_ms", now, "fp", transferPrint(n), "holders", holdersOf(n),
+			"created_ms", ms(rec.createdMs), "deadline_ms", ms(rec.deadline), "payer", strconv.Itoa(rec.payer),
+			"until_ms", ms(rec.untilMs), "ttl_ms", e.stepTTL(rec)}},
+		{keys: []string{key}, args: []any{"pexpire", key, e.stepTTL(rec)}},
+		{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}},
+	}
+}
+
+// transferBooks is the queue of bookings waiting to be written, sent as
+// group commit sends calls: a sender takes everything queued and writes it
+// in one pipeline, and exits when the queue is empty.
+type transferBooks struct {
+	mu      sync.Mutex
+	queue   []req
+	sending bool
+	written sync.Cond // signalled whenever a pipeline is written, for Flush
+}
+
+// book queues the booking of a committed one-payer transfer whose parts are
+// all finished.
+func (e *Engine) book(n instructions.NormalizedTransfer, rec transferRecord) {
+	b := &e.books
+	b.mu.Lock()
+	b.queue = append(b.queue, e.booking(n, rec)...)
+	start := !b.sending
+	b.sending = true
+	b.mu.Unlock()
+	if start {
+		go e.sendBooks()
+	}
+}
+
+func (e *Engine) sendBooks() {
+	b := &e.books
+	for {
+		b.mu.Lock()
+		batch := b.queue
+		b.queue = nil
+		if len(batch) == 0 {
+			b.sending = false
+			if b.written.L != nil {
+				b.written.Broadcast()
+			}
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), e.xferTimeout)
+		for _, s := range e.submit(ctx, batch) {
+			if err := s.cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
+				// The record stays preparing in its index: recovery books it.
+				e.log.Warn("transfer: book a finished payment", "err", err)
+				break
+			}
+		}
+		cancel()
+	}
+}
+
+// flushBooks waits until every booking queued so far is written (or failed).
+func (e *Engine) flushBooks() {
+	b := &e.books
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.written.L == nil {
+		b.written.L = &b.mu
+	}
+	for b.sending {
+		b.written.Wait()
+	}
+}
+
+// paymentState is the state of a one-payer transfer whose record says
+// preparing: committed once its payer's step applied (complete once every
+// credit did too), as the booking will say; else what the record says.
+func (e *Engine) paymentState(ctx context.Context, id string, rec transferRecord) (TransferState, error) {
+	st := stateOf(id, rec)
+	body, err := e.rdb.HGet(ctx, cluster.Transfer(id), "body").Result()
+	if err != nil {
+		return st, redisFailure(id, err)
+	}
+	t, err := instructions.DecodeTransfer([]byte(body))
+	if err != nil {
+		return st, e.internal(id, "transfer body: %v", err)
+	}
+	n, err := t.Normalize(e.assets)
+	if err != nil || rec.payer >= len(n.Parts) {
+		return st, e.internal(id, "transfer body: %v", err)
+	}
+	n.Payer = rec.payer
+	reqs := make([]req, len(n.Parts))
+	prints := make([]string, len(n.Parts))
+	for i, p := range n.Parts {
+		c := e.payCall(n, p)
+		key := c.keys[keyTx]
+		reqs[i], prints[i] = req{keys: []string{key}, args: []any{"get", key}}, record(c.args[argFP].(string), "")
+	}
+	got := e.submit(ctx, reqs)
+	applied := func(i int) (bool, error) {
+		raw, err := got[i].cmd.Text()
+		if errors.Is(err, redis.Nil) {
+			return false, nil
+		}
+		if err != nil {
+			return false, redisFailure(id, err)
+		}
+		return len(raw) > len(prints[i]) && raw[:len(prints[i])] == prints[i] && raw[len(prints[i])] != 'e', nil
+	}
+	if ok, err := applied(rec.payer); err != nil || !ok {
+		return st, err
+	}
+	st.Status, st.Complete = TransferCommitted, true
+	for i := range n.Parts {
+		ok, err := applied(i)
+		if err != nil {
+			return st, err
+		}
+		st.Complete = st.Complete && ok
+	}
+	return st, nil
+}
