@@ -261,3 +261,85 @@ func TestTransfer_OnePayerRunsTheLibraryOncePerPart(t *testing.T) {
 		})
 	}
 }
+
+// The same id with another body whose payer is another holder: the claim
+// finds the record of the first body and nothing runs anywhere.
+func TestTransfer_OnePayerIDReusedByAnotherPayerChangesNothing(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, tenCNY, tenCNY, nil)
+	tr := payment(hs[0], "4.00", hs[2])
+	require.Equal(t, engine.TransferCommitted, transfer(t, tr).Status)
+	before := holderHash(t, hs[1])
+
+	other := payment(hs[1], "4.00", hs[2])
+	other.ID = tr.ID
+	_, err := eng.Transfer(ctx, other)
+	require.ErrorIs(t, err, engine.ErrIdempotencyConflict)
+	assert.Equal(t, before, holderHash(t, hs[1]), "the other payer's whole hash")
+	ids, err := eng.TransferStepIDs(other, 0)
+	require.NoError(t, err)
+	assert.Zero(t, rdb.Exists(ctx, cluster.Tx(hs[1], ids["commit"])).Val(), "no record of a run on the other payer")
+	assert.Equal(t, "6.00", state(t, hs[0]).Balances["CNY"].Available)
+	assert.Equal(t, "4.00", state(t, hs[2]).Balances["CNY"].Available)
+}
+
+// Between the credits and the booking, a reader of the transfer learns from
+// the steps' records what the booking will say; a booking never written
+// (its pipeline held here, as a process stopped) is the recovery worker's,
+// which then takes the record out of its index.
+func TestTransfer_OnePayerReadBeforeItsBooking(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, tenCNY, nil)
+	tr := payment(hs[0], "4.00", hs[1])
+	client := testCluster.Client(nil)
+	defer client.Close()
+	h := newStall(transferAction("decide"), false)
+	client.AddHook(h)
+	driver := engine.New(client, &engine.Options{TransferTimeout: shortTransferTimeout, Logger: quiet})
+
+	st, err := driver.Transfer(ctx, tr)
+	require.NoError(t, err)
+	require.Equal(t, engine.TransferCommitted, st.Status)
+	require.True(t, st.Complete)
+	<-h.hit
+	raw, err := rdb.HGet(ctx, cluster.Transfer(tr.ID), "status").Result()
+	require.NoError(t, err)
+	require.Equal(t, "preparing", raw, "the booking is held")
+
+	got, err := eng.GetTransfer(ctx, tr.ID)
+	require.NoError(t, err)
+	assert.Equal(t, engine.TransferCommitted, got.Status)
+	assert.True(t, got.Complete)
+	assert.Equal(t, hs, got.Holders)
+
+	index := cluster.Transfers(cluster.Slot(cluster.Transfer(tr.ID)))
+	worker := shortTimeout()
+	r := engine.NewRecovery(worker, &engine.RecoveryOptions{Logger: quiet})
+	for deadline := time.Now().Add(time.Minute); ; {
+		require.NoError(t, r.Recover(ctx))
+		worker.FlushBookings()
+		if rdb.HGet(ctx, cluster.Transfer(tr.ID), "done").Val() == "1" {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "recovery never booked the transfer")
+		time.Sleep(100 * time.Millisecond)
+	}
+	assert.Equal(t, engine.TransferCommitted, rdb.HGet(ctx, cluster.Transfer(tr.ID), "status").Val())
+	assert.ErrorIs(t, rdb.ZScore(ctx, index, tr.ID).Err(), redis.Nil, "out of its index")
+	close(h.release)
+	driver.FlushBookings()
+	assert.Equal(t, "6.00", state(t, hs[0]).Balances["CNY"].Available)
+	assert.Equal(t, "4.00", state(t, hs[1]).Balances["CNY"].Available)
+
+	// A retry claims the done record again, which puts it back in the
+	// index: the recovery worker takes it out without touching it.
+	again, err := eng.Transfer(ctx, tr)
+	require.NoError(t, err)
+	assert.True(t, again.Replayed)
+	assert.True(t, again.Complete)
+	require.NoError(t, rdb.ZAdd(ctx, index, redis.Z{Score: 0, Member: tr.ID}).Err())
+	require.NoError(t, engine.NewRecovery(eng, nil).Recover(ctx))
+	assert.ErrorIs(t, rdb.ZScore(ctx, index, tr.ID).Err(), redis.Nil, "out of its index")
+}
