@@ -4,8 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/cluster/clustertest"
@@ -217,4 +227,80 @@ func Example_testing() {
 	// unconfirmed: true
 	// paid: 50.00 <nil>
 	// replayed: true 70.00 <nil>
+}
+
+// guideExamples names, for each document of the module, the examples that its Go code
+// blocks are, in order: a block is the example's body, // Output: included,
+// so a guide that stops working fails its example, and one edited apart from
+// its example fails TestGuides_CodeIsTheExamples.
+var guideExamples = map[string][]string{
+	"README.md":               {"Example"},
+	"docs/guides/trading.md":  {"Example_trading"},
+	"docs/guides/checkout.md": {"Example_checkout"},
+	"docs/guides/testing.md":  {"Example_testing"},
+}
+
+func TestGuides_CodeIsTheExamples(t *testing.T) {
+	bodies := exampleBodies(t, "example_test.go", "example_guides_test.go")
+	for doc, names := range guideExamples {
+		t.Run(doc, func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join("..", doc))
+			require.NoError(t, err)
+			blocks := goBlocks(string(src))
+			require.Len(t, blocks, len(names), "Go code blocks of %s", doc)
+			for i, name := range names {
+				body, ok := bodies[name]
+				require.True(t, ok, "no function %s", name)
+				assert.Contains(t, body, "// Output:", "%s checks nothing", name)
+				assert.Equal(t, body, blocks[i], "code block %d of %s is not the body of %s", i+1, doc, name)
+			}
+		})
+	}
+}
+
+// exampleBodies reads the Example functions of files: each one's body, as
+// a document shows it (one tab of indentation less).
+func exampleBodies(t *testing.T, files ...string) map[string]string {
+	t.Helper()
+	bodies := map[string]string{}
+	for _, name := range files {
+		src, err := os.ReadFile(name)
+		require.NoError(t, err)
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, name, src, parser.ParseComments)
+		require.NoError(t, err)
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || !strings.HasPrefix(fn.Name.Name, "Example") {
+				continue
+			}
+			text := string(src[fset.Position(fn.Body.Lbrace).Offset+1 : fset.Position(fn.Body.Rbrace).Offset])
+			lines := strings.Split(strings.Trim(text, "\n"), "\n")
+			for i, l := range lines {
+				lines[i] = strings.TrimPrefix(l, "\t")
+			}
+			bodies[fn.Name.Name] = strings.Join(lines, "\n")
+		}
+	}
+	return bodies
+}
+
+// goBlocks returns the text of each fenced Go code block of a Markdown
+// document.
+func goBlocks(doc string) []string {
+	var blocks []string
+	var cur []string
+	in := false
+	for _, l := range strings.Split(doc, "\n") {
+		switch {
+		case !in && l == "```go":
+			in, cur = true, nil
+		case in && l == "```":
+			in = false
+			blocks = append(blocks, strings.Join(cur, "\n"))
+		case in:
+			cur = append(cur, l)
+		}
+	}
+	return blocks
 }
