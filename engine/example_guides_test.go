@@ -27,7 +27,8 @@ import (
 // spend, each partial fill is a transfer that pays the seller and the fee
 // account, a cancel releases the rest, and an expired order's hold is swept.
 func Example_trading() {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	eng := engine.New(exampleClient(), &engine.Options{Assets: instructions.MustParseAssets("USDT:6,BTC:8")})
 	buyer, seller, fees := newID("buyer"), newID("seller"), newID("fees")
 	apply := func(in instructions.Instruction) instructions.Result {
@@ -81,12 +82,17 @@ func Example_trading() {
 	b := state(buyer)
 	fmt.Println("buyer:", b.Balances["USDT"].Available, "USDT,", b.Balances["BTC"].Available, "BTC, open orders:", len(b.Holds))
 
-	// An order that expires: the sweeper releases its hold (engined serve
-	// runs one; a program of its own runs engine.NewSweeper(eng, nil).Run).
+	// An order that expires (in a millisecond here, so that the example need
+	// not wait): the sweeper releases its hold once the server's clock has
+	// passed its expiry. engined serve runs one; a program of its own runs
+	// engine.NewSweeper(eng, nil).Run. Sweep is one pass.
 	apply(instructions.New("order-8-place", seller).Freeze("BTC", "0.02", "order-8", time.Millisecond))
-	time.Sleep(20 * time.Millisecond) // let it expire
-	if err := engine.NewSweeper(eng, nil).Sweep(ctx); err != nil {
-		log.Fatal(err)
+	sweeper := engine.NewSweeper(eng, nil)
+	open := func() bool { _, ok := state(seller).Holds["order-8"]; return ok }
+	for open() {
+		if err := sweeper.Sweep(ctx); err != nil {
+			log.Fatal(err) // among them, the context's deadline
+		}
 	}
 	s := state(seller)
 	fmt.Println("seller:", s.Balances["BTC"].Available, "BTC available,", s.Balances["BTC"].Frozen, "frozen,",
