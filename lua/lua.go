@@ -25,6 +25,8 @@
 // go test ./lua -update.
 package lua
 
+//go:generate go run ../internal/luagen atomledger.lua
+
 import (
 	"crypto/sha1"
 	_ "embed"

@@ -1,0 +1,279 @@
+package lua_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
+	"github.com/atomledger/atomledger/lua"
+)
+
+// The library's functions as any client may call them (redis-cli, any
+// arguments): whatever a call is given, an error writes nothing, and a
+// success replayed answers the same and changes nothing.
+
+// doorCall is one FCALL.
+type doorCall struct {
+	fn   string
+	keys []string
+	args []string
+}
+
+func (d doorCall) String() string {
+	return fmt.Sprintf("FCALL %s %d %q %q", d.fn, len(d.keys), d.keys, d.args)
+}
+
+// The fixture's holder, its keys and the transfer it has begun.
+const doorHolder = "rz"
+
+var (
+	doorSlot = cluster.HolderSlot(doorHolder)
+	doorHash = cluster.Holder(doorHolder)
+	doorOut  = cluster.Outbox(doorSlot)
+	doorExp  = cluster.Expiry(doorSlot)
+)
+
+func doorJSONKeys(id string) []string {
+	return []string{doorHash, cluster.Tx(doorHolder, id), doorOut, doorExp}
+}
+
+func transferKeys(id string) []string {
+	return []string{cluster.Transfer(id), cluster.Transfers(cluster.TransferSlot(id))}
+}
+
+// otherTag is a tag over [0-9a-z] of the fixture's slot that is not the
+// slot's own tag: keys named after it live in the slot, where no worker
+// reads them.
+var otherTag = sync.OnceValue(func() string {
+	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+	for i := 0; ; i++ {
+		s := string([]byte{alphabet[i/46656%36], alphabet[i/1296%36], alphabet[i/36%36], alphabet[i%36]})
+		if cluster.Slot("{"+s+"}") == doorSlot && s != cluster.SlotTag(doorSlot) {
+			return s
+		}
+	}
+})
+
+// doorFixture empties the server and gives it a holder with 40.00 CNY, a
+// hold o1 of 10.00 CNY, 50 points and a coupon, and a transfer t1 begun.
+func doorFixture(t testing.TB, c *redis.Client) {
+	ctx := context.Background()
+	require.NoError(t, c.FlushAll(ctx).Err())
+	text := `{"id":"open","holder":"rz","ops":[{"op":"open"},{"op":"credit","asset":"CNY","amount":"5000"},` +
+		`{"op":"freeze","asset":"CNY","amount":"1000","hold":"o1","ttl_ms":600000},{"op":"earn_points","amount":"50"},` +
+		`{"op":"grant_coupon","coupon":"c1"}]}`
+	v, err := c.FCall(ctx, lua.FuncApplyJSON, doorJSONKeys("open"), text).Slice()
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(v[1].(string), "ok\n"), v[1])
+	_, err = c.FCall(ctx, lua.FuncTransfer, transferKeys("t1"), "begin", "t1", "fp", "{}", "30000", "a,b", "", "", "86400000").Slice()
+	require.NoError(t, err)
+}
+
+// The valid calls the mutations start from.
+var doorCalls = []doorCall{
+	{lua.FuncApplyJSON, doorJSONKeys("s1"), []string{`{"id":"s1","holder":"rz","ops":[{"op":"settle","hold":"o1","leg":"CNY","amount":"1000"},{"op":"credit","asset":"CNY","amount":"500"}]}`, "86400000"}},
+	{lua.FuncApplyJSON, doorJSONKeys("f1"), []string{`{"id":"f1","holder":"rz","memo":"m","ops":[{"op":"freeze","asset":"CNY","amount":"100","hold":"o2","ttl_ms":60000},{"op":"grant_coupon","coupon":"c2","expires_ms":4102444800000},{"op":"release","hold":"o1"}]}`}},
+	{lua.FuncApply, doorJSONKeys("a1"), []string{doorHolder, "a1", testFP, "86400000", "external", "", "",
+		"settle", "CNY", "1000", "o1", "", "0", "credit", "CNY", "500", "", "", "0", "freeze", "CNY", "100", "o3", "", "60000"}},
+	{lua.FuncApply, doorJSONKeys("a2"), []string{doorHolder, "a2", testFP, "86400000", "external", "", "",
+		"release", "", "0", "o1", "", "0", "grant_coupon", "", "0", "", "c3", "4102444800000"}},
+	{lua.FuncTransfer, transferKeys("t2"), []string{"begin", "t2", "fp", "{}", "30000", "a,b", "0", "60000", "86400000"}},
+	{lua.FuncTransfer, transferKeys("t1"), []string{"decide", "t1", "committed", "", "30000", "86400000", "2", "0", "1"}},
+	{lua.FuncTransfer, transferKeys("t1"), []string{"decide", "t1", "aborted", "late", "30000"}},
+}
+
+// Edge values an argument is replaced with. None is a small positive
+// number: a key given a TTL of a few ms would expire between a call and
+// its replay.
+var doorEdgeArgs = []string{"", "0", "00", "086400000", "0086400000", "-1", "1e3", "0x10", " 1", "1 ", "+5", "5.",
+	"9007199254740992", "999999999999999", "9999999999999999", "99999999999999999999", "inf", "nan", "x", "{", "a b",
+	"ok\n", "\x00", strings.Repeat("i", 70), "86400000", "1000000", "committed", "begin", "finish", "decide", "read",
+	"settle", "check", "take", "CNY", "points", "o1", "x:t1", "sweep-1", "t1", "rz"}
+
+// Edge JSON values a value of the instruction is replaced with.
+var doorEdgeJSON = []string{"0x10", "0X1F", "007", "+5", "5.", "9007199254740990.7", "1e3", "1E3", "-0", "-1", "1.0", "inf",
+	"nan", "Infinity", "null", "true", `""`, `"0"`, `"086400000"`, "[]", "{}", `"x:1"`, `"{a}"`, `"sweep-1"`, "1000000",
+	"600000", "4102444800000", `"1000"`, `"settle"`, `"points"`, "\f1", "- 1"}
+
+var jsonValue = regexp.MustCompile(`:("[^"]*"|[^,}\]]+)`)
+
+// mutate changes d by the choices next gives (each below its argument).
+func mutate(d doorCall, next func(n int) int) doorCall {
+	d = doorCall{d.fn, slices.Clone(d.keys), slices.Clone(d.args)}
+	for range 1 + next(3) {
+		switch next(7) {
+		case 0, 1: // an argument replaced
+			if len(d.args) > 0 {
+				d.args[next(len(d.args))] = doorEdgeArgs[next(len(doorEdgeArgs))]
+			}
+		case 2: // a value of the JSON replaced
+			if d.fn == lua.FuncApplyJSON && len(d.args) > 0 {
+				m := jsonValue.FindAllStringSubmatchIndex(d.args[0], -1)
+				if len(m) > 0 {
+					at := m[next(len(m))]
+					d.args[0] = d.args[0][:at[2]] + doorEdgeJSON[next(len(doorEdgeJSON))] + d.args[0][at[3]:]
+				}
+			}
+		case 3: // a key misspelt, or another key of the slot
+			if len(d.keys) == 0 {
+				continue
+			}
+			i := next(len(d.keys))
+			other := []string{doorHash, cluster.Tx(doorHolder, "open"), doorOut, doorExp, cluster.Transfer("t1"),
+				cluster.Transfers(cluster.TransferSlot("t1")), doorHash + ":new", strings.ToUpper(d.keys[i]),
+				d.keys[i] + "x", "{" + otherTag() + "}:outbox", "{" + otherTag() + "}:expiry",
+				strings.Replace(d.keys[i], ":tx:", "abc", 1), ""}
+			d.keys[i] = other[next(len(other))]
+		case 4: // an argument left out, or one more
+			if next(2) == 0 && len(d.args) > 0 {
+				d.args = d.args[:len(d.args)-1]
+			} else {
+				d.args = append(d.args, doorEdgeArgs[next(len(doorEdgeArgs))])
+			}
+		case 5: // a key left out, or one more
+			if next(2) == 0 && len(d.keys) > 0 {
+				d.keys = d.keys[:len(d.keys)-1]
+			} else {
+				d.keys = append(d.keys, doorOut)
+			}
+		case 6: // two arguments swapped
+			if len(d.args) > 1 {
+				i, j := next(len(d.args)), next(len(d.args))
+				d.args[i], d.args[j] = d.args[j], d.args[i]
+			}
+		}
+	}
+	return d
+}
+
+// dumpAll is every key of the server and its DUMP.
+func dumpAll(t testing.TB, c *redis.Client) map[string]string {
+	ctx := context.Background()
+	keys, err := c.Keys(ctx, "*").Result()
+	require.NoError(t, err)
+	m := make(map[string]string, len(keys))
+	for _, k := range keys {
+		d, err := c.Dump(ctx, k).Result()
+		require.NoError(t, err)
+		m[k] = d
+	}
+	return m
+}
+
+func fcall(c *redis.Client, d doorCall) ([]any, error) {
+	args := make([]any, len(d.args))
+	for i, a := range d.args {
+		args[i] = a
+	}
+	return c.FCall(context.Background(), d.fn, d.keys, args...).Slice()
+}
+
+// checkDoorCall makes call d and checks it: an error (a Redis error, or an
+// outcome "err\n...") leaves every key as it was, but for a rejection that
+// apply records under its id (a new record at KEYS[2]); a success made
+// again answers the same and changes nothing.
+func checkDoorCall(t testing.TB, c *redis.Client, d doorCall) {
+	before := dumpAll(t, c)
+	v, err := fcall(c, d)
+	after := dumpAll(t, c)
+	outcome := ""
+	if err == nil && d.fn != lua.FuncTransfer {
+		outcome, _ = v[1].(string)
+	}
+	if err != nil || strings.HasPrefix(outcome, "err\n") {
+		if err == nil && len(d.keys) > 1 && before[d.keys[1]] == "" && after[d.keys[1]] != "" {
+			delete(after, d.keys[1]) // a rejection recorded under its id
+		}
+		if !assert.Equal(t, before, after, "%v answered %q %v: it changed Redis", d, v, err) {
+			t.FailNow()
+		}
+		return
+	}
+	again, err := fcall(c, d)
+	require.NoError(t, err, "%v again", d)
+	switch d.fn {
+	case lua.FuncApplyJSON:
+		assert.Equal(t, []any{int64(1), v[1]}, again, "%v: the replay answers the first answer", d)
+	case lua.FuncApply:
+		assert.Equal(t, int64(1), again[0], "%v: a replay", d)
+		assert.True(t, strings.HasPrefix(again[1].(string), "ok\n"), "%v: the replay answers %q", d, again[1])
+	default:
+		if v[0] == "new" {
+			v[0] = "found"
+		}
+		assert.Equal(t, v, again, "%v: made again", d)
+	}
+	if !assert.Equal(t, after, dumpAll(t, c), "%v: made again, it changed Redis", d) {
+		t.FailNow()
+	}
+}
+
+// startDoors starts a server of its own with the library.
+func startDoors(t testing.TB) *redis.Client {
+	srv := clustertest.StartForTest(t, clustertest.Options{Standalone: true})
+	c := redis.NewClient(&redis.Options{Addr: srv.Nodes[0].Addr, ContextTimeoutEnabled: true, ReadTimeout: 10 * time.Second})
+	t.Cleanup(func() { _ = c.Close() })
+	require.NoError(t, c.FunctionLoadReplace(context.Background(), lua.Library.Source).Err())
+	return c
+}
+
+// A seeded random test of calls mutated from valid ones, each checked by
+// checkDoorCall; the fixture is laid anew every 40 calls.
+func TestDoors_AnyCallWritesAllOrNothing(t *testing.T) {
+	c := startDoors(t)
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(uint64(seed), 0))
+	calls := 1200
+	if testing.Short() {
+		calls = 200
+	}
+	for i := range calls {
+		if i%40 == 0 {
+			doorFixture(t, c)
+		}
+		checkDoorCall(t, c, mutate(doorCalls[r.IntN(len(doorCalls))], r.IntN))
+	}
+}
+
+// FuzzDoors is TestDoors_AnyCallWritesAllOrNothing with the fuzzer's
+// choices: which call, then the mutations. It starts a Redis server of its
+// own (each fuzzing worker one), so that make fuzz, which runs with -short,
+// runs it too; a plain go test -short leaves it out.
+func FuzzDoors(f *testing.F) {
+	if testing.Short() && flag.Lookup("test.fuzz").Value.String() == "" {
+		f.Skip("needs Redis")
+	}
+	for i := range doorCalls {
+		f.Add(uint8(i), []byte{})
+		f.Add(uint8(i), []byte{0, 0, 3})            // ARGV[4] (apply's ttl) or the JSON door's ttl
+		f.Add(uint8(i), []byte{0, 3, 1, 3, 5, 0, 9}) // a key swapped
+	}
+	f.Add(uint8(0), []byte{0, 0, 1, 3})
+	c := startDoors(f)
+	f.Fuzz(func(t *testing.T, which uint8, choices []byte) {
+		doorFixture(t, c)
+		next := func(n int) int {
+			if len(choices) == 0 || n <= 0 {
+				return 0
+			}
+			b := int(choices[0])
+			choices = choices[1:]
+			return b % n
+		}
+		checkDoorCall(t, c, mutate(doorCalls[int(which)%len(doorCalls)], next))
+	})
+}
