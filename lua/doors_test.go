@@ -259,7 +259,7 @@ func FuzzDoors(f *testing.F) {
 	}
 	for i := range doorCalls {
 		f.Add(uint8(i), []byte{})
-		f.Add(uint8(i), []byte{0, 0, 3})            // ARGV[4] (apply's ttl) or the JSON door's ttl
+		f.Add(uint8(i), []byte{0, 0, 3})             // ARGV[4] (apply's ttl) or the JSON door's ttl
 		f.Add(uint8(i), []byte{0, 3, 1, 3, 5, 0, 9}) // a key swapped
 	}
 	f.Add(uint8(0), []byte{0, 0, 1, 3})
@@ -276,4 +276,138 @@ func FuzzDoors(f *testing.F) {
 		}
 		checkDoorCall(t, c, mutate(doorCalls[int(which)%len(doorCalls)], next))
 	})
+}
+
+// jsonOutcome calls the JSON door and gives the outcome.
+func jsonOutcome(t *testing.T, c *redis.Client, keys []string, args ...any) string {
+	t.Helper()
+	v, err := c.FCall(context.Background(), lua.FuncApplyJSON, keys, args...).Slice()
+	require.NoError(t, err)
+	return v[1].(string)
+}
+
+// The issue's reproduction: a ttl of all digits that Redis refuses (a
+// leading zero) passed the check and failed SET ... PX after the XADD and
+// the HSET: the hold settled, the credit paid, no record, so each retry paid
+// again. Now refused before anything is written, through either door.
+func TestDoors_ATTLRedisWouldRefuseWritesNothing(t *testing.T) {
+	c := startDoors(t)
+	doorFixture(t, c)
+	text := `{"id":"s1","holder":"rz","ops":[{"op":"settle","hold":"o1","leg":"CNY","amount":"1000"},{"op":"credit","asset":"CNY","amount":"500"}]}`
+	for _, ttl := range []string{"086400000", "0", "00", "-1", "+1", " 1", "1e3", "1000000000000000"} {
+		before := dumpAll(t, c)
+		out := jsonOutcome(t, c, doorJSONKeys("s1"), text, ttl)
+		assert.True(t, strings.HasPrefix(out, "err\nINVALID_INSTRUCTION\n-1\n"), "ttl %q: %q", ttl, out)
+		assert.Equal(t, before, dumpAll(t, c), "ttl %q: nothing written", ttl)
+
+		v, err := c.FCall(context.Background(), lua.FuncApply, doorJSONKeys("a1"), doorHolder, "a1", testFP, ttl, "external", "", "",
+			"credit", "CNY", "500", "", "", "0").Slice()
+		require.NoError(t, err)
+		assert.Equal(t, "err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments", v[1], "ttl %q", ttl)
+		assert.Equal(t, before, dumpAll(t, c), "ttl %q: nothing written", ttl)
+	}
+	out := jsonOutcome(t, c, doorJSONKeys("s1"), text)
+	require.Equal(t, `ok
+{"s":"2","st":"active","b":{"CNY":["4500","0"]},"c":{},"h":{}}`, out)
+	assert.Equal(t, out, jsonOutcome(t, c, doorJSONKeys("s1"), text), "the retry replays")
+	n, err := c.XLen(context.Background(), doorOut).Result()
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), n, "one event for the open, one for the settle")
+}
+
+// KEYS[2] is exactly the holder's hash name, ":tx:", the id; KEYS[3] and
+// KEYS[4] the outbox and expiry index of the slot's own tag, not another
+// tag of the same slot (the relay would never read the event). Each
+// refusal names the right key and writes nothing.
+func TestDoors_TheJSONDoorTakesOnlyTheContractsKeys(t *testing.T) {
+	c := startDoors(t)
+	doorFixture(t, c)
+	text := `{"id":"c1","holder":"rz","ops":[{"op":"credit","asset":"CNY","amount":"100"}]}`
+	right := doorJSONKeys("c1")
+	other := otherTag()
+	for _, w := range []struct {
+		i     int
+		wrong string
+	}{
+		{1, "{h:rz}:TX:c1"}, {1, "{h:rz}abc:c1"}, {1, "{h:rz}:tx:c1 "}, {1, "{h:rz}:tx:x:t1:c1"},
+		{2, "{" + other + "}:outbox"}, {3, "{" + other + "}:expiry"}, {2, "{h:rz}:outbox"}, {3, doorExp + "x"},
+		{0, "{h:rz}x"}, {0, "{h:RZ}"},
+	} {
+		keys := slices.Clone(right)
+		keys[w.i] = w.wrong
+		before := dumpAll(t, c)
+		out := jsonOutcome(t, c, keys, text)
+		assert.True(t, strings.HasPrefix(out, "err\nINVALID_INSTRUCTION\n-1\n"), "KEYS[%d] %q: %q", w.i+1, w.wrong, out)
+		assert.Contains(t, out, right[w.i], "KEYS[%d] %q: the message names the right key", w.i+1, w.wrong)
+		assert.Equal(t, before, dumpAll(t, c), "KEYS[%d] %q: nothing written", w.i+1, w.wrong)
+	}
+	// Both slot keys of the other tag, as a client computing a wrong tag sends them.
+	before := dumpAll(t, c)
+	assert.Equal(t, "err\nINVALID_INSTRUCTION\n-1\nKEYS[3] must be {"+cluster.SlotTag(doorSlot)+"}:outbox, the outbox of holder rz and slot "+
+		fmt.Sprint(doorSlot), jsonOutcome(t, c, []string{right[0], right[1], "{" + other + "}:outbox", "{" + other + "}:expiry"}, text))
+	assert.Equal(t, before, dumpAll(t, c), "nothing written")
+	assert.True(t, strings.HasPrefix(jsonOutcome(t, c, right, text), "ok\n"))
+}
+
+// apply, the engine's door, does not check its keys' names (the hot path),
+// but four keys that are not distinct are refused: one name written as a
+// stream, then as a sorted set or a hash, failed after the first write.
+func TestDoors_ApplyRefusesAKeyGivenTwice(t *testing.T) {
+	c := startDoors(t)
+	doorFixture(t, c)
+	ops := []any{"freeze", "CNY", "100", "o9", "", "60000"}
+	for _, keys := range [][]string{
+		{doorHash, cluster.Tx(doorHolder, "k1"), "{h:rz}:new", "{h:rz}:new"},
+		{doorHash, cluster.Tx(doorHolder, "k1"), doorOut, doorOut},
+		{"{h:rz}:n", cluster.Tx(doorHolder, "k1"), "{h:rz}:n", doorExp},
+		{doorHash, cluster.Tx(doorHolder, "k1"), cluster.Tx(doorHolder, "k1"), doorExp},
+	} {
+		before := dumpAll(t, c)
+		v, err := c.FCall(context.Background(), lua.FuncApply, keys,
+			append([]any{doorHolder, "k1", testFP, "86400000", "external", "", "", "open", "", "0", "", "", "0"}, ops...)...).Slice()
+		require.NoError(t, err, "%q", keys)
+		assert.Equal(t, "err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments", v[1], "%q", keys)
+		assert.Equal(t, before, dumpAll(t, c), "%q: nothing written", keys)
+	}
+}
+
+// transfer writes its slot's index before the record: an index key of
+// another type fails the call before anything is written. And counts,
+// indexes and ms take no leading zero (begin stores the ttl as given, and
+// the steps' records are written with it).
+func TestDoors_TransferChecksBeforeItWrites(t *testing.T) {
+	c := startDoors(t)
+	doorFixture(t, c)
+	ctx := context.Background()
+	keys := transferKeys("t1")
+	for _, args := range [][]any{
+		{"begin", "t3", "fp", "{}", "30000", "a,b", "", "", "086400000"},
+		{"begin", "t3", "fp", "{}", "030000", "a,b"},
+		{"begin", "t3", "fp", "{}", "30000"},
+		{"decide", "t1", "committed", "", "30000", "86400000", "02", "0", "1"},
+		{"decide", "t1", "committed"},
+		{"decide", "t1", "committed", "", "30000", "0", "2", "0", "1"},
+		{"decide", "t1", "committed", "", "30000", "86400000", "999999999999", "0"},
+	} {
+		k := keys
+		if args[0] == "begin" {
+			k = transferKeys("t3")
+		}
+		before := dumpAll(t, c)
+		_, err := c.FCall(ctx, lua.FuncTransfer, k, args...).Result()
+		assert.Error(t, err, "%q", args)
+		assert.Equal(t, before, dumpAll(t, c), "%q: nothing written", args)
+	}
+	for _, k := range [][]string{{keys[0]}, {keys[0], keys[0]}, {keys[0], doorOut}, {cluster.Transfer("t2"), keys[1]}} {
+		before := dumpAll(t, c)
+		_, err := c.FCall(ctx, lua.FuncTransfer, k, "decide", "t1", "committed", "", "30000").Result()
+		assert.ErrorContains(t, err, "bad keys", "%q", k)
+		assert.Equal(t, before, dumpAll(t, c), "%q: nothing written", k)
+	}
+	require.NoError(t, c.Del(ctx, keys[1]).Err())
+	require.NoError(t, c.Set(ctx, keys[1], "not an index", 0).Err())
+	before := dumpAll(t, c)
+	_, err := c.FCall(ctx, lua.FuncTransfer, keys, "decide", "t1", "committed", "", "30000").Result()
+	assert.ErrorContains(t, err, "WRONGTYPE")
+	assert.Equal(t, before, dumpAll(t, c), "nothing written")
 }
