@@ -371,12 +371,17 @@ abt 5md 40  3ci 806 1xf k4k 72c 6kz bdj 0ew djg hi  fqh 4pu 5u5 5z4 i84 301 gh  
 
 local fmt, find, match, gmatch, sub, byte, concat, sort, floor, call, sha1hex, unpk
 local bxor, band, lshift, rshift
-local CRC16 -- Redis Cluster's CRC-16 (XMODEM) of each byte, made by bind
 local function bind()
   fmt, find, match, gmatch, sub, byte = string.format, string.find, string.match, string.gmatch, string.sub, string.byte
   concat, sort, floor = table.concat, table.sort, math.floor
   call, sha1hex, unpk = redis.call, redis.sha1hex, unpack
   bxor, band, lshift, rshift = bit.bxor, bit.band, bit.lshift, bit.rshift
+end
+
+-- Redis Cluster's CRC-16 (XMODEM) of each byte value, made on first use (a fifth of a ms, which
+-- the engine's apply never pays: only the JSON door and transfer check slots).
+local CRC16
+local function crc16_table()
   CRC16 = {}
   for i = 0, 255 do
     local c = i * 256
@@ -389,6 +394,7 @@ end
 
 -- The slot of hash tag s, as CLUSTER KEYSLOT gives it, and that slot's tag.
 local function slot_tag(s)
+  if not CRC16 then crc16_table() end
   local crc = 0
   for i = 1, #s do
     crc = bxor(band(lshift(crc, 8), 0xffff), CRC16[bxor(rshift(crc, 8), byte(s, i)) + 1])
