@@ -119,6 +119,8 @@ func TestConformance_BothDoorsJudgeAlike(t *testing.T) {
 		{"an amount as a hex number", "", `{"op":"credit","asset":"CNY","amount":0x10}`},
 		{"a memo of a number with leading zeros", `"memo":007`, `{"op":"earn_points","amount":"1"}`},
 		{"a trailing true after a number", "", `{"op":"earn_points","amount":"1","ttl_ms":1 true}`},
+		{"expires_ms spelt with an escape", "", `{"op":"grant_coupon","coupon":"ge","expires\u005fms":4102444800000}`},
+		{"expires_ms spelt with an escape, in exponent form", "", `{"op":"grant_coupon","coupon":"ge","expires\u005fms":1e3}`},
 	}
 	for _, n := range []string{"0x10", "0X1F", "007", "+5", "5.", " 1", "9007199254740990.7", "1e3", "1E3", "1.0", "-0", "inf",
 		"nan", "Infinity", "-Infinity", ".5", "\f1", "1\u000b", "- 1", "60000"} {
