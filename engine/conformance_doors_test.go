@@ -119,6 +119,10 @@ func TestConformance_BothDoorsJudgeAlike(t *testing.T) {
 		{"an amount as a hex number", "", `{"op":"credit","asset":"CNY","amount":0x10}`},
 		{"a memo of a number with leading zeros", `"memo":007`, `{"op":"earn_points","amount":"1"}`},
 		{"a trailing true after a number", "", `{"op":"earn_points","amount":"1","ttl_ms":1 true}`},
+		{"an id holding a raw tab", "\"id\":\"a\tb\"", `{"op":"earn_points","amount":"1"}`},
+		{"a coupon holding a raw newline", "", "{\"op\":\"grant_coupon\",\"coupon\":\"a\nb\"}"},
+		{"a coupon holding a raw control character", "", "{\"op\":\"grant_coupon\",\"coupon\":\"a\x01b\"}"},
+		{"a vertical tab between tokens", "", "{\"op\":\"earn_points\",\v\"amount\":\"1\"}"},
 		{"expires_ms spelt with an escape", "", `{"op":"grant_coupon","coupon":"ge","expires\u005fms":4102444800000}`},
 		{"expires_ms spelt with an escape, in exponent form", "", `{"op":"grant_coupon","coupon":"ge","expires\u005fms":1e3}`},
 	}

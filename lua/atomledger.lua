@@ -1256,10 +1256,10 @@ local function json_literal(t)
 end
 
 -- scan reads a JSON text that cjson has accepted. cjson reads numbers with strtod, so it also
--- takes hex, '+', leading zeros, '5.', inf and nan, and whitespace JSON does not have: scan
--- refuses every token outside the strings that is not a literal of JSON (and a ttl_ms or
--- expires_ms that is not a whole number, which cjson would round), as the engine's decoder
--- does. It counts the keys the text has (the strings followed by a colon): cjson keeps the last
+-- takes hex, '+', leading zeros, '5.', inf and nan, whitespace JSON does not have, and raw
+-- control characters in strings: scan refuses every token outside the strings that is not a
+-- literal of JSON (and a ttl_ms or expires_ms that is not a whole number, which cjson would
+-- round) and a raw control character in a string, as the engine's decoder does. It counts the keys the text has (the strings followed by a colon): cjson keeps the last
 -- of two equal keys; the engine refuses an instruction whose meaning depends on which one wins,
 -- and so does this door. Gives the count, or nil and what is wrong.
 local function scan(text)
@@ -1277,10 +1277,12 @@ local function scan(text)
     end
     if s > #text then return n end
     local j = s + 1
-    while true do -- to the string's closing quote, over escapes
-      local q = find(text, '["\\]', j)
+    while true do -- to the string's closing quote, over escapes; JSON has no raw control characters in one
+      local q = find(text, '["\\%z\1-\31]', j)
       if not q then return n end
-      if byte(text, q) == 92 then j = q + 2 else j = q; break end
+      local c = byte(text, q)
+      if c < 32 then return nil, 'a control character in a string: escape it' end
+      if c == 92 then j = q + 2 else j = q; break end
     end
     key = nil
     if find(text, '^[ \t\n\r]*:', j + 1) then
