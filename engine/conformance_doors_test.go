@@ -119,6 +119,8 @@ func TestConformance_BothDoorsJudgeAlike(t *testing.T) {
 		{"an amount as a hex number", "", `{"op":"credit","asset":"CNY","amount":0x10}`},
 		{"a memo of a number with leading zeros", `"memo":007`, `{"op":"earn_points","amount":"1"}`},
 		{"a trailing true after a number", "", `{"op":"earn_points","amount":"1","ttl_ms":1 true}`},
+		{"an id holding a byte that is not UTF-8", "\"id\":\"a\xffb\"", `{"op":"earn_points","amount":"1"}`},
+		{"a hold holding a surrogate in UTF-8", "", "{\"op\":\"freeze\",\"asset\":\"CNY\",\"amount\":\"{A}\",\"hold\":\"a\xed\xa0\x80\"}"},
 		{"an id holding a raw tab", "\"id\":\"a\tb\"", `{"op":"earn_points","amount":"1"}`},
 		{"a coupon holding a raw newline", "", "{\"op\":\"grant_coupon\",\"coupon\":\"a\nb\"}"},
 		{"a coupon holding a raw control character", "", "{\"op\":\"grant_coupon\",\"coupon\":\"a\x01b\"}"},

@@ -1206,10 +1206,9 @@ local function valid_id(s)
     and find(s, '^%.+$') == nil
 end
 
--- valid_memo: at most 256 bytes of UTF-8 (no overlong forms, surrogates or values past U+10FFFF),
--- no control characters.
-local function valid_memo(s)
-  if #s > 256 or find(s, '%c') then return false end
+-- valid_utf8: UTF-8 without overlong forms, surrogates or values past U+10FFFF.
+local function valid_utf8(s)
+  if not find(s, '[\128-\255]') then return true end
   local i, n = 1, #s
   while i <= n do
     local c = byte(s, i)
@@ -1230,6 +1229,11 @@ local function valid_memo(s)
     i = i + len
   end
   return true
+end
+
+-- valid_memo: at most 256 bytes of UTF-8, no control characters.
+local function valid_memo(s)
+  return #s <= 256 and not find(s, '%c') and valid_utf8(s)
 end
 
 -- A JSON object decoded by cjson: a table whose keys are all strings (cjson decodes {} and []
@@ -1373,6 +1377,7 @@ local function apply_json(keys, argv)
     return bad('INVALID_INSTRUCTION', -1, 'the idempotency ttl must be a whole number of ms, 1 or more, without leading zeros')
   end
   if #text > 65536 then return bad('INVALID_INSTRUCTION', -1, 'instruction over 64 KiB') end
+  if not valid_utf8(text) then return bad('INVALID_INSTRUCTION', -1, 'not UTF-8') end
   local ok, in_ = pcall(cjson.decode, text)
   -- cjson decodes [] as it does {}: the text must open an object.
   if not ok or not object(in_) or not find(text, '^%s*{') then return bad('INVALID_INSTRUCTION', -1, 'not a JSON object') end
