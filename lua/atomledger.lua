@@ -1263,9 +1263,10 @@ end
 -- takes hex, '+', leading zeros, '5.', inf and nan, whitespace JSON does not have, and raw
 -- control characters in strings: scan refuses every token outside the strings that is not a
 -- literal of JSON (and a ttl_ms or expires_ms that is not a whole number, which cjson would
--- round) and a raw control character in a string, as the engine's decoder does. It counts the keys the text has (the strings followed by a colon): cjson keeps the last
--- of two equal keys; the engine refuses an instruction whose meaning depends on which one wins,
--- and so does this door. Gives the count, or nil and what is wrong.
+-- round) and a raw control character in a string, as the engine's decoder does. It counts the
+-- keys the text has (the strings followed by a colon): cjson keeps the last of two equal keys;
+-- the engine refuses an instruction whose meaning depends on which one wins, and so does this
+-- door. Gives the count, or nil and what is wrong.
 local function scan(text)
   local n, i, key = 0, 1, nil
   while true do
@@ -1281,7 +1282,8 @@ local function scan(text)
     end
     if s > #text then return n end
     local j = s + 1
-    while true do -- to the string's closing quote, over escapes; JSON has no raw control characters in one
+    -- To the string's closing quote, over escapes (JSON has no raw control character in one).
+    while true do
       local q = find(text, '["\\%z\1-\31]', j)
       if not q then return n end
       local c = byte(text, q)
