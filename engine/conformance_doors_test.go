@@ -115,6 +115,24 @@ func TestConformance_BothDoorsJudgeAlike(t *testing.T) {
 		{"expires_ms of zero", "", `{"op":"grant_coupon","coupon":"g2","expires_ms":0}`},
 		{"a leg points on release of a CNY hold", "", `{"op":"release","hold":"hold1","leg":"points"}`},
 		{"a leg in lower case", "", `{"op":"release","hold":"hold1","leg":"cny"}`},
+		// Numbers: JSON's grammar only (cjson reads them with strtod, which takes more).
+		{"an amount as a hex number", "", `{"op":"credit","asset":"CNY","amount":0x10}`},
+		{"a memo of a number with leading zeros", `"memo":007`, `{"op":"earn_points","amount":"1"}`},
+		{"a trailing true after a number", "", `{"op":"earn_points","amount":"1","ttl_ms":1 true}`},
+		{"an id holding a byte that is not UTF-8", "\"id\":\"a\xffb\"", `{"op":"earn_points","amount":"1"}`},
+		{"a hold holding a surrogate in UTF-8", "", "{\"op\":\"freeze\",\"asset\":\"CNY\",\"amount\":\"{A}\",\"hold\":\"a\xed\xa0\x80\"}"},
+		{"an id holding a raw tab", "\"id\":\"a\tb\"", `{"op":"earn_points","amount":"1"}`},
+		{"a coupon holding a raw newline", "", "{\"op\":\"grant_coupon\",\"coupon\":\"a\nb\"}"},
+		{"a coupon holding a raw control character", "", "{\"op\":\"grant_coupon\",\"coupon\":\"a\x01b\"}"},
+		{"a vertical tab between tokens", "", "{\"op\":\"earn_points\",\v\"amount\":\"1\"}"},
+		{"expires_ms spelt with an escape", "", `{"op":"grant_coupon","coupon":"ge","expires\u005fms":4102444800000}`},
+		{"expires_ms spelt with an escape, in exponent form", "", `{"op":"grant_coupon","coupon":"ge","expires\u005fms":1e3}`},
+	}
+	for _, n := range []string{"0x10", "0X1F", "007", "+5", "5.", " 1", "9007199254740990.7", "1e3", "1E3", "1.0", "-0", "inf",
+		"nan", "Infinity", "-Infinity", ".5", "\f1", "1\u000b", "- 1", "60000"} {
+		cases = append(cases,
+			struct{ name, top, ops string }{"ttl_ms " + n, "", `{"op":"freeze","asset":"CNY","amount":"{A}","hold":"nt","ttl_ms":` + n + `}`},
+			struct{ name, top, ops string }{"expires_ms " + n, "", `{"op":"grant_coupon","coupon":"gn","expires_ms":` + n + `}`})
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

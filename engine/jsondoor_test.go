@@ -195,20 +195,36 @@ func TestJSONDoor_ThroughRedisCLI(t *testing.T) {
 		// All in the holder's slot: a key of another slot the cluster refuses itself (CROSSSLOT).
 		// Among them the record of a transfer's step ending in the same id: taking it
 		// would make the engine's own step conflict.
+		// Another tag of the holder's slot: the cluster lets it through, the relay never reads it.
+		slot := cluster.HolderSlot(h)
+		other := ""
+		for i := 0; other == ""; i++ {
+			if s := strconv.FormatInt(int64(46656+i), 36); cluster.Slot("{"+s+"}") == slot && s != cluster.SlotTag(slot) {
+				other = s
+			}
+		}
 		for _, c := range []struct {
-			i     int
-			wrong string
+			i      []int
+			wrongs []string
 		}{
-			{0, cluster.Holder(h) + ":x"}, {1, cluster.Tx(h, id+"x")}, {1, cluster.Tx(h, "x:t1:"+id)},
-			{2, cluster.Holder(h) + ":outbox"}, {3, cluster.Holder(h) + ":expiry"},
+			{[]int{0}, []string{cluster.Holder(h) + ":x"}}, {[]int{1}, []string{cluster.Tx(h, id+"x")}},
+			{[]int{1}, []string{cluster.Tx(h, "x:t1:"+id)}}, {[]int{1}, []string{cluster.Holder(h) + ":TX:" + id}},
+			{[]int{1}, []string{cluster.Holder(h) + "abc:" + id}},
+			{[]int{2}, []string{cluster.Holder(h) + ":outbox"}}, {[]int{3}, []string{cluster.Holder(h) + ":expiry"}},
+			{[]int{2, 3}, []string{"{" + other + "}:outbox", "{" + other + "}:expiry"}},
 		} {
-			i, wrong := c.i, c.wrong
 			keys := append([]string(nil), right...)
-			keys[i] = wrong
+			for j, i := range c.i {
+				keys[i] = c.wrongs[j]
+			}
 			_, outcome := cliJSONKeys(t, keys, text)
-			assert.Equal(t, string(instructions.CodeInvalidInstruction), cliCode(outcome), "KEYS[%d] = %s: %q", i+1, wrong, outcome)
+			assert.Equal(t, string(instructions.CodeInvalidInstruction), cliCode(outcome), "KEYS %q: %q", keys, outcome)
+			assert.Contains(t, outcome, right[c.i[0]], "the message names the right key")
 		}
 		assert.Equal(t, before, holderHash(t, h), "the holder changed")
+		n, err := rdb.Exists(ctx, cluster.Tx(h, id), "{"+other+"}:outbox").Result()
+		require.NoError(t, err)
+		assert.Zero(t, n, "no record, no event")
 	})
 
 	t.Run("the same text replays and another text under the same id is a conflict", func(t *testing.T) {

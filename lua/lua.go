@@ -20,10 +20,18 @@
 // A library is persisted and replicated to a master's replicas, but not to
 // other shards: a new master, or one whose functions were flushed, answers
 // "Function not found" (the call did not run). The engine loads the library
-// there and sends the call again. The golden file testdata/sha.golden holds
-// the library's SHA-1 so that an edit shows in review; refresh it with
-// go test ./lua -update.
+// there and sends the call again.
+//
+// A part of the library is generated (go generate ./lua, internal/luagen):
+// the contract's key names and the slot tag of every slot, with which the
+// JSON door and transfer refuse any key that is not the contract's for the
+// holder, or the transfer, and its slot. The engine's apply, the hot path,
+// checks only that its four keys are distinct. The golden file
+// testdata/sha.golden holds the library's SHA-1 so that an edit shows in
+// review; refresh it with go test ./lua -update.
 package lua
+
+//go:generate go run ../internal/luagen atomledger.lua
 
 import (
 	"crypto/sha1"

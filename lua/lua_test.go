@@ -31,8 +31,14 @@ func TestLibrary_FirstLineNamesIt(t *testing.T) {
 
 func TestLibrary_BuildsNoKeyNames(t *testing.T) {
 	// Every key comes in KEYS: a key name built inside the library would
-	// dodge the cluster's slot checks.
+	// dodge the cluster's slot checks. The generated part holds the
+	// contract's key names, which the checks of the caller's keys compare
+	// with; the rest of the library spells none.
+	begin := strings.Index(Library.Source, "-- BEGIN generated")
+	end := strings.Index(Library.Source, "-- END generated")
+	require.True(t, begin > 0 && end > begin, "the generated part")
+	handWritten := Library.Source[:begin] + Library.Source[end:]
 	for _, bad := range []string{"'{h:", "\"{h:", ":tx:", ":outbox'", ":meta'", "'{x:"} {
-		assert.NotContains(t, Library.Source, bad)
+		assert.False(t, strings.Contains(handWritten, bad), "the library spells %q", bad)
 	}
 }

@@ -143,6 +143,7 @@ func TestReconcileAdversary_HoldersAtTheLimitsThroughTheCommands(t *testing.T) {
 		assert.Equal(t, exitDrift, code)
 		assert.Contains(t, stdout, "refused 1")
 		assert.Contains(t, stderr, "on their way")
+		assert.NotContains(t, stderr, "--force overwrites", "not for events on their way")
 		assert.Equal(t, resumed, state(big), "nothing written")
 		deliver(big)
 		deliver(onlyRedis)

@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/reconcile"
 )
 
@@ -85,7 +87,13 @@ func runRebuild(args []string, c cli) int {
 	}
 	res, err := reconcile.Rebuild(ctx, eng, led, holders, *force)
 	for _, why := range res.Refused {
-		fmt.Fprintf(c.stderr, "engined rebuild: %s (--force overwrites)\n", why)
+		// Events on their way are refused whatever --force: their message says to rebuild
+		// again once the relay has delivered them.
+		if strings.HasPrefix(why, engine.ErrInFlight.Error()) {
+			fmt.Fprintf(c.stderr, "engined rebuild: %s\n", why)
+		} else {
+			fmt.Fprintf(c.stderr, "engined rebuild: %s (--force overwrites)\n", why)
+		}
 	}
 	for _, h := range res.Missing {
 		fmt.Fprintf(c.stderr, "engined rebuild: %s: not in the ledger\n", h)
