@@ -46,9 +46,12 @@ func TestApplyOne_Allocations(t *testing.T) {
 
 // TestPostTransfer_Allocations bounds what POST /v1/transfers allocates for
 // a P2P payment (one payer, one payee) through the daemon's whole handler
-// (request log, metrics, token, decode, Transfer's four round trips,
-// answer), as TestApplyOne_Allocations bounds a debit's. The answer is
-// still json.Marshal's, byte for byte.
+// (request log, metrics, token, decode, Transfer's three round trips and
+// the booking of its record, answer), as TestApplyOne_Allocations bounds a
+// debit's. The answer is still json.Marshal's, byte for byte. The record's
+// claim and booking are plain commands (a MULTI of an HSETNX per field),
+// which allocate more on this side than the two library runs they replace
+// (315 then) but cost Redis, the scarce side, less.
 func TestPostTransfer_Allocations(t *testing.T) {
 	eng, daemon := allocDaemon(t)
 	sent := 0
@@ -74,7 +77,7 @@ func TestPostTransfer_Allocations(t *testing.T) {
 	assert.Equal(t, []string{payer, payee}, st.Holders)
 	allocs := allocsPerRequest(t, h, request)
 	t.Logf("%.0f allocations a payment", allocs)
-	assert.LessOrEqual(t, allocs, 315.0)
+	assert.LessOrEqual(t, allocs, 430.0)
 
 	// Every payment moved its cent, once.
 	got, err := eng.State(ctx, payer)
