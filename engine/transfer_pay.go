@@ -282,6 +282,10 @@ func abortFor(n instructions.NormalizedTransfer, i int, err Error) string {
 // drivePayment takes a one-payer transfer forward from rec, as drive does
 // for the two phases.
 func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord, reads []sent, late bool) (TransferState, int) {
+	if e.giveBackDue(n, rec) && time.Now().UnixMilli() <= rec.untilMs {
+		st, _ := e.giveBack(ctx, n, rec)
+		return st, 0
+	}
 	if !rec.done && time.Now().UnixMilli() > rec.untilMs {
 		// Its steps' records may be gone: sending one again could apply it twice.
 		stuck := 0

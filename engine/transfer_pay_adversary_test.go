@@ -587,3 +587,50 @@ func TestTransfer_OnePayerRecoveryLosesAnAnswer(t *testing.T) {
 		})
 	}
 }
+
+// A P2P payment whose payee is gone after the payer's run (its hash moved
+// away, as an operator's mistake would) is retried while its window lasts;
+// near the window's end the payer is given back what it paid, once, and the
+// transfer is aborted with the payee's error. The credit, sent again once
+// the payee is back, replays the fence: the payee never gets it.
+func TestTransfer_OnePayerCreditGivenBackAtTheWindowsEnd(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, tenCNY, nil)
+	tr := payment(hs[0], "4.00", hs[1])
+	short := func() *engine.Engine {
+		return engine.New(rdb, &engine.Options{TransferTimeout: shortTransferTimeout,
+			IdempotencyTTL: 10 * shortTransferTimeout, Logger: quiet})
+	}
+	require.NoError(t, driverSteps(ctx, short(), tr, "begin,commit:0"))
+	gone := cluster.Holder(hs[1]) + ":gone" // the same slot
+	require.NoError(t, rdb.Rename(ctx, cluster.Holder(hs[1]), gone).Err())
+	st, err := short().Transfer(ctx, tr)
+	require.NoError(t, err)
+	require.Equal(t, engine.TransferCommitted, st.Status)
+	require.False(t, st.Complete)
+	assert.Equal(t, "6.00", state(t, hs[0]).Balances["CNY"].Available, "charged")
+
+	st = recoverWith(t, short(), tr.ID)
+	require.Equal(t, engine.TransferAborted, st.Status)
+	require.NotNil(t, st.PartIndex)
+	assert.Equal(t, 1, *st.PartIndex)
+	require.NotNil(t, st.Error)
+	assert.Equal(t, instructions.CodeHolderNotFound, st.Error.Code)
+	payer := state(t, hs[0])
+	assert.Equal(t, "10.00", payer.Balances["CNY"].Available, "given back")
+	assert.Equal(t, int64(3), payer.Seq, "opened, charged, given back: one event each")
+
+	require.NoError(t, rdb.Rename(ctx, gone, cluster.Holder(hs[1])).Err())
+	ids, err := short().TransferStepIDs(tr, 1)
+	require.NoError(t, err)
+	_, err = eng.Apply(ctx, instructions.New(ids["commit"], hs[1]).Credit("CNY", "4.00"))
+	assert.Error(t, err, "a client cannot send the engine's own step")
+	require.Error(t, short().TransferStep(ctx, tr, "commit", 1), "the credit replays its fence")
+	assert.Empty(t, state(t, hs[1]).Balances, "the payee never paid")
+	again, err := short().Transfer(ctx, tr)
+	require.NoError(t, err)
+	assert.Equal(t, engine.TransferAborted, again.Status)
+	assert.True(t, again.Complete)
+	assert.Equal(t, "10.00", state(t, hs[0]).Balances["CNY"].Available, "given back once")
+}

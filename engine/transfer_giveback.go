@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// A one-payer transfer's credit that cannot apply after the payer's run (its
+// payee gone, or full) is sent again by every driver and by recovery while
+// its window lasts (transfer_pay.go). When the transfer has one payee and
+// the window is near its end with the credit still not applied, the
+// recovery worker (or a driver) gives the payer back what it paid, once,
+// and the transfer is aborted with the payee's error (docs/transfers.md,
+// One payer):
+//
+//  1. the credit's idempotency record is made a fence, under WATCH: unless
+//     it records the credit applied (then the part is simply finished), it
+//     becomes a rejection that every later run of the credit replays;
+//  2. the payer gets its money back by an instruction of its own,
+//     "x:<id>:g", whose id makes it apply once;
+//  3. the record says aborted, with the payee's error, and done.
+//
+// A transfer with several payees keeps the operator's path: giving one
+// payee's share back while the others were paid would leave it neither
+// committed nor aborted.
+
+// giveBackSuffix ends the id of the payer's give-back.
+const giveBackSuffix = ":g"
+
+// giveBackDue tells whether a committed one-payer transfer's unfinished
+// credit is to be given back now: in the last two timeouts of the window,
+// which recovery visits at least once (it looks again every timeout).
+func (e *Engine) giveBackDue(n instructions.NormalizedTransfer, rec transferRecord) bool {
+	return rec.status == TransferCommitted && !rec.done && len(n.Parts) == 2 && rec.partFinished(rec.payer) &&
+		time.Now().UnixMilli() >= rec.untilMs-2*e.xferTimeout.Milliseconds()
+}
+
+// giveBack does the three steps above; ok is false when one could not be
+// done now (the next visit does it again: every step is idempotent).
+func (e *Engine) giveBack(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord) (TransferState, bool) {
+	payee := 1 - rec.payer
+	credit := e.commitOf(n, n.Parts[payee], rec)
+	reason, applied, err := e.fenceCredit(ctx, n, payee, credit)
+	if err != nil {
+		e.log.Warn("transfer: fence a credit to give it back", "transfer", n.ID, "err", err)
+		return stateOf(n.ID, rec), false
+	}
+	if applied {
+		rec = e.finishParts(ctx, n, rec, []int{payee}, false)
+		return stateOf(n.ID, rec), rec.done
+	}
+	back := e.giveBackCall(n, n.Parts[payee], rec)
+	if o := e.runUntilKnown(ctx, []call{back})[0]; o.Err != nil {
+		e.log.Warn("transfer: give a payment back to its payer", "transfer", n.ID, "holder", n.Parts[rec.payer].Holder,
+			"err", o.Err)
+		return stateOf(n.ID, rec), false
+	}
+	key := cluster.Transfer(n.ID)
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	got := e.submit(ctx, []req{
+		{keys: []string{key}, args: []any{"hset", key, "status", TransferAborted, "err", reason, "finished", "11",
+			"done", "1", "done_ms", now}},
+		{keys: []string{key}, args: []any{"pexpire", key, e.stepTTL(rec)}},
+		{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}},
+	})
+	for _, s := range got {
+		if err := s.cmd.Err(); err != nil {
+			e.log.Warn("transfer: record a payment given back", "transfer", n.ID, "err", err)
+			return stateOf(n.ID, rec), false
+		}
+	}
+	e.log.Warn("transfer: a payee's credit could not apply within the transfer's window; the payer was given back "+
+		"what it paid and the transfer aborted", "transfer", n.ID, "payee", n.Parts[payee].Holder, "reason", reason)
+	rec.status, rec.err, rec.done = TransferAborted, reason, true
+	return stateOf(n.ID, rec), true
+}
+
+// fenceCredit makes the record of credit c, part i's, a fence unless it
+// records the credit applied (applied true). A recorded refusal (OVERFLOW)
+// is replaced, under WATCH, so that no driver's forgetRefusal can delete it
+// and send the credit again. It answers the abort reason: the refusal's
+// error, or HOLDER_NOT_FOUND when the credit left no record (its payee gone).
+func (e *Engine) fenceCredit(ctx context.Context, n instructions.NormalizedTransfer, i int, c call) (reason string, applied bool, err error) {
+	key := c.keys[keyTx]
+	print := record(c.args[argFP].(string), "")
+	fence := record(c.args[argFP].(string), "err\n"+string(instructions.CodeUnavailable)+"\n-1\ntransfer "+n.ID+" was given back")
+	why := Error{Code: instructions.CodeHolderNotFound, OpIndex: 0,
+		Message: e.describe(n.Parts[i], 0, instructions.CodeHolderNotFound, "")}
+	err = e.rdb.Watch(ctx, func(tx *redis.Tx) error {
+		v, err := tx.Get(ctx, key).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+		case err != nil:
+			return err
+		case strings.HasPrefix(v, print) && len(v) > len(print) && v[len(print)] != 'e':
+			applied = true
+			return nil
+		case strings.HasPrefix(v, print+"err\n"+string(instructions.CodeUnavailable)+"\n"):
+			return nil // fenced already
+		case strings.HasPrefix(v, print+"err\n"):
+			parts := strings.SplitN(v[len(print)+4:], "\n", 3)
+			if len(parts) == 3 {
+				code := instructions.Code(parts[0])
+				why = Error{Code: code, OpIndex: 0, Message: e.describe(n.Parts[i], 0, code, parts[2])}
+				if idx, err := strconv.Atoi(parts[1]); err == nil {
+					why.OpIndex = idx
+				}
+			}
+		}
+		// The fence lives as long as the credit's record would.
+		ms, _ := strconv.ParseInt(c.args[argTTL].(string), 10, 64)
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			return p.Set(ctx, key, fence, time.Duration(ms)*time.Millisecond).Err()
+		})
+		return err
+	}, key)
+	if err != nil || applied {
+		return "", applied, err
+	}
+	return abortFor(n, i, why), false, nil
+}
+
+// giveBackCall is the payer's instruction that gives it back what part p's
+// credits would have added.
+func (e *Engine) giveBackCall(n instructions.NormalizedTransfer, p instructions.Normalized, rec transferRecord) call {
+	hold := n.Hold()
+	c := e.build(instructions.Normalized{ID: hold + giveBackSuffix, Holder: n.Parts[rec.payer].Holder, Counterparty: hold,
+		Memo: "transfer " + n.ID + ": given back", Transfer: n.ID, Steps: p.Steps})
+	c.args[argTTL] = e.stepTTL(rec)
+	return c
+}
