@@ -1,5 +1,5 @@
 // The relay's discovery of outbox streams: finding the slots' outboxes it does
-// not follow yet, joining their consumer group, and measuring backlog and lag.
+// not follow yet, and measuring backlog and lag.
 
 package engine
 
@@ -19,8 +19,8 @@ import (
 // discoverChunk is how many EXISTS go in one pipeline.
 const discoverChunk = 2048
 
-// discover finds outbox streams not followed yet and joins their group, and
-// measures backlog and lag. It probes every slot's outbox key with EXISTS in
+// discover finds outbox streams not followed yet, and measures backlog and
+// lag. It probes every slot's outbox key with EXISTS in
 // pipelines (16384 O(1) commands, whatever the size of the data set) rather
 // than SCAN, which would walk every key of every holder. While every master
 // sends notices it only measures, and only the streams not known empty: a
@@ -66,36 +66,22 @@ func (r *Relay) probeSlots(ctx context.Context) error {
 		}
 		for i, c := range cmds {
 			if c.Val() == 1 {
-				if err := r.join(ctx, keys[i]); err != nil {
-					return err
-				}
+				r.follow(keys[i])
 			}
 		}
 	}
 	return nil
 }
 
-// join creates the group of a stream (from its first entry) and follows it.
-// A key Redis refuses a group on (not a stream, or gone since it was found)
-// is not followed, and discovery tries it again later: it must not stop the
-// discovery, nor the round, for every other stream.
-func (r *Relay) join(ctx context.Context, key string) error {
-	err := r.rdb.XGroupCreate(ctx, key, r.o.Group, "0").Err()
-	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
-		if replyError(err) {
-			r.o.Logger.Warn("relay: outbox not followed", "stream", key, "err", err)
-			return nil
-		}
-		return fmt.Errorf("relay: create group on %s: %w", key, err)
-	}
-	r.streams[key] = &relayStream{key: key, fromPEL: true}
-	return nil
+// follow adds a stream to those the relay reads, due at once.
+func (r *Relay) follow(key string) {
+	r.streams[key] = &relayStream{key: key}
 }
 
 // measure reads backlog (entries left in the streams: delivered ones are
-// deleted) and lag (age of the oldest entry left), from the streams not
-// known empty, or from all. Without notices, all: a stream that was empty
-// may hold entries of a dead consumer now, which reads do not see.
+// removed) and lag (age of the oldest entry left), from the streams not
+// known empty, or from all (without notices, a write to an empty stream
+// tells nothing).
 func (r *Relay) measure(ctx context.Context, all bool) error {
 	var ss []*relayStream
 	for _, s := range r.streams {
@@ -127,8 +113,8 @@ func (r *Relay) measure(ctx context.Context, all bool) error {
 			}
 		}
 		backlog += lens[i].Val()
-		// No entry: none pending with any consumer either. A write to it
-		// comes with a notice, or a poll finds it (no notices).
+		// No entry. A write to it comes with a notice, or a poll finds it
+		// (no notices).
 		ss[i].empty = lens[i].Err() == nil && lens[i].Val() == 0
 		if msgs := firsts[i].Val(); len(msgs) > 0 {
 			if ms := idMs(msgs[0].ID); oldest == 0 || ms < oldest {
