@@ -125,6 +125,7 @@ type Relay struct {
 	resync  bool            // a watch (re)subscribed: notices may have been lost
 	wake    chan struct{}   // a notice came
 	again   bool            // the last round left streams due at once: no wait before the next
+	waited  int64           // the longest an event delivered since the last measure waited, ms
 
 	relayed, batches, errs, nstreams, backlog, lag atomic.Int64
 	sinkDown                                       atomic.Bool
@@ -135,7 +136,10 @@ type relayStream struct {
 	key      string
 	idle     time.Duration // back-off of an idle stream
 	nextRead time.Time
-	empty    bool // XLEN was 0 when measured, and no notice or read said otherwise since: nothing to measure
+	// behind: entries may wait in it beyond the next round (its last read
+	// was full or failed, or what it read was not delivered), which
+	// discovery measures.
+	behind bool
 }
 
 // NewRelay builds a relay from the outboxes of rdb (a cluster client or a

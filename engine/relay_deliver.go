@@ -46,7 +46,7 @@ func (r *Relay) deliver(ctx context.Context, batch []relayEntry) (int, error) {
 		if err := r.write(ctx, batch[:n]); err != nil {
 			for _, e := range batch {
 				if s := r.streams[e.stream]; s != nil {
-					s.nextRead = time.Time{} // read again from its head
+					s.nextRead, s.behind = time.Time{}, true // read again from its head
 				}
 			}
 			return done, err
@@ -101,9 +101,11 @@ const trimTimeout = 2 * time.Second
 func (r *Relay) write(ctx context.Context, batch []relayEntry) error {
 	events := make([]stored.Entry, len(batch))
 	last := map[string]string{} // stream -> id of its last entry written
+	oldest := int64(math.MaxInt64)
 	for i, e := range batch {
 		events[i] = stored.ReadEntry(e.stream, e.id, e.fields)
 		last[e.stream] = e.id
+		oldest = min(oldest, idMs(e.id))
 	}
 	if err := r.sink.Write(ctx, events); err != nil {
 		r.sinkDown.Store(true)
@@ -124,6 +126,7 @@ func (r *Relay) write(ctx context.Context, batch []relayEntry) error {
 	}
 	r.relayed.Add(int64(len(events)))
 	r.batches.Add(1)
+	r.waited = max(r.waited, time.Now().UnixMilli()-oldest)
 	return nil
 }
 
@@ -151,7 +154,7 @@ func (r *Relay) holdBackUnreplicated(g *relayGroup, got []relayEntry) error {
 		return nil
 	}
 	for _, s := range g.due {
-		s.nextRead = time.Time{}
+		s.nextRead, s.behind = time.Time{}, true
 	}
 	delete(r.replicas, g.addr)
 	if err == nil {

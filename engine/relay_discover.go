@@ -23,10 +23,10 @@ const discoverChunk = 2048
 // lag. It probes every slot's outbox key with EXISTS in
 // pipelines (16384 O(1) commands, whatever the size of the data set) rather
 // than SCAN, which would walk every key of every holder. While every master
-// sends notices it only measures, and only the streams not known empty: a
-// notice names a new stream, and a write to an empty one. full (after
-// notices may have been lost) probes and measures everything, and makes
-// every stream due.
+// sends notices it only measures, and only the streams behind: a notice
+// names a new stream, and a written stream is read at the next round. full
+// (after notices may have been lost) probes and measures everything, and
+// makes every stream due.
 func (r *Relay) discover(ctx context.Context, full bool) error {
 	watched := r.allWatched()
 	if full || !watched {
@@ -36,7 +36,7 @@ func (r *Relay) discover(ctx context.Context, full bool) error {
 	}
 	if full {
 		for _, s := range r.streams {
-			s.empty, s.nextRead = false, time.Time{}
+			s.nextRead = time.Time{}
 		}
 	}
 	r.nstreams.Store(int64(len(r.streams)))
@@ -79,19 +79,25 @@ func (r *Relay) follow(key string) {
 }
 
 // measure reads backlog (entries left in the streams: delivered ones are
-// removed) and lag (age of the oldest entry left), from the streams not
-// known empty, or from all (without notices, a write to an empty stream
-// tells nothing).
+// removed) and lag (age of the oldest entry left), from the streams behind,
+// or from all (without notices, a write to a stream tells nothing). The
+// lag is also at least the longest an event delivered since the last
+// measure waited: the other streams' entries were read by the rounds, which
+// is what it measures, without a command. Measuring every written stream
+// instead would cost two commands per stream written every
+// DiscoverInterval, as many as the reads themselves.
 func (r *Relay) measure(ctx context.Context, all bool) error {
+	waited := r.waited
+	r.waited = 0
 	var ss []*relayStream
 	for _, s := range r.streams {
-		if all || !s.empty {
+		if all || s.behind {
 			ss = append(ss, s)
 		}
 	}
 	if len(ss) == 0 {
 		r.backlog.Store(0)
-		r.lag.Store(0)
+		r.lag.Store(waited)
 		return nil
 	}
 	pipe := r.rdb.Pipeline()
@@ -113,9 +119,9 @@ func (r *Relay) measure(ctx context.Context, all bool) error {
 			}
 		}
 		backlog += lens[i].Val()
-		// No entry. A write to it comes with a notice, or a poll finds it
-		// (no notices).
-		ss[i].empty = lens[i].Err() == nil && lens[i].Val() == 0
+		if lens[i].Err() == nil && lens[i].Val() == 0 {
+			ss[i].behind = false // a write to it comes with a notice, or a poll finds it
+		}
 		if msgs := firsts[i].Val(); len(msgs) > 0 {
 			if ms := idMs(msgs[0].ID); oldest == 0 || ms < oldest {
 				oldest = ms
@@ -123,11 +129,10 @@ func (r *Relay) measure(ctx context.Context, all bool) error {
 		}
 	}
 	r.backlog.Store(backlog)
-	if oldest == 0 {
-		r.lag.Store(0)
-	} else {
-		r.lag.Store(max(0, time.Now().UnixMilli()-oldest))
+	if oldest != 0 {
+		waited = max(waited, time.Now().UnixMilli()-oldest)
 	}
+	r.lag.Store(waited)
 	return nil
 }
 

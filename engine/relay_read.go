@@ -200,6 +200,7 @@ func (r *Relay) collect(g *relayGroup, count int64, now time.Time) ([]relayEntry
 	for i, s := range g.due {
 		msgs, err := g.reads[i].Result()
 		if err != nil {
+			s.behind = true
 			if r.handleStreamErr(s.key, err) && firstErr == nil {
 				firstErr = fmt.Errorf("relay read %s: %w", s.key, err)
 			}
@@ -209,9 +210,7 @@ func (r *Relay) collect(g *relayGroup, count int64, now time.Time) ([]relayEntry
 			got = append(got, entryOf(s.key, m))
 		}
 		n := int64(len(msgs))
-		if n > 0 {
-			s.empty = false
-		}
+		s.behind = n >= count
 		switch {
 		case watched && n < count:
 			// Read to the end: the next write comes with a notice.

@@ -209,6 +209,6 @@ func (r *Relay) takeNotices() {
 			r.nstreams.Store(int64(len(r.streams)))
 			continue
 		}
-		s.empty, s.idle, s.nextRead = false, 0, time.Time{}
+		s.idle, s.nextRead = 0, time.Time{}
 	}
 }
