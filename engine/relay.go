@@ -14,7 +14,7 @@ import (
 // the default.
 type RelayOptions struct {
 	// MaxBatch is the most events one sink write holds: what a round read
-	// beyond it goes in further writes, each acknowledged on its own. It
+	// beyond it goes in further writes, one after the other. It
 	// also sizes the reads: each stream read in a round gives MaxBatch
 	// divided by the streams due, at least 16, at most 256. Default 1000.
 	MaxBatch int
@@ -32,6 +32,14 @@ type RelayOptions struct {
 	// unless every master sends change notices, looks for outbox streams it
 	// does not follow yet. Default 2s.
 	DiscoverInterval time.Duration
+	// TrimInterval is the shortest time between two removals from one
+	// stream (XTRIM) while the relay is busy: what the sink has of a stream
+	// stays in it meanwhile, passed over by the relay's reads, so that a
+	// stream written to all the time costs one XTRIM per TrimInterval, not
+	// one per write, and as many reads fewer (a removal is a write the
+	// change notices tell of, so a read). A round that finds nothing to
+	// read, and Run's end, remove everything delivered. Default 1s.
+	TrimInterval time.Duration
 	// ReplicaTimeout is how long a round waits (WAIT) for a replica of a
 	// master to have what the relay read from it; entries not on a replica
 	// by then wait for a later round. Keep it below the client's read
@@ -60,6 +68,9 @@ func (o *RelayOptions) withDefaults() RelayOptions {
 	}
 	if r.DiscoverInterval <= 0 {
 		r.DiscoverInterval = 2 * time.Second
+	}
+	if r.TrimInterval <= 0 {
+		r.TrimInterval = time.Second
 	}
 	if r.ReplicaTimeout <= 0 {
 		r.ReplicaTimeout = 500 * time.Millisecond
@@ -140,6 +151,36 @@ type relayStream struct {
 	// was full or failed, or what it read was not delivered), which
 	// discovery measures.
 	behind bool
+	// from is the id of the last entry this relay delivered from the
+	// stream and has not removed yet: reads start after it. "": read from
+	// the head.
+	from string
+	// trim is the XTRIM MINID that removes what this relay delivered from
+	// the stream, until sent ("": nothing to remove); untrimmed counts
+	// those entries; trimmed is when the last removal was sent.
+	trim      string
+	untrimmed int64
+	trimmed   time.Time
+}
+
+// readFromHead makes the stream's next read start at its head, and drops
+// what was to be removed: what the sink has is read again and skipped.
+func (s *relayStream) readFromHead() {
+	s.from, s.trim, s.untrimmed = "", "", 0
+}
+
+// fromHeads removes what the sink has, then makes every stream due and read
+// from its head: after a failure, or notices lost, a stream may be another
+// than the one read (a master restarted empty, a replica promoted), which
+// a read after an id of the old one could pass over in part.
+func (r *Relay) fromHeads(ctx context.Context) {
+	if err := r.removeDelivered(ctx, time.Now(), true); err != nil {
+		r.o.Logger.Warn("relay: delivered events not removed, delivered again", "err", err)
+	}
+	for _, s := range r.streams {
+		s.nextRead = time.Time{}
+		s.readFromHead()
+	}
 }
 
 // NewRelay builds a relay from the outboxes of rdb (a cluster client or a
@@ -167,6 +208,9 @@ func (r *Relay) Run(ctx context.Context) error {
 		clear(r.watches)
 		for _, s := range r.streams {
 			s.idle, s.nextRead = 0, time.Time{} // no more notices: back to polling
+		}
+		if err := r.removeDelivered(ctx, time.Now(), true); err != nil {
+			r.o.Logger.Warn("relay: stopping: delivered events not removed, delivered again later", "err", err)
 		}
 	}()
 	r.syncWatches(wctx)
@@ -225,20 +269,19 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // recover prepares the next round after a failure: a fresh slot map (a
 // failover moves slots, and go-redis does not reload it on connection
-// errors), and every stream due at once.
+// errors), and every stream due at once, read from its head (fromHeads).
 func (r *Relay) recover(ctx context.Context) {
 	if c, ok := r.rdb.(*redis.ClusterClient); ok {
 		c.ReloadState(ctx)
 	}
 	clear(r.replicas)
-	for _, s := range r.streams {
-		s.nextRead = time.Time{}
-	}
+	r.fromHeads(ctx)
 }
 
 // Round does one pass: reads what the due streams have, writes it to the
-// sink, then removes it from the streams. It returns the number of events
-// relayed. Run calls it in a loop; tests call it directly.
+// sink, then removes from the streams what the sink has (see
+// TrimInterval). It returns the number of events written to the sink. Run
+// calls it in a loop; tests call it directly.
 //
 // The streams are read per master, one pipeline each, the masters at once.
 // A master's pipeline ends with WAIT 1 when it has a replica: WAIT on the
@@ -255,7 +298,7 @@ func (r *Relay) Round(ctx context.Context) (int, error) {
 	now := time.Now()
 	due := r.dueStreams(now)
 	if len(due) == 0 {
-		return 0, nil
+		return 0, r.removeDelivered(ctx, now, true)
 	}
 	count := int64(max(16, min(256, r.o.MaxBatch/max(1, len(due)))))
 	groups, firstErr := r.groupByMaster(ctx, due)
@@ -275,9 +318,15 @@ func (r *Relay) Round(ctx context.Context) (int, error) {
 		batch = append(batch, got...)
 	}
 	if len(batch) == 0 {
+		if firstErr == nil {
+			firstErr = r.removeDelivered(ctx, now, true) // nothing new: remove everything delivered
+		}
 		return 0, firstErr
 	}
 	n, err := r.deliver(ctx, batch)
+	if err == nil {
+		err = r.removeDelivered(ctx, time.Now(), false)
+	}
 	if err != nil {
 		return n, err
 	}

@@ -89,22 +89,19 @@ func compareIDs(a, b string) int {
 	return cmp.Compare(x, y)
 }
 
-// trimTimeout bounds the removal of a batch the sink has, which goes on
-// after the relay's context ends.
+// trimTimeout bounds the removal of what the sink has, which goes on after
+// the relay's context ends.
 const trimTimeout = 2 * time.Second
 
-// write writes one batch to the sink, then removes it from its streams:
-// one XTRIM MINID per stream, past the last entry of the stream written.
-// The batch holds every entry of the stream from its head (a read is from
-// the head, and a stream's entries go in id order), so the trim removes
-// only entries the sink has.
+// write writes one batch to the sink; the next reads of its streams start
+// after it, and removeDelivered removes it. A batch holds every entry of a
+// stream from where its read started (a stream's entries go in id order),
+// so the removal takes only entries the sink has.
 func (r *Relay) write(ctx context.Context, batch []relayEntry) error {
 	events := make([]stored.Entry, len(batch))
-	last := map[string]string{} // stream -> id of its last entry written
 	oldest := int64(math.MaxInt64)
 	for i, e := range batch {
 		events[i] = stored.ReadEntry(e.stream, e.id, e.fields)
-		last[e.stream] = e.id
 		oldest = min(oldest, idMs(e.id))
 	}
 	if err := r.sink.Write(ctx, events); err != nil {
@@ -112,21 +109,52 @@ func (r *Relay) write(ctx context.Context, batch []relayEntry) error {
 		return fmt.Errorf("relay: sink: %w", err)
 	}
 	r.sinkDown.Store(false)
-	// The sink has them: a stop arriving now must not leave them in their
-	// streams to be delivered again, so the trim outlives ctx (bounded).
+	for _, e := range batch {
+		if s := r.streams[e.stream]; s != nil {
+			s.from, s.trim = e.id, nextID(e.id)
+			s.untrimmed++
+		}
+	}
+	r.batches.Add(1)
+	r.waited = max(r.waited, time.Now().UnixMilli()-oldest)
+	return nil
+}
+
+// removeDelivered removes from their streams what the sink has (XTRIM
+// MINID, one per stream): from every stream with all, else from those
+// last trimmed TrimInterval ago or more. The sink has it: a stop arriving
+// now must not leave it to be delivered again, so the removal outlives ctx
+// (bounded). If it fails, the streams are read again from their heads.
+func (r *Relay) removeDelivered(ctx context.Context, now time.Time, all bool) error {
+	var ss []*relayStream
+	for _, s := range r.streams {
+		if s.trim != "" && (all || now.Sub(s.trimmed) >= r.o.TrimInterval) {
+			ss = append(ss, s)
+		}
+	}
+	if len(ss) == 0 {
+		return nil
+	}
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), trimTimeout)
 	defer cancel()
 	pipe := r.rdb.Pipeline()
-	for k, id := range last {
-		pipe.XTrimMinID(tctx, k, nextID(id))
+	for _, s := range ss {
+		pipe.XTrimMinID(tctx, s.key, s.trim)
 	}
 	if _, err := pipe.Exec(tctx); err != nil {
-		// Committed but not removed: read again, and the sink skips them.
+		// Committed but maybe not removed: read again, and the sink skips them.
+		for _, s := range ss {
+			s.readFromHead()
+			s.nextRead = time.Time{}
+		}
 		return fmt.Errorf("relay: remove delivered events: %w", err)
 	}
-	r.relayed.Add(int64(len(events)))
-	r.batches.Add(1)
-	r.waited = max(r.waited, time.Now().UnixMilli()-oldest)
+	for _, s := range ss {
+		r.relayed.Add(s.untrimmed)
+		// The stream's head is now after what was delivered: read from it
+		// (a stream replaced since, whose ids may be lower, is read whole).
+		s.from, s.trim, s.untrimmed, s.trimmed = "", "", 0, now
+	}
 	return nil
 }
 

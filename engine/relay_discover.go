@@ -35,9 +35,7 @@ func (r *Relay) discover(ctx context.Context, full bool) error {
 		}
 	}
 	if full {
-		for _, s := range r.streams {
-			s.nextRead = time.Time{}
-		}
+		r.fromHeads(ctx)
 	}
 	r.nstreams.Store(int64(len(r.streams)))
 	clear(r.replicas) // masters gain and lose replicas: ask again
@@ -105,7 +103,7 @@ func (r *Relay) measure(ctx context.Context, all bool) error {
 	firsts := make([]*redis.XMessageSliceCmd, 0, len(ss))
 	for _, s := range ss {
 		lens = append(lens, pipe.XLen(ctx, s.key))
-		firsts = append(firsts, pipe.XRangeN(ctx, s.key, "-", "+", 1))
+		firsts = append(firsts, pipe.XRangeN(ctx, s.key, s.start(), "+", 1))
 	}
 	_, _ = pipe.Exec(ctx) // errors are read per command
 	var backlog int64
@@ -118,8 +116,8 @@ func (r *Relay) measure(ctx context.Context, all bool) error {
 				return fmt.Errorf("relay measure: %w", err)
 			}
 		}
-		backlog += lens[i].Val()
-		if lens[i].Err() == nil && lens[i].Val() == 0 {
+		backlog += max(0, lens[i].Val()-ss[i].untrimmed)
+		if lens[i].Err() == nil && lens[i].Val() <= ss[i].untrimmed {
 			ss[i].behind = false // a write to it comes with a notice, or a poll finds it
 		}
 		if msgs := firsts[i].Val(); len(msgs) > 0 {

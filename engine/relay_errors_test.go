@@ -72,7 +72,7 @@ func TestRelay_FindsADeletedStreamAgain(t *testing.T) {
 	_, err = e.Apply(ctx, instructions.New("d", h).Debit("CNY", "0.25"))
 	require.NoError(t, err)
 	roundsUntil(t, relay, delivered(h+"/2"))
-	assert.Zero(t, streamsLen(t, rdb, map[string]bool{key: true}), "delivered and removed")
+	roundsUntil(t, relay, func() bool { return streamsLen(t, rdb, map[string]bool{key: true}) == 0 })
 
 	require.NoError(t, rdb.Del(ctx, key).Err())
 	_, err = relay.Round(ctx)

@@ -43,7 +43,7 @@ type relayGroup struct {
 }
 
 // readGroup sends a master's pipeline: the reads of its streams, each from
-// its first entry, then, if it has a replica, a write of the relay's own
+// its head or after what this relay delivered and did not remove yet, then, if it has a replica, a write of the relay's own
 // and WAIT 1. It asks the master how many replicas it has (INFO
 // replication) when the relay does not know.
 func (r *Relay) readGroup(ctx context.Context, g *relayGroup, count int64) {
@@ -58,7 +58,7 @@ func (r *Relay) readGroup(ctx context.Context, g *relayGroup, count int64) {
 	pipe := g.node.Pipeline()
 	g.reads = make([]*redis.XMessageSliceCmd, len(g.due))
 	for i, s := range g.due {
-		g.reads[i] = pipe.XRangeN(ctx, s.key, "-", "+", count)
+		g.reads[i] = pipe.XRangeN(ctx, s.key, s.start(), "+", count)
 	}
 	if g.replicas > 0 && len(g.due) > 0 {
 		// A read replicates nothing, and WAIT after Redis 7.0 waits only
@@ -81,6 +81,15 @@ func connectedReplicas(info string) int {
 		}
 	}
 	return 0
+}
+
+// start is where the stream's next read starts: after what this relay
+// delivered and did not remove yet, or at the head.
+func (s *relayStream) start() string {
+	if s.from == "" {
+		return "-"
+	}
+	return "(" + s.from
 }
 
 // waitMark names the key a read pipeline writes before its WAIT: in the
