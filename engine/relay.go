@@ -87,8 +87,8 @@ type RelayStats struct {
 	Batches  int64 // sink writes that succeeded
 	Errors   int64 // failed rounds (Redis, sink, or no replica in time), each retried
 	Streams  int64 // outbox streams followed
-	Backlog  int64 // events in the outboxes, not yet delivered (at the last discovery)
-	LagMs    int64 // age of the oldest undelivered event (at the last discovery), ms
+	Backlog  int64 // events in the outboxes not yet delivered, in the streams behind (at the last discovery; all of them while notices are lost)
+	LagMs    int64 // age of the oldest undelivered event (at the last discovery), ms: in a stream behind, or how long the last write's oldest event waited for it
 	SinkDown bool  // the last sink write failed
 }
 
@@ -136,7 +136,7 @@ type Relay struct {
 	resync  bool            // a watch (re)subscribed: notices may have been lost
 	wake    chan struct{}   // a notice came
 	again   bool            // the last round left streams due at once: no wait before the next
-	waited  int64           // the longest an event delivered since the last measure waited, ms
+	waited  int64           // how long the oldest event of the last write waited for it, ms (0: no write since the last measure)
 
 	relayed, batches, errs, nstreams, backlog, lag atomic.Int64
 	sinkDown                                       atomic.Bool

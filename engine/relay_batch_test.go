@@ -107,7 +107,7 @@ func TestRelay_SplitsABacklogIntoWritesOfAtMostMaxBatch(t *testing.T) {
 }
 
 // TestRelay_ReadsWhenNotifiedNotByPolling lets the relay go idle with every
-// interval (polling, back-off, discovery, claims) an hour long, then applies
+// interval (polling, back-off, discovery) an hour long, then applies
 // events to a followed stream and to a new one: only the masters' change
 // notices can bring them before the deadline. Idle, it sends the masters no
 // reads.
@@ -142,7 +142,7 @@ func TestRelay_ReadsWhenNotifiedNotByPolling(t *testing.T) {
 			info, err := m.Info(ctx, "commandstats").Result()
 			require.NoError(t, err)
 			for line := range strings.Lines(info) {
-				if v, ok := strings.CutPrefix(line, "cmdstat_xreadgroup:calls="); ok {
+				if v, ok := strings.CutPrefix(line, "cmdstat_xrange:calls="); ok {
 					k, _ := strconv.Atoi(v[:strings.IndexByte(v, ',')])
 					n += k
 				}

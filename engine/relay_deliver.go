@@ -116,7 +116,7 @@ func (r *Relay) write(ctx context.Context, batch []relayEntry) error {
 		}
 	}
 	r.batches.Add(1)
-	r.waited = max(r.waited, time.Now().UnixMilli()-oldest)
+	r.waited = time.Now().UnixMilli() - oldest
 	return nil
 }
 

@@ -79,9 +79,9 @@ func (r *Relay) follow(key string) {
 // measure reads backlog (entries left in the streams: delivered ones are
 // removed) and lag (age of the oldest entry left), from the streams behind,
 // or from all (without notices, a write to a stream tells nothing). The
-// lag is also at least the longest an event delivered since the last
-// measure waited: the other streams' entries were read by the rounds, which
-// is what it measures, without a command. Measuring every written stream
+// other streams' entries are read by the next round: their lag is about how
+// long the oldest event of the last write waited for it, known without a
+// command, and the lag is at least that. Measuring every written stream
 // instead would cost two commands per stream written every
 // DiscoverInterval, as many as the reads themselves.
 func (r *Relay) measure(ctx context.Context, all bool) error {

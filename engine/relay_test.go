@@ -237,3 +237,46 @@ func processID(t *testing.T, addr string) int {
 	t.Fatalf("no process_id in INFO of %s", addr)
 	return 0
 }
+
+// TestRelay_BusyStreamRemovedOncePerTrimInterval writes to one stream
+// between rounds, with a TrimInterval of an hour: the first delivery is
+// removed at once, the next ones stay in the stream, passed over by the
+// reads (each event reaches the sink once), until a round finds nothing to
+// read and removes them all.
+func TestRelay_BusyStreamRemovedOncePerTrimInterval(t *testing.T) {
+	needRedis(t)
+	c, e := ownEngine(t)
+	ctx := context.Background()
+	rdb := c.Client(nil)
+	defer rdb.Close()
+	h := newID("bt")
+	outbox := map[string]bool{cluster.Outbox(cluster.HolderSlot(h)): true}
+	sink := &memSink{events: map[string]int{}}
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: time.Nanosecond, MaxIdle: time.Nanosecond,
+		TrimInterval: time.Hour})
+	require.NoError(t, relay.Discover(ctx))
+	for i := range 6 {
+		in := instructions.New(fmt.Sprintf("c-%d", i), h).Credit("CNY", "1.00")
+		if i == 0 {
+			in = instructions.New("o", h).Open().Credit("CNY", "1.00")
+		}
+		_, err := e.Apply(ctx, in)
+		require.NoError(t, err)
+		n, err := relay.Round(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "round %d delivers the event written before it, and only it", i)
+		assert.Equal(t, int64(i), streamsLen(t, rdb, outbox), "round %d: what the sink has since the first removal stays", i)
+	}
+	assert.Equal(t, int64(1), relay.Stats().Relayed, "counted once removed")
+	n, err := relay.Round(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	assert.Zero(t, streamsLen(t, rdb, outbox), "a round with nothing to read removes everything delivered")
+	assert.Equal(t, int64(6), relay.Stats().Relayed)
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	require.Len(t, sink.events, 6)
+	for ev, k := range sink.events {
+		assert.Equal(t, 1, k, "event %s delivered once", ev)
+	}
+}
