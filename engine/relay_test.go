@@ -254,7 +254,6 @@ func TestRelay_BusyStreamRemovedOncePerTrimInterval(t *testing.T) {
 	sink := &memSink{events: map[string]int{}}
 	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: time.Nanosecond, MaxIdle: time.Nanosecond,
 		TrimInterval: time.Hour})
-	require.NoError(t, relay.Discover(ctx))
 	for i := range 6 {
 		in := instructions.New(fmt.Sprintf("c-%d", i), h).Credit("CNY", "1.00")
 		if i == 0 {
@@ -262,6 +261,9 @@ func TestRelay_BusyStreamRemovedOncePerTrimInterval(t *testing.T) {
 		}
 		_, err := e.Apply(ctx, in)
 		require.NoError(t, err)
+		if i == 0 {
+			require.NoError(t, relay.Discover(ctx)) // the stream exists now
+		}
 		n, err := relay.Round(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "round %d delivers the event written before it, and only it", i)
