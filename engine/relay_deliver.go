@@ -30,9 +30,8 @@ type Sink interface {
 }
 
 // deliver writes what a round read to the sink, in writes of at most
-// MaxBatch events, each removed from its streams before the next: a failed
-// write leaves it and the rest in their streams, read again. It returns
-// the entries delivered.
+// MaxBatch events, one after the other: a failed write leaves it and the
+// rest to be read again. It returns the entries delivered.
 //
 // The sink applies a holder's events in seq order, and a holder's events
 // all live in one stream, in seq order: so the entries go grouped by
@@ -46,7 +45,7 @@ func (r *Relay) deliver(ctx context.Context, batch []relayEntry) (int, error) {
 		if err := r.write(ctx, batch[:n]); err != nil {
 			for _, e := range batch {
 				if s := r.streams[e.stream]; s != nil {
-					s.nextRead, s.behind = time.Time{}, true // read again from its head
+					s.nextRead, s.behind = time.Time{}, true // read again
 				}
 			}
 			return done, err
@@ -172,7 +171,7 @@ func nextID(id string) string {
 
 // holdBackUnreplicated tells, with an error, that no replica of g's master
 // confirmed in ReplicaTimeout that it has the entries got (WAIT): they are
-// not delivered, but stay at the head of their streams, read again.
+// not delivered, but stay in their streams, read again.
 func (r *Relay) holdBackUnreplicated(g *relayGroup, got []relayEntry) error {
 	if g.wait == nil {
 		return nil
