@@ -93,21 +93,23 @@ type RelayStats struct {
 }
 
 // Relay carries the events of every slot's outbox to a Sink: it reads each
-// stream from its first entry (XRANGE), writes what it read to the sink in
-// batches, and only once the sink has committed them removes them from the
-// stream (XTRIM MINID: every entry up to the last one written). It never
-// trims what the sink has not committed, and never by length.
+// stream (XRANGE), writes what it read to the sink in batches, and only once
+// the sink has committed them removes them from the stream (XTRIM MINID:
+// every entry up to the last one written). It never trims what the sink
+// has not committed, and never by length.
 //
 // Where the relay stopped is the head of each stream: what is in a stream
 // has not been committed, or was committed and not yet removed (a relay
 // stopped, killed or failing between the two). Reading from the head then
 // hands the sink some events it has again, which it skips (the Sink
 // contract); none it lacks is ever passed over. So the relay keeps no
-// position, in Redis or elsewhere: a relay restarted, several relays at
+// position in Redis or in the sink: a relay restarted, several relays at
 // once, a master restarted empty or a replica promoted without the last
-// entries all read the streams as they are. A read is a plain read, which
-// Redis neither records nor replicates, and a round's writes to the sink
-// cost one XTRIM per stream.
+// entries all read the streams as they are. In memory it remembers only
+// what it delivered from a stream and has not removed yet, and reads after
+// it: a busy stream is trimmed once per TrimInterval, not after every
+// write. A read is a plain read, which Redis neither records nor
+// replicates.
 //
 // It writes an event to the sink only once a replica of its master has it,
 // when the master has replicas: a failover then loses events the sink does
@@ -291,7 +293,7 @@ func (r *Relay) recover(ctx context.Context) {
 // one that replicated something, which a read is not: the pipeline writes
 // a key of the relay's own before the WAIT. See docs/events.md.) Entries of
 // a master no replica confirmed in ReplicaTimeout are not delivered: they
-// stay at the head of their streams, read again next round.
+// stay in their streams, read again next round.
 func (r *Relay) Round(ctx context.Context) (int, error) {
 	r.again = false
 	r.takeNotices()
