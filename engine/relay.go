@@ -2,10 +2,7 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,13 +13,8 @@ import (
 // RelayOptions configure a Relay. A nil *RelayOptions or a zero field means
 // the default.
 type RelayOptions struct {
-	// Group is the consumer group of every outbox stream. Default "atomledger-relay".
-	Group string
-	// Consumer names this relay in the group; it must differ between relays
-	// running at once. Default: host name, process id and a random suffix.
-	Consumer string
 	// MaxBatch is the most events one sink write holds: what a round read
-	// beyond it goes in further writes, each acknowledged on its own. It
+	// beyond it goes in further writes, one after the other. It
 	// also sizes the reads: each stream read in a round gives MaxBatch
 	// divided by the streams due, at least 16, at most 256. Default 1000.
 	MaxBatch int
@@ -40,9 +32,14 @@ type RelayOptions struct {
 	// unless every master sends change notices, looks for outbox streams it
 	// does not follow yet. Default 2s.
 	DiscoverInterval time.Duration
-	// ClaimIdle is how long an entry must have been pending with another
-	// consumer (a relay that died) before this one claims it. Default 30s.
-	ClaimIdle time.Duration
+	// TrimInterval is the shortest time between two removals from one
+	// stream (XTRIM) while the relay is busy: what the sink has of a stream
+	// stays in it meanwhile, passed over by the relay's reads, so that a
+	// stream written to all the time costs one XTRIM per TrimInterval, not
+	// one per write, and as many reads fewer (a removal is a write the
+	// change notices tell of, so a read). A round that finds nothing to
+	// read, and Run's end, remove everything delivered. Default 1s.
+	TrimInterval time.Duration
 	// ReplicaTimeout is how long a round waits (WAIT) for a replica of a
 	// master to have what the relay read from it; entries not on a replica
 	// by then wait for a later round. Keep it below the client's read
@@ -56,13 +53,6 @@ func (o *RelayOptions) withDefaults() RelayOptions {
 	var r RelayOptions
 	if o != nil {
 		r = *o
-	}
-	if r.Group == "" {
-		r.Group = "atomledger-relay"
-	}
-	if r.Consumer == "" {
-		host, _ := os.Hostname()
-		r.Consumer = fmt.Sprintf("%s-%d-%06x", host, os.Getpid(), rand.IntN(1<<24))
 	}
 	if r.MaxBatch <= 0 {
 		r.MaxBatch = 1000
@@ -79,8 +69,8 @@ func (o *RelayOptions) withDefaults() RelayOptions {
 	if r.DiscoverInterval <= 0 {
 		r.DiscoverInterval = 2 * time.Second
 	}
-	if r.ClaimIdle <= 0 {
-		r.ClaimIdle = 30 * time.Second
+	if r.TrimInterval <= 0 {
+		r.TrimInterval = time.Second
 	}
 	if r.ReplicaTimeout <= 0 {
 		r.ReplicaTimeout = 500 * time.Millisecond
@@ -95,17 +85,31 @@ func (o *RelayOptions) withDefaults() RelayOptions {
 type RelayStats struct {
 	Relayed  int64 // events written to the sink and deleted from Redis
 	Batches  int64 // sink writes that succeeded
-	Claimed  int64 // entries claimed from dead consumers
 	Errors   int64 // failed rounds (Redis, sink, or no replica in time), each retried
 	Streams  int64 // outbox streams followed
-	Backlog  int64 // events in the outboxes, not yet delivered (at the last discovery)
-	LagMs    int64 // age of the oldest undelivered event (at the last discovery), ms
+	Backlog  int64 // events in the outboxes not yet delivered, in the streams behind (at the last discovery; all of them while notices are lost)
+	LagMs    int64 // age of the oldest undelivered event (at the last discovery), ms: in a stream behind, or how long the last write's oldest event waited for it
 	SinkDown bool  // the last sink write failed
 }
 
-// Relay carries the events of every slot's outbox to a Sink: it reads them
-// with a consumer group, writes them to the sink in batches, and only then
-// acknowledges and deletes them (XACK, XDEL). It never trims a stream.
+// Relay carries the events of every slot's outbox to a Sink: it reads each
+// stream (XRANGE), writes what it read to the sink in batches, and only once
+// the sink has committed them removes them from the stream (XTRIM MINID:
+// every entry up to the last one written). It never trims what the sink
+// has not committed, and never by length.
+//
+// Where the relay stopped is the head of each stream: what is in a stream
+// has not been committed, or was committed and not yet removed (a relay
+// stopped, killed or failing between the two). Reading from the head then
+// hands the sink some events it has again, which it skips (the Sink
+// contract); none it lacks is ever passed over. So the relay keeps no
+// position in Redis or in the sink: a relay restarted, several relays at
+// once, a master restarted empty or a replica promoted without the last
+// entries all read the streams as they are. In memory it remembers only
+// what it delivered from a stream and has not removed yet, and reads after
+// it: a busy stream is trimmed once per TrimInterval, not after every
+// write. A read is a plain read, which Redis neither records nor
+// replicates.
 //
 // It writes an event to the sink only once a replica of its master has it,
 // when the master has replicas: a failover then loses events the sink does
@@ -123,9 +127,8 @@ type Relay struct {
 	sink Sink
 	o    RelayOptions
 
-	streams   map[string]*relayStream
-	lastClaim time.Time
-	replicas  map[string]int // master address -> connected replicas, as INFO last said; cleared at discovery and after errors
+	streams  map[string]*relayStream
+	replicas map[string]int // master address -> connected replicas, as INFO last said; cleared at discovery and after errors
 
 	watches map[string]*relayWatch // master address -> its notices; only while Run runs
 	ping    time.Duration          // watchPing; a test makes it long, so that a stop that waits for it shows
@@ -135,18 +138,51 @@ type Relay struct {
 	resync  bool            // a watch (re)subscribed: notices may have been lost
 	wake    chan struct{}   // a notice came
 	again   bool            // the last round left streams due at once: no wait before the next
+	waited  int64           // how long the oldest event of the last write waited for it, ms (0: no write since the last measure)
 
-	relayed, batches, claimed, errs, nstreams, backlog, lag atomic.Int64
-	sinkDown                                                atomic.Bool
+	relayed, batches, errs, nstreams, backlog, lag atomic.Int64
+	sinkDown                                       atomic.Bool
 }
 
 // relayStream is one followed outbox.
 type relayStream struct {
 	key      string
-	fromPEL  bool          // read this consumer's own pending entries first (after a restart or a failure)
 	idle     time.Duration // back-off of an idle stream
 	nextRead time.Time
-	empty    bool // XLEN was 0 when measured, and no notice or read said otherwise since: nothing to measure or claim
+	// behind: entries may wait in it beyond the next round (its last read
+	// was full or failed, or what it read was not delivered), which
+	// discovery measures.
+	behind bool
+	// from is the id of the last entry this relay delivered from the
+	// stream and has not removed yet: reads start after it. "": read from
+	// the head.
+	from string
+	// trim is the XTRIM MINID that removes what this relay delivered from
+	// the stream, until sent ("": nothing to remove); untrimmed counts
+	// those entries; trimmed is when the last removal was sent.
+	trim      string
+	untrimmed int64
+	trimmed   time.Time
+}
+
+// readFromHead makes the stream's next read start at its head, and drops
+// what was to be removed: what the sink has is read again and skipped.
+func (s *relayStream) readFromHead() {
+	s.from, s.trim, s.untrimmed = "", "", 0
+}
+
+// fromHeads removes what the sink has, then makes every stream due and read
+// from its head: after a failure, or notices lost, a stream may be another
+// than the one read (a master restarted empty, a replica promoted), which
+// a read after an id of the old one could pass over in part.
+func (r *Relay) fromHeads(ctx context.Context) {
+	if err := r.removeDelivered(ctx, time.Now(), true); err != nil {
+		r.o.Logger.Warn("relay: delivered events not removed, delivered again", "err", err)
+	}
+	for _, s := range r.streams {
+		s.nextRead = time.Time{}
+		s.readFromHead()
+	}
 }
 
 // NewRelay builds a relay from the outboxes of rdb (a cluster client or a
@@ -158,7 +194,7 @@ func NewRelay(rdb redis.UniversalClient, sink Sink, opt *RelayOptions) *Relay {
 
 // Stats reads the relay's counters; safe to call while it runs.
 func (r *Relay) Stats() RelayStats {
-	return RelayStats{Relayed: r.relayed.Load(), Batches: r.batches.Load(), Claimed: r.claimed.Load(),
+	return RelayStats{Relayed: r.relayed.Load(), Batches: r.batches.Load(),
 		Errors: r.errs.Load(), Streams: r.nstreams.Load(), Backlog: r.backlog.Load(), LagMs: r.lag.Load(),
 		SinkDown: r.sinkDown.Load()}
 }
@@ -174,6 +210,9 @@ func (r *Relay) Run(ctx context.Context) error {
 		clear(r.watches)
 		for _, s := range r.streams {
 			s.idle, s.nextRead = 0, time.Time{} // no more notices: back to polling
+		}
+		if err := r.removeDelivered(ctx, time.Now(), true); err != nil {
+			r.o.Logger.Warn("relay: stopping: delivered events not removed, delivered again later", "err", err)
 		}
 	}()
 	r.syncWatches(wctx)
@@ -232,52 +271,43 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // recover prepares the next round after a failure: a fresh slot map (a
 // failover moves slots, and go-redis does not reload it on connection
-// errors), and every stream due at once. Only the streams whose reads or
-// deliveries failed re-read this consumer's pending entries (each marked
-// where it failed): were every stream sent back to them, a failure that
-// lasts (one master's replica not confirming) would keep every other
-// stream reading its empty pending list, round after round, never a new
-// entry.
+// errors), and every stream due at once, read from its head (fromHeads).
 func (r *Relay) recover(ctx context.Context) {
 	if c, ok := r.rdb.(*redis.ClusterClient); ok {
 		c.ReloadState(ctx)
 	}
 	clear(r.replicas)
-	for _, s := range r.streams {
-		s.nextRead = time.Time{}
-	}
+	r.fromHeads(ctx)
 }
 
-// Round does one pass: reads what the followed streams have (and claims
-// entries stuck with dead consumers, now and then), writes it to the sink,
-// then acknowledges and deletes it. It returns the number of events
-// relayed. Run calls it in a loop; tests call it directly.
+// Round does one pass: reads what the due streams have, writes it to the
+// sink, then removes from the streams what the sink has (see
+// TrimInterval). It returns the number of events written to the sink. Run
+// calls it in a loop; tests call it directly.
 //
 // The streams are read per master, one pipeline each, the masters at once.
 // A master's pipeline ends with WAIT 1 when it has a replica: WAIT on the
 // same connection returns once a replica has everything the master had when
 // it answered the reads, including the entries read. (Redis up to 7.0 sets
 // a connection's WAIT offset after every command; later versions only after
-// one that replicated something: a read of new entries or a claim does, a
-// re-read of this consumer's own pending entries does not. See
-// docs/events.md.) Entries of a master no replica confirmed in
-// ReplicaTimeout are not delivered: they stay pending, re-read next round.
+// one that replicated something, which a read is not: the pipeline writes
+// a key of the relay's own before the WAIT. See docs/events.md.) Entries of
+// a master no replica confirmed in ReplicaTimeout are not delivered: they
+// stay in their streams, read again next round.
 func (r *Relay) Round(ctx context.Context) (int, error) {
 	r.again = false
-	if err := r.takeNotices(ctx); err != nil {
-		return 0, err
-	}
+	r.takeNotices()
 	now := time.Now()
-	due, claim := r.dueStreams(now)
-	if len(due) == 0 && !claim {
-		return 0, nil
+	due := r.dueStreams(now)
+	if len(due) == 0 {
+		return 0, r.removeDelivered(ctx, now, true)
 	}
 	count := int64(max(16, min(256, r.o.MaxBatch/max(1, len(due)))))
-	groups, firstErr := r.groupByMaster(ctx, due, claim, now)
+	groups, firstErr := r.groupByMaster(ctx, due)
 	r.readGroups(ctx, groups, count)
 	var batch []relayEntry
 	for _, g := range groups {
-		got, err := r.collect(ctx, g, count, now)
+		got, err := r.collect(g, count, now)
 		if firstErr == nil {
 			firstErr = err
 		}
@@ -290,9 +320,15 @@ func (r *Relay) Round(ctx context.Context) (int, error) {
 		batch = append(batch, got...)
 	}
 	if len(batch) == 0 {
+		if firstErr == nil {
+			firstErr = r.removeDelivered(ctx, now, true) // nothing new: remove everything delivered
+		}
 		return 0, firstErr
 	}
 	n, err := r.deliver(ctx, batch)
+	if err == nil {
+		err = r.removeDelivered(ctx, time.Now(), false)
+	}
 	if err != nil {
 		return n, err
 	}

@@ -1,6 +1,6 @@
 // The relay's delivery: what it hands to the sink (the Sink contract, each
 // event with its stream and entry id so that one set aside keeps them), in
-// stream and id order, then acknowledging and deleting what the sink has.
+// stream and id order, then removing from the streams what the sink has.
 
 package engine
 
@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,32 +30,22 @@ type Sink interface {
 }
 
 // deliver writes what a round read to the sink, in writes of at most
-// MaxBatch events, each acknowledged and deleted before the next: a failed
-// write leaves it and the rest pending. It returns the entries delivered.
+// MaxBatch events, one after the other: a failed write leaves it and the
+// rest to be read again. It returns the entries delivered.
 //
 // The sink applies a holder's events in seq order, and a holder's events
 // all live in one stream, in seq order: so the entries go grouped by
-// stream, each stream's in id order (a claim adds older entries of a
-// stream after its newer ones), and a write never holds a later event of a
-// holder than the next one.
+// stream, each stream's in id order, and a write never holds a later event
+// of a holder than the next one.
 func (r *Relay) deliver(ctx context.Context, batch []relayEntry) (int, error) {
 	batch = streamOrder(batch)
 	done := 0
 	for len(batch) > 0 {
-		n, events := 0, 0
-		for ; n < len(batch); n++ {
-			if batch[n].fields != nil {
-				if events == r.o.MaxBatch {
-					break
-				}
-				events++
-			}
-		}
+		n := min(len(batch), r.o.MaxBatch)
 		if err := r.write(ctx, batch[:n]); err != nil {
-			// Read but not written: pending, read again from the PEL.
 			for _, e := range batch {
 				if s := r.streams[e.stream]; s != nil {
-					s.fromPEL = true
+					s.nextRead, s.behind = time.Time{}, true // read again
 				}
 			}
 			return done, err
@@ -66,8 +57,7 @@ func (r *Relay) deliver(ctx context.Context, batch []relayEntry) (int, error) {
 }
 
 // streamOrder groups entries by stream, in the order the streams first
-// appear, each stream's entries in id order, without repeats (a claim may
-// return an entry a read of the PEL did).
+// appear, each stream's entries in id order.
 func streamOrder(batch []relayEntry) []relayEntry {
 	first := map[string]int{}
 	for i, e := range batch {
@@ -81,7 +71,7 @@ func streamOrder(batch []relayEntry) []relayEntry {
 		}
 		return compareIDs(a.id, b.id)
 	})
-	return slices.CompactFunc(batch, func(a, b relayEntry) bool { return a.stream == b.stream && a.id == b.id })
+	return batch
 }
 
 // compareIDs orders stream entry ids ("<ms>-<seq>") as Redis does.
@@ -98,61 +88,90 @@ func compareIDs(a, b string) int {
 	return cmp.Compare(x, y)
 }
 
-// ackTimeout bounds the acknowledgement of a batch the sink has, which
-// goes on after the relay's context ends.
-const ackTimeout = 2 * time.Second
+// trimTimeout bounds the removal of what the sink has, which goes on after
+// the relay's context ends.
+const trimTimeout = 2 * time.Second
 
-// write writes one batch to the sink, then deletes and acknowledges it. An
-// entry deleted while pending (no fields) is not written to the sink.
+// write writes one batch to the sink; the next reads of its streams start
+// after it, and removeDelivered removes it. A batch holds every entry of a
+// stream from where its read started (a stream's entries go in id order),
+// so the removal takes only entries the sink has.
 func (r *Relay) write(ctx context.Context, batch []relayEntry) error {
-	events := make([]stored.Entry, 0, len(batch))
+	events := make([]stored.Entry, len(batch))
+	oldest := int64(math.MaxInt64)
+	for i, e := range batch {
+		events[i] = stored.ReadEntry(e.stream, e.id, e.fields)
+		oldest = min(oldest, idMs(e.id))
+	}
+	if err := r.sink.Write(ctx, events); err != nil {
+		r.sinkDown.Store(true)
+		return fmt.Errorf("relay: sink: %w", err)
+	}
+	r.sinkDown.Store(false)
 	for _, e := range batch {
-		if e.fields != nil {
-			events = append(events, stored.ReadEntry(e.stream, e.id, e.fields))
+		if s := r.streams[e.stream]; s != nil {
+			s.from, s.trim = e.id, nextID(e.id)
+			s.untrimmed++
 		}
 	}
-	if len(events) > 0 {
-		if err := r.sink.Write(ctx, events); err != nil {
-			r.sinkDown.Store(true)
-			return fmt.Errorf("relay: sink: %w", err)
-		}
-		r.sinkDown.Store(false)
-	}
-	ids := map[string][]string{}
-	for _, e := range batch {
-		ids[e.stream] = append(ids[e.stream], e.id)
-	}
-	// The sink has them: a stop arriving now must not leave them pending
-	// to be delivered again, so the acknowledgement outlives ctx (bounded).
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
-	defer cancel()
-	// XDEL first, and XACK only once every XDEL succeeded: an entry
-	// acknowledged and not deleted (a crash between the two, a failover
-	// that passed on only the first, XDEL refused) would be in no pending
-	// list, behind the group's last id, in its stream for good. One deleted
-	// and still pending is read again, without fields, and acknowledged.
-	for _, ack := range []bool{false, true} {
-		pipe := r.rdb.Pipeline()
-		for k, v := range ids {
-			if ack {
-				pipe.XAck(actx, k, r.o.Group, v...)
-			} else {
-				pipe.XDel(actx, k, v...)
-			}
-		}
-		if _, err := pipe.Exec(actx); err != nil {
-			// Committed but not acknowledged: they come back and the sink skips them.
-			return fmt.Errorf("relay: acknowledge: %w", err)
-		}
-	}
-	r.relayed.Add(int64(len(events)))
 	r.batches.Add(1)
+	r.waited = time.Now().UnixMilli() - oldest
 	return nil
+}
+
+// removeDelivered removes from their streams what the sink has (XTRIM
+// MINID, one per stream): from every stream with all, else from those
+// last trimmed TrimInterval ago or more. The sink has it: a stop arriving
+// now must not leave it to be delivered again, so the removal outlives ctx
+// (bounded). If it fails, the streams are read again from their heads.
+func (r *Relay) removeDelivered(ctx context.Context, now time.Time, all bool) error {
+	var ss []*relayStream
+	for _, s := range r.streams {
+		if s.trim != "" && (all || now.Sub(s.trimmed) >= r.o.TrimInterval) {
+			ss = append(ss, s)
+		}
+	}
+	if len(ss) == 0 {
+		return nil
+	}
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), trimTimeout)
+	defer cancel()
+	pipe := r.rdb.Pipeline()
+	for _, s := range ss {
+		pipe.XTrimMinID(tctx, s.key, s.trim)
+	}
+	if _, err := pipe.Exec(tctx); err != nil {
+		// Committed but maybe not removed: read again, and the sink skips them.
+		for _, s := range ss {
+			s.readFromHead()
+			s.nextRead = time.Time{}
+		}
+		return fmt.Errorf("relay: remove delivered events: %w", err)
+	}
+	for _, s := range ss {
+		r.relayed.Add(s.untrimmed)
+		// The stream's head is now after what was delivered: read from it
+		// (a stream replaced since, whose ids may be lower, is read whole).
+		s.from, s.trim, s.untrimmed, s.trimmed = "", "", 0, now
+	}
+	return nil
+}
+
+// nextID is the stream entry id right after id: XTRIM MINID keeps it and
+// what follows.
+func nextID(id string) string {
+	ms, seq, _ := strings.Cut(id, "-")
+	n, _ := strconv.ParseUint(seq, 10, 64)
+	if n == math.MaxUint64 {
+		m, _ := strconv.ParseUint(ms, 10, 64)
+		return strconv.FormatUint(m+1, 10) + "-0"
+	}
+	return ms + "-" + strconv.FormatUint(n+1, 10)
 }
 
 // holdBackUnreplicated tells, with an error, that no replica of g's master
 // confirmed in ReplicaTimeout that it has the entries got (WAIT): they are
-// not delivered, but stay pending and are read again from the PEL.
+// not delivered, but stay in their streams, read again.
 func (r *Relay) holdBackUnreplicated(g *relayGroup, got []relayEntry) error {
 	if g.wait == nil {
 		return nil
@@ -161,15 +180,8 @@ func (r *Relay) holdBackUnreplicated(g *relayGroup, got []relayEntry) error {
 	if (err == nil && n >= 1) || len(got) == 0 {
 		return nil
 	}
-	// Not on a replica yet: they stay pending, and this
-	// consumer's pending entries are read again.
-	for _, e := range got {
-		if s := r.streams[e.stream]; s != nil {
-			s.fromPEL, s.nextRead = true, time.Time{}
-		}
-	}
 	for _, s := range g.due {
-		s.fromPEL, s.nextRead = true, time.Time{}
+		s.nextRead, s.behind = time.Time{}, true
 	}
 	delete(r.replicas, g.addr)
 	if err == nil {

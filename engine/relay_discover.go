@@ -1,5 +1,5 @@
 // The relay's discovery of outbox streams: finding the slots' outboxes it does
-// not follow yet, joining their consumer group, and measuring backlog and lag.
+// not follow yet, and measuring backlog and lag.
 
 package engine
 
@@ -19,14 +19,14 @@ import (
 // discoverChunk is how many EXISTS go in one pipeline.
 const discoverChunk = 2048
 
-// discover finds outbox streams not followed yet and joins their group, and
-// measures backlog and lag. It probes every slot's outbox key with EXISTS in
+// discover finds outbox streams not followed yet, and measures backlog and
+// lag. It probes every slot's outbox key with EXISTS in
 // pipelines (16384 O(1) commands, whatever the size of the data set) rather
 // than SCAN, which would walk every key of every holder. While every master
-// sends notices it only measures, and only the streams not known empty: a
-// notice names a new stream, and a write to an empty one. full (after
-// notices may have been lost) probes and measures everything, and makes
-// every stream due.
+// sends notices it only measures, and only the streams behind: a notice
+// names a new stream, and a written stream is read at the next round. full
+// (after notices may have been lost) probes and measures everything, and
+// makes every stream due.
 func (r *Relay) discover(ctx context.Context, full bool) error {
 	watched := r.allWatched()
 	if full || !watched {
@@ -35,9 +35,7 @@ func (r *Relay) discover(ctx context.Context, full bool) error {
 		}
 	}
 	if full {
-		for _, s := range r.streams {
-			s.empty, s.nextRead = false, time.Time{}
-		}
+		r.fromHeads(ctx)
 	}
 	r.nstreams.Store(int64(len(r.streams)))
 	clear(r.replicas) // masters gain and lose replicas: ask again
@@ -66,46 +64,38 @@ func (r *Relay) probeSlots(ctx context.Context) error {
 		}
 		for i, c := range cmds {
 			if c.Val() == 1 {
-				if err := r.join(ctx, keys[i]); err != nil {
-					return err
-				}
+				r.follow(keys[i])
 			}
 		}
 	}
 	return nil
 }
 
-// join creates the group of a stream (from its first entry) and follows it.
-// A key Redis refuses a group on (not a stream, or gone since it was found)
-// is not followed, and discovery tries it again later: it must not stop the
-// discovery, nor the round, for every other stream.
-func (r *Relay) join(ctx context.Context, key string) error {
-	err := r.rdb.XGroupCreate(ctx, key, r.o.Group, "0").Err()
-	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
-		if replyError(err) {
-			r.o.Logger.Warn("relay: outbox not followed", "stream", key, "err", err)
-			return nil
-		}
-		return fmt.Errorf("relay: create group on %s: %w", key, err)
-	}
-	r.streams[key] = &relayStream{key: key, fromPEL: true}
-	return nil
+// follow adds a stream to those the relay reads, due at once.
+func (r *Relay) follow(key string) {
+	r.streams[key] = &relayStream{key: key}
 }
 
 // measure reads backlog (entries left in the streams: delivered ones are
-// deleted) and lag (age of the oldest entry left), from the streams not
-// known empty, or from all. Without notices, all: a stream that was empty
-// may hold entries of a dead consumer now, which reads do not see.
+// removed) and lag (age of the oldest entry left), from the streams behind,
+// or from all (without notices, a write to a stream tells nothing). The
+// other streams' entries are read by the next round: their lag is about how
+// long the oldest event of the last write waited for it, known without a
+// command, and the lag is at least that. Measuring every written stream
+// instead would cost two commands per stream written every
+// DiscoverInterval, as many as the reads themselves.
 func (r *Relay) measure(ctx context.Context, all bool) error {
+	waited := r.waited
+	r.waited = 0
 	var ss []*relayStream
 	for _, s := range r.streams {
-		if all || !s.empty {
+		if all || s.behind {
 			ss = append(ss, s)
 		}
 	}
 	if len(ss) == 0 {
 		r.backlog.Store(0)
-		r.lag.Store(0)
+		r.lag.Store(waited)
 		return nil
 	}
 	pipe := r.rdb.Pipeline()
@@ -113,7 +103,7 @@ func (r *Relay) measure(ctx context.Context, all bool) error {
 	firsts := make([]*redis.XMessageSliceCmd, 0, len(ss))
 	for _, s := range ss {
 		lens = append(lens, pipe.XLen(ctx, s.key))
-		firsts = append(firsts, pipe.XRangeN(ctx, s.key, "-", "+", 1))
+		firsts = append(firsts, pipe.XRangeN(ctx, s.key, s.start(), "+", 1))
 	}
 	_, _ = pipe.Exec(ctx) // errors are read per command
 	var backlog int64
@@ -126,10 +116,10 @@ func (r *Relay) measure(ctx context.Context, all bool) error {
 				return fmt.Errorf("relay measure: %w", err)
 			}
 		}
-		backlog += lens[i].Val()
-		// No entry: none pending with any consumer either. A write to it
-		// comes with a notice, or a poll finds it (no notices).
-		ss[i].empty = lens[i].Err() == nil && lens[i].Val() == 0
+		backlog += max(0, lens[i].Val()-ss[i].untrimmed)
+		if lens[i].Err() == nil && lens[i].Val() <= ss[i].untrimmed {
+			ss[i].behind = false // a write to it comes with a notice, or a poll finds it
+		}
 		if msgs := firsts[i].Val(); len(msgs) > 0 {
 			if ms := idMs(msgs[0].ID); oldest == 0 || ms < oldest {
 				oldest = ms
@@ -137,11 +127,10 @@ func (r *Relay) measure(ctx context.Context, all bool) error {
 		}
 	}
 	r.backlog.Store(backlog)
-	if oldest == 0 {
-		r.lag.Store(0)
-	} else {
-		r.lag.Store(max(0, time.Now().UnixMilli()-oldest))
+	if oldest != 0 {
+		waited = max(waited, time.Now().UnixMilli()-oldest)
 	}
+	r.lag.Store(waited)
 	return nil
 }
 

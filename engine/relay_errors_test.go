@@ -19,8 +19,8 @@ import (
 )
 
 // The relay's error paths, each made to happen rather than left to chance:
-// a consumer group or a whole stream gone (NOGROUP), the acknowledgement
-// failing after the sink committed, and change notices lost.
+// a stream gone, the removal of delivered events failing after the sink
+// committed, and change notices lost.
 
 // roundsUntil calls relay.Round until done says so, failing the test on a
 // round's error or after a generous deadline.
@@ -34,34 +34,23 @@ func roundsUntil(t *testing.T, relay *engine.Relay, done func() bool) {
 	}
 }
 
-// streamState gives a stream's length and the entries pending in the
-// relay's group.
-func streamState(t *testing.T, rdb *redis.ClusterClient, key string) (length, pending int64) {
+// streamsLen sums the lengths of the streams keys.
+func streamsLen(t *testing.T, rdb *redis.ClusterClient, keys map[string]bool) int64 {
 	t.Helper()
-	ctx := context.Background()
-	length, err := rdb.XLen(ctx, key).Result()
-	require.NoError(t, err)
-	p, err := rdb.XPending(ctx, key, "atomledger-relay").Result()
-	require.NoError(t, err)
-	return length, p.Count
-}
-
-// streamsState sums streamState over the streams keys.
-func streamsState(t *testing.T, rdb *redis.ClusterClient, keys map[string]bool) (length, pending int64) {
+	var n int64
 	for k := range keys {
-		l, p := streamState(t, rdb, k)
-		length, pending = length+l, pending+p
+		l, err := rdb.XLen(context.Background(), k).Result()
+		require.NoError(t, err)
+		n += l
 	}
-	return length, pending
+	return n
 }
 
-// TestRelay_RecreatesAMissingGroupAndFindsADeletedStreamAgain destroys the
-// consumer group of a followed stream, then deletes the stream itself, as a
-// failover can lose them before a replica has them: the relay recreates the
-// group from the stream's first entry (NOGROUP is no failure of the round),
-// forgets the stream while it does not exist, follows it again once written
-// to, and delivers every event once.
-func TestRelay_RecreatesAMissingGroupAndFindsADeletedStreamAgain(t *testing.T) {
+// TestRelay_FindsADeletedStreamAgain deletes a followed stream, as a master
+// restarted empty loses it: reading it is no failure of the round, the
+// stream is written again, and its new event is delivered, every event
+// once.
+func TestRelay_FindsADeletedStreamAgain(t *testing.T) {
 	needRedis(t)
 	c, e := ownEngine(t)
 	ctx := context.Background()
@@ -77,28 +66,20 @@ func TestRelay_RecreatesAMissingGroupAndFindsADeletedStreamAgain(t *testing.T) {
 		return func() bool { sink.mu.Lock(); defer sink.mu.Unlock(); return sink.events[ev] > 0 }
 	}
 	// Every stream due at every round: the test drives the rounds.
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "r", PollInterval: time.Nanosecond,
-		MaxIdle: time.Nanosecond, ClaimIdle: time.Hour})
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: time.Nanosecond, MaxIdle: time.Nanosecond})
 	require.NoError(t, relay.Discover(ctx))
 	roundsUntil(t, relay, delivered(h+"/1"))
-	streams := relay.Stats().Streams
-
-	require.NoError(t, rdb.XGroupDestroy(ctx, key, "atomledger-relay").Err())
 	_, err = e.Apply(ctx, instructions.New("d", h).Debit("CNY", "0.25"))
 	require.NoError(t, err)
 	roundsUntil(t, relay, delivered(h+"/2"))
-	l, p := streamState(t, rdb, key)
-	assert.Zero(t, l, "delivered and deleted")
-	assert.Zero(t, p, "nothing left pending in the recreated group")
+	roundsUntil(t, relay, func() bool { return streamsLen(t, rdb, map[string]bool{key: true}) == 0 })
 
 	require.NoError(t, rdb.Del(ctx, key).Err())
 	_, err = relay.Round(ctx)
 	require.NoError(t, err, "a stream that is gone is no failure")
-	assert.Equal(t, streams-1, relay.Stats().Streams, "the stream that is gone is no longer followed")
 	_, err = e.Apply(ctx, instructions.New("c", h).Credit("CNY", "0.10"))
 	require.NoError(t, err)
 	require.NoError(t, relay.Discover(ctx))
-	assert.Equal(t, streams, relay.Stats().Streams, "discovery follows it again")
 	roundsUntil(t, relay, delivered(h+"/3"))
 
 	sink.mu.Lock()
@@ -106,9 +87,8 @@ func TestRelay_RecreatesAMissingGroupAndFindsADeletedStreamAgain(t *testing.T) {
 	assert.Equal(t, map[string]int{h + "/1": 1, h + "/2": 1, h + "/3": 1}, sink.events, "each event once")
 }
 
-// denySink commits every write, then has Redis refuse the relay's user
-// XACK and XDEL while deny is set: the acknowledgement after a committed
-// write fails.
+// denySink commits every write, then calls deny while it is set: a test
+// has Redis refuse the relay's user what comes after a committed write.
 type denySink struct {
 	memSink
 	deny func()
@@ -127,40 +107,34 @@ func (s *denySink) Write(ctx context.Context, batch []stored.Entry) error {
 	return nil
 }
 
-// TestRelay_AcknowledgeFailsAfterACommittedWrite has the sink commit a
-// batch, then Redis refuse the acknowledgement (an ACL without XACK and
-// XDEL for the relay's user, as a failover or a lost connection would
-// refuse it): the round fails, nothing is counted as relayed, the events
-// stay in their streams, pending. Once Redis takes the acknowledgement
-// again, the next round delivers the same events again (the sink must skip
-// what it has: ledger.Ledger does), then acknowledges and deletes them.
-func TestRelay_AcknowledgeFailsAfterACommittedWrite(t *testing.T) {
+// TestRelay_RemovalFailsAfterACommittedWrite has the sink commit a batch,
+// then Redis refuse the removal of the events from their streams (an ACL
+// without XTRIM for the relay's user, as a failover or a lost connection
+// would refuse it): the round fails, nothing is counted as relayed, the
+// events stay in their streams. Once Redis takes the removal again, the
+// next round delivers the same events again (the sink must skip what it
+// has: ledger.Ledger does), then removes them.
+func TestRelay_RemovalFailsAfterACommittedWrite(t *testing.T) {
 	needRedis(t)
 	c, e := ownEngine(t)
 	ctx := context.Background()
 	rdb, acl := aclUser(t, c)
 
-	var holders []string
 	var ins []instructions.Instruction
+	keys := map[string]bool{}
 	for range 5 {
 		h := newID("ak")
-		holders = append(holders, h)
+		keys[cluster.Outbox(cluster.HolderSlot(h))] = true
 		ins = append(ins, instructions.New("o", h).Open().Credit("CNY", "1.00"), instructions.New("d", h).Debit("CNY", "0.50"))
 	}
 	for _, o := range e.ApplyBatch(ctx, ins) {
 		require.NoError(t, o.Err)
 	}
-	keys := map[string]bool{}
-	for _, h := range holders {
-		keys[cluster.Outbox(cluster.HolderSlot(h))] = true
-	}
-	backlog := func() (length, pending int64) { return streamsState(t, rdb, keys) }
 
 	var once sync.Once
 	sink := &denySink{memSink: memSink{events: map[string]int{}}}
-	sink.deny = func() { once.Do(func() { acl("-xack", "-xdel") }) }
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "r", PollInterval: time.Nanosecond,
-		MaxIdle: time.Nanosecond, ClaimIdle: time.Hour})
+	sink.deny = func() { once.Do(func() { acl("-xtrim") }) }
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: time.Nanosecond, MaxIdle: time.Nanosecond})
 	require.NoError(t, relay.Discover(ctx))
 	var roundErr error
 	deadline := time.Now().Add(2 * time.Minute)
@@ -168,26 +142,24 @@ func TestRelay_AcknowledgeFailsAfterACommittedWrite(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "the relay read nothing")
 		_, roundErr = relay.Round(ctx)
 	}
-	require.Error(t, roundErr, "the round whose acknowledgement Redis refused fails")
-	assert.Contains(t, roundErr.Error(), "acknowledge")
+	require.Error(t, roundErr, "the round whose removal Redis refused fails")
+	assert.Contains(t, roundErr.Error(), "remove")
 	assert.Contains(t, roundErr.Error(), "NOPERM")
 	assert.Equal(t, len(ins), sink.count(), "the sink has every event")
 	assert.Zero(t, relay.Stats().Relayed, "nothing counted as relayed")
-	length, pending := backlog()
-	assert.Equal(t, int64(len(ins)), length, "the events stay in their streams")
-	assert.Equal(t, int64(len(ins)), pending, "and pending with the relay")
+	assert.Equal(t, int64(len(ins)), streamsLen(t, rdb, keys), "the events stay in their streams")
 
 	sink.mu.Lock()
 	sink.deny = nil
 	sink.mu.Unlock()
-	acl("+xack", "+xdel")
-	roundsUntil(t, relay, func() bool { l, p := backlog(); return l == 0 && p == 0 })
+	acl("+xtrim")
+	roundsUntil(t, relay, func() bool { return streamsLen(t, rdb, keys) == 0 })
 	assert.Equal(t, int64(len(ins)), relay.Stats().Relayed)
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	require.Len(t, sink.events, len(ins))
 	for ev, n := range sink.events {
-		assert.Equal(t, 2, n, "event %s: once before the failed acknowledgement, once after", ev)
+		assert.Equal(t, 2, n, "event %s: once before the failed removal, once after", ev)
 	}
 }
 
@@ -208,8 +180,8 @@ func TestRelay_CatchesUpAfterItsNoticesWereLost(t *testing.T) {
 	require.NoError(t, err)
 
 	sink := &memSink{events: map[string]int{}}
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "r", PollInterval: time.Hour,
-		MaxIdle: 3 * time.Second, WatchedIdle: time.Hour, DiscoverInterval: time.Hour, ClaimIdle: time.Hour})
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: time.Hour,
+		MaxIdle: 3 * time.Second, WatchedIdle: time.Hour, DiscoverInterval: time.Hour})
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { _ = relay.Run(rctx); close(done) }()

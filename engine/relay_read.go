@@ -1,6 +1,5 @@
 // The relay's reading: which streams a round reads, grouped by master, each
-// master's reads and claims of entries stuck with dead consumers in one
-// pipeline, and what a stream's read error means.
+// master's reads in one pipeline, and what a stream's read error means.
 
 package engine
 
@@ -14,12 +13,14 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/cluster"
 )
 
 // relayEntry is one entry read from a stream.
 type relayEntry struct {
 	stream, id string
-	fields     map[string]string // nil: deleted while pending
+	fields     map[string]string
 }
 
 // relayNode is a connection pool to one master: a cluster's node client, or
@@ -31,21 +32,20 @@ type relayNode interface {
 
 // relayGroup is what a round reads from one master, in one pipeline.
 type relayGroup struct {
-	node      relayNode
-	addr      string
-	replicas  int // connected replicas of the master; -1: unknown, ask INFO
-	due       []*relayStream
-	claimKeys []string
+	node     relayNode
+	addr     string
+	replicas int // connected replicas of the master; -1: unknown, ask INFO
+	due      []*relayStream
 
-	reads  []*redis.XStreamSliceCmd
-	claims []*redis.XAutoClaimCmd
-	wait   *redis.IntCmd // nil when the master has no replica
-	err    error         // INFO failed: nothing was read
+	reads []*redis.XMessageSliceCmd
+	wait  *redis.IntCmd // nil when the master has no replica
+	err   error         // INFO failed: nothing was read
 }
 
-// readGroup sends a master's pipeline: the reads and claims of its streams,
-// then WAIT 1 if it has a replica. It asks the master how many replicas it
-// has (INFO replication) when the relay does not know.
+// readGroup sends a master's pipeline: the reads of its streams, each from
+// its head or after what this relay delivered and did not remove yet, then, if it has a replica, a write of the relay's own
+// and WAIT 1. It asks the master how many replicas it has (INFO
+// replication) when the relay does not know.
 func (r *Relay) readGroup(ctx context.Context, g *relayGroup, count int64) {
 	if g.replicas < 0 {
 		info, err := g.node.Info(ctx, "replication").Result()
@@ -56,20 +56,15 @@ func (r *Relay) readGroup(ctx context.Context, g *relayGroup, count int64) {
 		g.replicas = connectedReplicas(info)
 	}
 	pipe := g.node.Pipeline()
-	g.reads = make([]*redis.XStreamSliceCmd, len(g.due))
+	g.reads = make([]*redis.XMessageSliceCmd, len(g.due))
 	for i, s := range g.due {
-		id := ">"
-		if s.fromPEL {
-			id = "0"
-		}
-		g.reads[i] = pipe.XReadGroup(ctx, &redis.XReadGroupArgs{Group: r.o.Group, Consumer: r.o.Consumer,
-			Streams: []string{s.key, id}, Count: count, Block: -1})
+		g.reads[i] = pipe.XRangeN(ctx, s.key, s.start(), "+", count)
 	}
-	for _, k := range g.claimKeys {
-		g.claims = append(g.claims, pipe.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: k, Group: r.o.Group,
-			Consumer: r.o.Consumer, MinIdle: r.o.ClaimIdle, Start: "0-0", Count: count}))
-	}
-	if g.replicas > 0 {
+	if g.replicas > 0 && len(g.due) > 0 {
+		// A read replicates nothing, and WAIT after Redis 7.0 waits only
+		// for what the connection's last replicated command had: this
+		// write, after the reads, makes it wait for every entry read.
+		pipe.Set(ctx, waitMark(g.due[0].key), "1", time.Minute)
 		// The client's read timeout bounds it too (3s by default).
 		g.wait = redis.NewIntCmd(ctx, "wait", 1, r.o.ReplicaTimeout.Milliseconds())
 		_ = pipe.Process(ctx, g.wait)
@@ -88,33 +83,39 @@ func connectedReplicas(info string) int {
 	return 0
 }
 
+// start is where the stream's next read starts: after what this relay
+// delivered and did not remove yet, or at the head.
+func (s *relayStream) start() string {
+	if s.from == "" {
+		return "-"
+	}
+	return "(" + s.from
+}
+
+// waitMark names the key a read pipeline writes before its WAIT: in the
+// slot of the outbox key (the same master), and outside the prefixes of the
+// change notices (cluster.SlotKeyPrefixes), so that writing it tells no
+// worker anything.
+func waitMark(outbox string) string {
+	return "atomledger-relay-wait{" + cluster.HashTag(outbox) + "}"
+}
+
 func entryOf(stream string, m redis.XMessage) relayEntry {
-	e := relayEntry{stream: stream, id: m.ID}
-	if m.Values != nil {
-		e.fields = make(map[string]string, len(m.Values))
-		for k, v := range m.Values {
-			s, _ := v.(string)
-			e.fields[k] = s
-		}
+	e := relayEntry{stream: stream, id: m.ID, fields: make(map[string]string, len(m.Values))}
+	for k, v := range m.Values {
+		s, _ := v.(string)
+		e.fields[k] = s
 	}
 	return e
 }
 
 // handleStreamErr reacts to a stream's read error and reports whether it is
-// a failure of the round. NOGROUP means the stream or its group is gone (a
-// failover lost them before they reached a replica): recreate the group from
-// the first entry (the sink skips what it has), or forget a stream that no
-// longer exists (discovery finds it again).
-//
-// ASK, TRYAGAIN (the slot is half-way through a reshard: its keys answer on
-// the other master until the slot is given to it) and WRONGTYPE (the key is
-// not a stream) are the stream's own: it alone waits, re-read later, while
-// the round goes on for the others.
-func (r *Relay) handleStreamErr(ctx context.Context, key string, err error) bool {
+// a failure of the round. ASK, TRYAGAIN (the slot is half-way through a
+// reshard: its keys answer on the other master until the slot is given to
+// it) and WRONGTYPE (the key is not a stream) are the stream's own: it alone
+// waits, read again later, while the round goes on for the others.
+func (r *Relay) handleStreamErr(key string, err error) bool {
 	s := r.streams[key]
-	if s != nil {
-		s.fromPEL = true // a read whose answer was lost may have taken entries
-	}
 	for _, p := range []string{"ASK", "TRYAGAIN", "WRONGTYPE"} {
 		if redis.HasErrorPrefix(err, p) {
 			wait := r.o.MaxIdle
@@ -126,16 +127,7 @@ func (r *Relay) handleStreamErr(ctx context.Context, key string, err error) bool
 			return false
 		}
 	}
-	if !redis.HasErrorPrefix(err, "NOGROUP") {
-		return true
-	}
-	if e := r.rdb.XGroupCreate(ctx, key, r.o.Group, "0").Err(); e != nil && !redis.HasErrorPrefix(e, "BUSYGROUP") {
-		delete(r.streams, key)
-		r.nstreams.Store(int64(len(r.streams)))
-		return false
-	}
-	r.o.Logger.Warn("relay: consumer group was missing, recreated", "stream", key)
-	return false
+	return true
 }
 
 // replyError tells an error Redis answered to one command (WRONGTYPE, ASK,
@@ -145,34 +137,32 @@ func replyError(err error) bool {
 	return errors.As(err, &re)
 }
 
-// dueStreams lists the streams whose turn has come, and tells whether it
-// is time to claim entries stuck with dead consumers.
-func (r *Relay) dueStreams(now time.Time) (due []*relayStream, claim bool) {
+// dueStreams lists the streams whose turn has come.
+func (r *Relay) dueStreams(now time.Time) (due []*relayStream) {
 	for _, s := range r.streams {
 		if !now.Before(s.nextRead) {
 			due = append(due, s)
 		}
 	}
-	return due, now.Sub(r.lastClaim) >= r.o.ClaimIdle/2
+	return due
 }
 
-// groupByMaster sorts the due streams, and with claim every stream not known
-// empty, by the master that holds them: one group per master, one pipeline
-// each. It returns the first error met (a stream whose master is not known
-// is left out of the round).
-func (r *Relay) groupByMaster(ctx context.Context, due []*relayStream, claim bool, now time.Time) ([]*relayGroup, error) {
+// groupByMaster sorts the due streams by the master that holds them: one
+// group per master, one pipeline each. It returns the first error met (a
+// stream whose master is not known is left out of the round).
+func (r *Relay) groupByMaster(ctx context.Context, due []*relayStream) ([]*relayGroup, error) {
 	var firstErr error
 	groups := map[relayNode]*relayGroup{}
 	var order []*relayGroup
-	group := func(key string) *relayGroup {
+	for _, s := range due {
 		var node relayNode = r.rdb
 		if c, ok := r.rdb.(*redis.ClusterClient); ok {
-			n, err := c.MasterForKey(ctx, key)
+			n, err := c.MasterForKey(ctx, s.key)
 			if err != nil {
-				if r.handleStreamErr(ctx, key, err) && firstErr == nil {
-					firstErr = fmt.Errorf("relay: master of %s: %w", key, err)
+				if r.handleStreamErr(s.key, err) && firstErr == nil {
+					firstErr = fmt.Errorf("relay: master of %s: %w", s.key, err)
 				}
-				return nil
+				continue
 			}
 			node = n
 		}
@@ -188,23 +178,7 @@ func (r *Relay) groupByMaster(ctx context.Context, due []*relayStream, claim boo
 			groups[node] = g
 			order = append(order, g)
 		}
-		return g
-	}
-	for _, s := range due {
-		if g := group(s.key); g != nil {
-			g.due = append(g.due, s)
-		}
-	}
-	if claim {
-		r.lastClaim = now
-		for k, s := range r.streams {
-			if s.empty {
-				continue // no entry, so none pending with a dead consumer
-			}
-			if g := group(k); g != nil {
-				g.claimKeys = append(g.claimKeys, k)
-			}
-		}
+		g.due = append(g.due, s)
 	}
 	return order, firstErr
 }
@@ -218,17 +192,14 @@ func (r *Relay) readGroups(ctx context.Context, groups []*relayGroup, count int6
 	wg.Wait()
 }
 
-// collect takes the entries a master's pipeline read and claimed, and sets
-// when each of its streams is read next. It returns the first error met; a
-// stream whose read failed gives no entries.
-func (r *Relay) collect(ctx context.Context, g *relayGroup, count int64, now time.Time) ([]relayEntry, error) {
-	var firstErr error
+// collect takes the entries a master's pipeline read, and sets when each
+// of its streams is read next. It returns the first error met; a stream
+// whose read failed gives no entries.
+func (r *Relay) collect(g *relayGroup, count int64, now time.Time) ([]relayEntry, error) {
 	if g.err != nil {
-		for _, s := range g.due {
-			s.fromPEL = true
-		}
 		return nil, fmt.Errorf("relay: replicas of %s: %w", g.addr, g.err)
 	}
+	var firstErr error
 	r.replicas[g.addr] = g.replicas
 	ceiling, watched := r.o.MaxIdle, false
 	if w := r.watches[g.addr]; w != nil && w.live.Load() {
@@ -236,49 +207,29 @@ func (r *Relay) collect(ctx context.Context, g *relayGroup, count int64, now tim
 	}
 	var got []relayEntry
 	for i, s := range g.due {
-		res, err := g.reads[i].Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			if r.handleStreamErr(ctx, s.key, err) && firstErr == nil {
+		msgs, err := g.reads[i].Result()
+		if err != nil {
+			s.behind = true
+			if r.handleStreamErr(s.key, err) && firstErr == nil {
 				firstErr = fmt.Errorf("relay read %s: %w", s.key, err)
 			}
 			continue
 		}
-		n := 0
-		for _, st := range res {
-			for _, m := range st.Messages {
-				got = append(got, entryOf(s.key, m))
-				n++
-			}
+		for _, m := range msgs {
+			got = append(got, entryOf(s.key, m))
 		}
-		if n > 0 {
-			s.empty = false
-		}
+		n := int64(len(msgs))
+		s.behind = n >= count
 		switch {
-		case watched && !s.fromPEL && int64(n) < count:
+		case watched && n < count:
 			// Read to the end: the next write comes with a notice.
 			s.idle, s.nextRead = ceiling, now.Add(ceiling)
 		case n > 0:
 			s.idle, s.nextRead = 0, time.Time{}
-		case s.fromPEL:
-			s.fromPEL = false // own backlog done: new entries next
-			r.again = true
 		default:
 			s.idle = min(max(2*s.idle, r.o.PollInterval), ceiling)
 			s.nextRead = now.Add(s.idle)
 		}
-	}
-	for i, c := range g.claims {
-		msgs, _, err := c.Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			if r.handleStreamErr(ctx, g.claimKeys[i], err) && firstErr == nil {
-				firstErr = fmt.Errorf("relay claim %s: %w", g.claimKeys[i], err)
-			}
-			continue
-		}
-		for _, m := range msgs {
-			got = append(got, entryOf(g.claimKeys[i], m))
-		}
-		r.claimed.Add(int64(len(msgs)))
 	}
 	return got, firstErr
 }

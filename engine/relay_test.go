@@ -62,7 +62,7 @@ func (s *memSink) count() int {
 	return len(s.events)
 }
 
-func TestRelay_DeliversThroughSinkFailureAndClaimsFromDeadConsumer(t *testing.T) {
+func TestRelay_DeliversThroughSinkFailureAndAfterADeadRelay(t *testing.T) {
 	needRedis(t)
 	c, e := ownEngine(t)
 	ctx := context.Background()
@@ -84,7 +84,7 @@ func TestRelay_DeliversThroughSinkFailureAndClaimsFromDeadConsumer(t *testing.T)
 	// It runs until it has failed once rather than for a fixed time: its
 	// first discovery probes all 16384 slots, slow on a loaded machine.
 	dead := &memSink{events: map[string]int{}, down: true}
-	r1 := engine.NewRelay(rdb, dead, &engine.RelayOptions{Consumer: "dead", DiscoverInterval: time.Hour})
+	r1 := engine.NewRelay(rdb, dead, &engine.RelayOptions{DiscoverInterval: time.Hour})
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { _ = r1.Run(rctx); close(done) }()
@@ -93,10 +93,10 @@ func TestRelay_DeliversThroughSinkFailureAndClaimsFromDeadConsumer(t *testing.T)
 	<-done
 	assert.Zero(t, dead.count())
 
-	// A second relay claims the dead one's entries once idle long enough.
+	// A second relay delivers what the dead one had read: it is still at
+	// the head of its streams.
 	sink := &memSink{events: map[string]int{}}
-	r2 := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "alive", ClaimIdle: 300 * time.Millisecond,
-		DiscoverInterval: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond})
+	r2 := engine.NewRelay(rdb, sink, &engine.RelayOptions{DiscoverInterval: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond})
 	rctx, cancel = context.WithCancel(ctx)
 	done = make(chan struct{})
 	go func() { _ = r2.Run(rctx); close(done) }()
@@ -107,7 +107,6 @@ func TestRelay_DeliversThroughSinkFailureAndClaimsFromDeadConsumer(t *testing.T)
 	require.Eventually(t, func() bool { return r2.Stats().Backlog == 0 }, time.Minute, 50*time.Millisecond)
 	cancel()
 	<-done
-	assert.Positive(t, r2.Stats().Claimed, "entries of the dead consumer were claimed")
 	assert.Equal(t, int64(len(ins)), r2.Stats().Relayed)
 
 	n := 0
@@ -122,7 +121,7 @@ func TestRelay_DeliversThroughSinkFailureAndClaimsFromDeadConsumer(t *testing.T)
 // TestRelay_DeliversOnlyWhatAReplicaHas stops the only replica of the only
 // master (SIGSTOP: it stays connected, so the master still counts it, but
 // acknowledges nothing): events applied meanwhile are not delivered, they
-// stay pending; once the replica runs again they are, each once.
+// stay in their streams; once the replica runs again they are, each once.
 func TestRelay_DeliversOnlyWhatAReplicaHas(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
@@ -148,7 +147,7 @@ func TestRelay_DeliversOnlyWhatAReplicaHas(t *testing.T) {
 		require.NoError(t, o.Err)
 	}
 	sink := &memSink{events: map[string]int{}}
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{Consumer: "r", DiscoverInterval: time.Hour,
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{DiscoverInterval: time.Hour,
 		PollInterval: 10 * time.Millisecond, MaxIdle: 10 * time.Millisecond, ReplicaTimeout: 300 * time.Millisecond})
 	// Run discovers the outboxes and delivers the first events.
 	rctx, cancel := context.WithCancel(ctx)
@@ -178,18 +177,24 @@ func TestRelay_DeliversOnlyWhatAReplicaHas(t *testing.T) {
 	require.Error(t, err, "no replica confirmed the entries read")
 	assert.Zero(t, n)
 	assert.Equal(t, len(ins), sink.count(), "nothing delivered while the replica lacks the events")
-	var pending int64
+	var left int64
 	for slot := range pendingSlots(holders) {
-		p, err := rdb.XPending(ctx, cluster.Outbox(slot), "atomledger-relay").Result()
+		n, err := rdb.XLen(ctx, cluster.Outbox(slot)).Result()
 		require.NoError(t, err)
-		pending += p.Count
+		left += n
 	}
-	assert.Equal(t, int64(len(more)), pending, "the events read stay pending")
+	assert.Equal(t, int64(len(more)), left, "the events read stay in their streams")
 
 	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
 	stopped = false
+	outboxes := map[string]bool{}
+	for slot := range pendingSlots(holders) {
+		outboxes[cluster.Outbox(slot)] = true
+	}
+	// Until delivered and removed: a removal may wait for a round with
+	// nothing to read (TrimInterval).
 	deadline := time.Now().Add(2 * time.Minute)
-	for sink.count() < len(ins)+len(more) && time.Now().Before(deadline) {
+	for (sink.count() < len(ins)+len(more) || streamsLen(t, rdb, outboxes) > 0) && time.Now().Before(deadline) {
 		if _, err := relay.Round(ctx); err != nil {
 			t.Logf("round: %v", err)
 			time.Sleep(50 * time.Millisecond)
@@ -231,4 +236,49 @@ func processID(t *testing.T, addr string) int {
 	}
 	t.Fatalf("no process_id in INFO of %s", addr)
 	return 0
+}
+
+// TestRelay_BusyStreamRemovedOncePerTrimInterval writes to one stream
+// between rounds, with a TrimInterval of an hour: the first delivery is
+// removed at once, the next ones stay in the stream, passed over by the
+// reads (each event reaches the sink once), until a round finds nothing to
+// read and removes them all.
+func TestRelay_BusyStreamRemovedOncePerTrimInterval(t *testing.T) {
+	needRedis(t)
+	c, e := ownEngine(t)
+	ctx := context.Background()
+	rdb := c.Client(nil)
+	defer rdb.Close()
+	h := newID("bt")
+	outbox := map[string]bool{cluster.Outbox(cluster.HolderSlot(h)): true}
+	sink := &memSink{events: map[string]int{}}
+	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: time.Nanosecond, MaxIdle: time.Nanosecond,
+		TrimInterval: time.Hour})
+	for i := range 6 {
+		in := instructions.New(fmt.Sprintf("c-%d", i), h).Credit("CNY", "1.00")
+		if i == 0 {
+			in = instructions.New("o", h).Open().Credit("CNY", "1.00")
+		}
+		_, err := e.Apply(ctx, in)
+		require.NoError(t, err)
+		if i == 0 {
+			require.NoError(t, relay.Discover(ctx)) // the stream exists now
+		}
+		n, err := relay.Round(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "round %d delivers the event written before it, and only it", i)
+		assert.Equal(t, int64(i), streamsLen(t, rdb, outbox), "round %d: what the sink has since the first removal stays", i)
+	}
+	assert.Equal(t, int64(1), relay.Stats().Relayed, "counted once removed")
+	n, err := relay.Round(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	assert.Zero(t, streamsLen(t, rdb, outbox), "a round with nothing to read removes everything delivered")
+	assert.Equal(t, int64(6), relay.Stats().Relayed)
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	require.Len(t, sink.events, 6)
+	for ev, k := range sink.events {
+		assert.Equal(t, 1, k, "event %s delivered once", ev)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -191,12 +190,12 @@ func (r *Relay) notice(keys []string, all bool) {
 // takeNotices makes the streams notices named due, and follows those it
 // did not follow yet. It runs before the reads: a write after a read comes
 // with a notice after the read, so no write is left unread.
-func (r *Relay) takeNotices(ctx context.Context) error {
+func (r *Relay) takeNotices() {
 	r.mu.Lock()
 	keys := r.noticed
 	if len(keys) == 0 {
 		r.mu.Unlock()
-		return nil
+		return
 	}
 	r.noticed = map[string]bool{}
 	r.mu.Unlock()
@@ -206,16 +205,10 @@ func (r *Relay) takeNotices(ctx context.Context) error {
 			if k != cluster.Outbox(cluster.Slot(k)) {
 				continue // not an outbox, only named like one
 			}
-			if err := r.join(ctx, k); err != nil {
-				r.mu.Lock()
-				maps.Copy(r.noticed, keys) // again next round
-				r.mu.Unlock()
-				return err
-			}
+			r.follow(k)
 			r.nstreams.Store(int64(len(r.streams)))
 			continue
 		}
-		s.empty, s.idle, s.nextRead = false, 0, time.Time{}
+		s.idle, s.nextRead = 0, time.Time{}
 	}
-	return nil
 }

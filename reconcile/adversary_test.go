@@ -217,14 +217,12 @@ func loseEverything(t *testing.T, lose func(r *ledgerRig)) {
 	}
 }
 
-// TestRelayAdversary_TwoRelaysOneConsumerName runs two relays under the same
-// consumer name, each claiming every entry pending for 1 ms (the shortest
-// idle time a claim can name), with small batches, while instructions are
-// applied, and stops one of them midway: each reads the other's pending
-// entries as its own and claims them, so they deliver the same events
+// TestRelayAdversary_TwoRelaysAtOnce runs two relays at once, with small
+// batches, while instructions are applied, and stops one of them midway:
+// both read every stream from its head, so they deliver the same events
 // again and again, and the ledger must still hold each event once, refuse
 // none, park none, and agree with Redis.
-func TestRelayAdversary_TwoRelaysOneConsumerName(t *testing.T) {
+func TestRelayAdversary_TwoRelaysAtOnce(t *testing.T) {
 	needRedis(t)
 	r := newLedgerRigOf(t, 1)
 	ctx := context.Background()
@@ -232,7 +230,7 @@ func TestRelayAdversary_TwoRelaysOneConsumerName(t *testing.T) {
 	r.applyAll(t, w.Opens())
 	start := func() (stop func()) {
 		rdb := r.c.Client(nil)
-		relay := engine.NewRelay(rdb, r.led, &engine.RelayOptions{Consumer: "twin", ClaimIdle: time.Millisecond,
+		relay := engine.NewRelay(rdb, r.led, &engine.RelayOptions{
 			MaxBatch: 8, PollInterval: 5 * time.Millisecond, DiscoverInterval: 100 * time.Millisecond})
 		rctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})

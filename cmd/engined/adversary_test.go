@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -163,20 +162,4 @@ func TestReconcileAdversary_HoldersAtTheLimitsThroughTheCommands(t *testing.T) {
 		code, _, stderr = r.run("rebuild", "--all")
 		assert.Equal(t, exitUsage, code, stderr)
 	})
-}
-
-// TestRelayAdversary_ClaimIdleEdges: Redis counts an entry's idle time in
-// whole milliseconds, so a --claim-idle under one cannot be asked of it
-// (the client rounded it up, and logged so at every claim); zero and
-// negative durations claim from live relays mid-batch. Each is refused,
-// exit 2, before anything connects.
-func TestRelayAdversary_ClaimIdleEdges(t *testing.T) {
-	for _, v := range []string{"0", "-1s", "1ns", "999us"} {
-		var out, errb bytes.Buffer
-		code := run([]string{"relay", "--claim-idle", v}, cli{stdin: bytes.NewReader(nil), stdout: &out, stderr: &errb,
-			getenv: func(k string) string { return map[string]string{"ENGINED_PG_DSN": "postgres://127.0.0.1:1/none"}[k] }})
-		assert.Equal(t, exitUsage, code, v)
-		assert.Contains(t, errb.String(), "engined relay: --claim-idle ", v)
-		assert.Contains(t, errb.String(), "at least 1ms", v)
-	}
 }

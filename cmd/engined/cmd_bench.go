@@ -446,7 +446,7 @@ func printSystemTables(w io.Writer, s bench.System) {
 		s.Ratios.P2POverDebit, s.Ratios.HoldSettleOverDebit, s.IdleSeconds, s.Idle.Daemon, s.Idle.Redis, s.Idle.Postgres, money)
 	t.Render()
 
-	families := []string{"fcall", "xreadgroup", "xack_xdel", "wait", "client", "zrangebyscore", "other", "outside_commands", "used_cpu"}
+	families := []string{"fcall", "relay_read", "relay_remove", "wait", "client", "zrangebyscore", "other", "outside_commands", "used_cpu"}
 	r := table.NewWriter()
 	r.SetOutputMirror(w)
 	r.SetTitle("system: Redis's time, µs per 1,000 operations, and × calls per operation (commandstats; used_cpu is INFO's used_cpu_sys + used_cpu_user)")

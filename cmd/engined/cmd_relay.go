@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/ledger"
@@ -23,13 +22,10 @@ Relay carries every slot's outbox events from Redis to the PostgreSQL ledger
 SIGTERM). An event leaves Redis only once PostgreSQL committed it: with
 PostgreSQL or a Redis master down, events wait and the relay retries.
 
-Each relay process reads as a consumer of its own. The entries a relay had
-read but not delivered when it died stay pending under its name: another
-relay claims them once they have been pending for --claim-idle (default 30s).
-
-  --claim-idle DURATION
-        how long an entry stays with a dead relay before this one claims it
-        (at least 1ms: Redis counts idle time in milliseconds)
+An event stays at the head of its stream until PostgreSQL has it: a relay
+reads every stream from its head, so a relay started after one died (or
+several relays at once) delivers what is there, and the ledger skips the
+events it has already (docs/events.md, Delivery).
 
 `)
 	printConfigUsage(w)
@@ -50,14 +46,9 @@ func connectLedger(ctx context.Context, cfg *Config) (*engine.Engine, *ledger.Le
 // runRelay is "engined relay".
 func runRelay(args []string, c cli) int {
 	f := newCommandFlags("relay", c, relayUsage)
-	claimIdle := f.fs.Duration("claim-idle", 30*time.Second, "")
 	cfg, status := f.parseLedger(args)
 	if cfg == nil {
 		return status
-	}
-	if *claimIdle < time.Millisecond {
-		// Redis counts idle time in whole milliseconds.
-		return f.fail("--claim-idle %v: want at least 1ms", *claimIdle)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -66,6 +57,6 @@ func runRelay(args []string, c cli) int {
 	defer rdb.Close()
 	eo := cfg.EngineOptions()
 	eo.Logger = log
-	runWorkers(ctx, cfg, rdb, engine.New(rdb, eo), log, nil, *claimIdle)
+	runWorkers(ctx, cfg, rdb, engine.New(rdb, eo), log, nil)
 	return exitOK
 }

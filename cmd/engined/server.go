@@ -82,7 +82,7 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 	workersDone := make(chan struct{})
 	go func() {
 		defer close(workersDone)
-		runWorkers(workersCtx, cfg, rdb, eng, log, s.metrics.reg, 0)
+		runWorkers(workersCtx, cfg, rdb, eng, log, s.metrics.reg)
 	}()
 	// The workers stop after the requests in flight are answered.
 	defer func() { stopWorkers(); <-workersDone }()

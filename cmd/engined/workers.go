@@ -23,9 +23,8 @@ var _ engine.Sink = (*ledger.Ledger)(nil)
 // daemons may run the sweeper and the recovery worker at once: each step
 // they take is idempotent. PostgreSQL may not be up yet: the relay waits
 // for it, and the events wait in Redis meanwhile. reg, if not nil, gets the
-// workers' figures as metrics. claimIdle is the relay's ClaimIdle (0: its
-// default).
-func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng *engine.Engine, log *slog.Logger, reg prometheus.Registerer, claimIdle time.Duration) {
+// workers' figures as metrics.
+func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng *engine.Engine, log *slog.Logger, reg prometheus.Registerer) {
 	sweeper := engine.NewSweeper(eng, &engine.SweeperOptions{Logger: log})
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = sweeper.Run(ctx) })
@@ -68,7 +67,7 @@ func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng
 			}
 			return setAside.Load()
 		})
-	relay := engine.NewRelay(rdb, led, &engine.RelayOptions{Logger: log, ClaimIdle: claimIdle})
+	relay := engine.NewRelay(rdb, led, &engine.RelayOptions{Logger: log})
 	register(reg, "atomledger_relay_events_total", "Events written to the ledger and deleted from the outboxes.", true,
 		func() int64 { return relay.Stats().Relayed })
 	register(reg, "atomledger_relay_errors_total", "Failed relay rounds (Redis or PostgreSQL), retried.", true,

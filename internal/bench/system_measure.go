@@ -184,8 +184,8 @@ func commandDelta(a, b map[string]cmdStat) map[string]cmdStat {
 // Families of Redis commands the system part splits Redis's time into.
 const (
 	famScript   = "fcall"         // FCALL and EVALSHA: the scripts, with every command they call
-	famRead     = "xreadgroup"    // the relay's reads
-	famAck      = "xack_xdel"     // the relay's acknowledgements and deletes
+	famRead     = "relay_read"    // the relay's reads (XRANGE; XREADGROUP, XAUTOCLAIM by a relay of a consumer group)
+	famRemove   = "relay_remove"  // the relay's removals of what the ledger has (XTRIM; XACK, XDEL by a relay of a consumer group)
 	famWait     = "wait"          // WAIT for replicas
 	famTracking = "client"        // CLIENT TRACKING and the other CLIENT subcommands
 	famRecovery = "zrangebyscore" // the recovery worker's and the sweeper's reads of the due indexes
@@ -209,10 +209,10 @@ func commandFamilies() func(string) string {
 		switch {
 		case name == "fcall" || name == "fcall_ro" || name == "evalsha" || name == "evalsha_ro" || name == "eval" || name == "eval_ro":
 			return famScript
-		case name == "xreadgroup":
+		case name == "xrange" || name == "xreadgroup" || name == "xautoclaim":
 			return famRead
-		case name == "xack" || name == "xdel":
-			return famAck
+		case name == "xtrim" || name == "xack" || name == "xdel":
+			return famRemove
 		case name == "wait":
 			return famWait
 		case name == "client" || strings.HasPrefix(name, "client|"):

@@ -38,8 +38,8 @@ type SystemPhase struct {
 	// RedisUsedCPUPer1000 is INFO's used_cpu_sys + used_cpu_user over the
 	// masters, seconds per 1,000 operations; RedisUsecPer1000 splits it in
 	// µs per 1,000 operations by the commands' families (commandstats):
-	// fcall (scripts, with the commands they call), xreadgroup, xack_xdel,
-	// wait, client (tracking), zrangebyscore (recovery, sweeper), other,
+	// fcall (scripts, with the commands they call), relay_read,
+	// relay_remove, wait, client (tracking), zrangebyscore (recovery, sweeper), other,
 	// and outside_commands (sockets, event loop, AOF), with used_cpu;
 	// RedisCallsPerOp counts each family's commands per operation.
 	RedisUsedCPUPer1000 float64            `json:"redis_used_cpu_s_per_1000"`

@@ -72,7 +72,7 @@ func TestCommandFamilies_ScriptsKeepTheCommandsTheyCall(t *testing.T) {
 	family := commandFamilies()
 	for name, want := range map[string]string{
 		"fcall": famScript, "evalsha": famScript,
-		"xreadgroup": famRead, "xack": famAck, "xdel": famAck, "wait": famWait,
+		"xrange": famRead, "xtrim": famRemove, "xreadgroup": famRead, "xack": famRemove, "xdel": famRemove, "wait": famWait,
 		"client|tracking": famTracking, "client|setname": famTracking, "zrangebyscore": famRecovery,
 		"info": famOther, "xlen": famOther, "cluster|slots": famOther,
 		// Called by the library or the seed's deduct: counted in fcall.
@@ -93,11 +93,11 @@ func TestSplitCommands_PerFamilyAndWhatIsOutside(t *testing.T) {
 	}
 	usec, calls := splitCommands(delta, 0.008, 100, commandFamilies())
 	assert.Equal(t, map[string]float64{
-		famScript: 50000, famRead: 3000, famAck: 2000, famOther: 500,
+		famScript: 50000, famRead: 3000, famRemove: 2000, famOther: 500,
 		famOutside: 24500, // 8,000 µs of CPU, 5,550 of them in commands, per 100 operations
 		famUsedCPU: 80000,
 	}, usec)
-	assert.Equal(t, map[string]float64{famScript: 1, famRead: 0.1, famAck: 0.2, famOther: 0.02}, calls)
+	assert.Equal(t, map[string]float64{famScript: 1, famRead: 0.1, famRemove: 0.2, famOther: 0.02}, calls)
 }
 
 func TestMoneyCheck_HeldPlusLeftIsWhatWasPutIn(t *testing.T) {

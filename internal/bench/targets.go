@@ -74,6 +74,9 @@ func systemTargets(s System) []Target {
 		strings.TrimSuffix(half, ", "))
 	add("system.debit relay_lag_max_ms under full load", "< 1000", debit.RelayLagMaxMs, debit.Ops > 0 && debit.RelayLagMaxMs < 1000,
 		"the issue asks the lag's p99: this is the relay's oldest-event gauge at its highest, read once a second")
+	relay, ok := relayOverDebit(debit)
+	add("system.debit relay Redis µs per event / debit FCALL µs", "<= 0.125 (1/8)", relay, ok && relay <= 0.125,
+		"relay_read + relay_remove + wait per event, over the library's run per debit, both from commandstats in the same phase")
 	add("system.debit drain_s: the relay's backlog gone after the phase", "<= 2", debit.DrainSeconds, debit.Ops > 0 && debit.DrainSeconds <= 2, "")
 	add("system.debit cpu_s_per_1000.all", fmt.Sprintf("<= %g (half of %g before)", systemDebitCPUBefore/2, systemDebitCPUBefore),
 		debit.CPUPer1000.All, debit.Ops > 0 && debit.CPUPer1000.All <= systemDebitCPUBefore/2, "")
@@ -88,4 +91,16 @@ func systemTargets(s System) []Target {
 		fmt.Sprintf("%d debits or checkouts of unknown outcome", s.Money.Uncertain))
 	notMeasured("engined reconcile of 100,000 holders with 1,000,000 settled transfers", "< 60 s, within 1.5x of no transfers", "not measured by the bench")
 	return out
+}
+
+// relayOverDebit is the relay's Redis time per event (its reads, removals
+// and WAITs, from commandstats) over the library's time per FCALL, in the
+// same phase; ok is false when the phase relayed nothing.
+func relayOverDebit(p SystemPhase) (ratio float64, ok bool) {
+	u, c := p.RedisUsecPer1000, p.RedisCallsPerOp
+	if p.Ops == 0 || p.EventsPerOp == 0 || c[famScript] == 0 || u[famScript] == 0 {
+		return 0, false
+	}
+	relay := (u[famRead] + u[famRemove] + u[famWait]) / p.EventsPerOp
+	return round(relay / (u[famScript] / c[famScript])), true
 }
