@@ -25,3 +25,9 @@ var (
 	CompactOps   = compactOps
 	CompactState = compactState
 )
+
+// FeedQueryText and FeedByHolder are the feed's queries, for their plans.
+var (
+	FeedQueryText = feedQuery
+	FeedByHolder  = feedByHolder
+)
