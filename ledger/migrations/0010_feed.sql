@@ -17,3 +17,12 @@ ALTER TABLE ledger.instructions ADD COLUMN xid xid8;
 ALTER TABLE ledger.instructions ALTER COLUMN xid SET DEFAULT pg_current_xact_id();
 CREATE INDEX instructions_feed ON ledger.instructions (xid) WHERE xid IS NOT NULL;
 CREATE INDEX instructions_feed_history ON ledger.instructions (holder, seq) WHERE xid IS NULL;
+
+-- Each webhook's place in the feed (engined --webhook): the cursor after
+-- which its next batch starts, moved once the receiver took a batch.
+CREATE TABLE ledger.webhooks (
+	url        text PRIMARY KEY,
+	cursor     text NOT NULL DEFAULT '',
+	delivered  bigint NOT NULL DEFAULT 0,
+	updated_at timestamptz NOT NULL DEFAULT now()
+);
