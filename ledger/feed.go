@@ -145,31 +145,46 @@ var (
 	feedByTransfer = fmt.Sprintf(feedFilteredQuery, `transfer = $5`, "1, 2, 3")
 )
 
-// Feed reads a page of the feed: applied instructions of every holder
-// after q.After, oldest first (see FeedPage). A page may be empty while
-// events are being committed: ask again after Next.
-//
-// Errors: INVALID_INSTRUCTION (a cursor the feed did not hand out, a limit
-// outside 0..MaxStatementLimit); INVALID_ID (a bad holder or transfer
-// filter); a plain error when PostgreSQL fails.
-func (l *Ledger) Feed(ctx context.Context, q FeedQuery) (FeedPage, error) {
+// Check refuses a query Feed would refuse for what it says, before any
+// read: INVALID_INSTRUCTION (a cursor the feed did not hand out, a limit
+// outside 0..MaxStatementLimit), INVALID_ID (a bad holder or transfer).
+func (q FeedQuery) Check() error {
+	_, err := q.check()
+	return err
+}
+
+// check is Check, giving the cursor read.
+func (q FeedQuery) check() (feedCursor, error) {
 	after, err := parseFeedCursor(q.After)
 	if err != nil {
-		return FeedPage{}, err
+		return feedCursor{}, err
 	}
-	if q.Limit == 0 {
-		q.Limit = DefaultStatementLimit
-	}
-	if q.Limit < 1 || q.Limit > MaxStatementLimit {
-		return FeedPage{}, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
+	if q.Limit < 0 || q.Limit > MaxStatementLimit {
+		return feedCursor{}, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
 			"limit %d: want 1 to %d", q.Limit, MaxStatementLimit)
 	}
 	for _, f := range [2][2]string{{"holder", q.Holder}, {"transfer", q.Transfer}} {
 		if f[1] != "" {
 			if err := checkID(f[0], f[1]); err != nil {
-				return FeedPage{}, err
+				return feedCursor{}, err
 			}
 		}
+	}
+	return after, nil
+}
+
+// Feed reads a page of the feed: applied instructions of every holder
+// after q.After, oldest first (see FeedPage). A page may be empty while
+// events are being committed: ask again after Next.
+//
+// Errors: those of Check; a plain error when PostgreSQL fails.
+func (l *Ledger) Feed(ctx context.Context, q FeedQuery) (FeedPage, error) {
+	after, err := q.check()
+	if err != nil {
+		return FeedPage{}, err
+	}
+	if q.Limit == 0 {
+		q.Limit = DefaultStatementLimit
 	}
 	x := strconv.FormatUint(after.xid, 10)
 	var rows pgx.Rows

@@ -67,6 +67,9 @@ func runTail(args []string, c cli) int {
 		return f.fail("--poll %v: want a positive duration", *poll)
 	}
 	q := ledger.FeedQuery{After: *after, Holder: *holder, Transfer: *transfer, Limit: ledger.MaxStatementLimit}
+	if err := q.Check(); err != nil {
+		return f.fail("%s", asError(err).Message)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(c.stderr, nil))
@@ -75,14 +78,6 @@ func runTail(args []string, c cli) int {
 		return f.fail("%v", err)
 	}
 	defer led.Close()
-	// A query the ledger refuses is refused before anything is printed.
-	if _, err := led.Feed(ctx, ledger.FeedQuery{After: q.After, Holder: q.Holder, Transfer: q.Transfer, Limit: 1}); err != nil {
-		var e *instructions.Error
-		if errors.As(err, &e) {
-			return f.fail("%s", e.Message)
-		}
-		return f.fail("%v", err)
-	}
 	out := bufio.NewWriter(c.stdout)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)

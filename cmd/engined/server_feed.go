@@ -25,6 +25,11 @@ func (s *server) feed(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, true)
 		return
 	}
+	fq := ledger.FeedQuery{After: q["after"], Limit: limit, Holder: q["holder"], Transfer: q["transfer"]}
+	if err := fq.Check(); err != nil {
+		writeError(w, err, true)
+		return
+	}
 	led, err := s.ledger.get()
 	if err != nil {
 		writeError(w, err, true)
@@ -32,7 +37,7 @@ func (s *server) feed(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
-	page, err := led.Feed(ctx, ledger.FeedQuery{After: q["after"], Limit: limit, Holder: q["holder"], Transfer: q["transfer"]})
+	page, err := led.Feed(ctx, fq)
 	if err != nil {
 		writeError(w, s.ledgerFailure(err), true)
 		return
