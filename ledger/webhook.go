@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5"
 )
 
 // webhookLockClass is the first key of the advisory lock a webhook's
@@ -14,27 +14,27 @@ const webhookLockClass = 0x61747768 // "atwh"
 // WebhookLease is one process's hold on a webhook: while it holds it, no
 // other process sends that webhook's batches, so two daemons configured
 // alike do not both deliver. A session lock on a connection of its own,
-// held by no transaction: it holds back no reader of the feed, and it goes
-// when the process or its connection dies.
+// outside the pool (a lease per webhook would otherwise take the pool's
+// few connections for good), held by no transaction: it holds back no
+// reader of the feed, and it goes when the process or its connection dies.
 type WebhookLease struct {
-	conn *pgxpool.Conn
+	conn *pgx.Conn
 	url  string
 }
 
 // LeaseWebhook takes the webhook's lease, or gives nil when another process
 // holds it.
 func (l *Ledger) LeaseWebhook(ctx context.Context, url string) (*WebhookLease, error) {
-	conn, err := l.pool.Acquire(ctx)
+	conn, err := pgx.ConnectConfig(ctx, l.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("lease webhook: %w", err)
 	}
 	var got bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, hashtext($2))", int32(webhookLockClass), url).Scan(&got); err != nil {
-		conn.Release()
-		return nil, fmt.Errorf("lease webhook: %w", err)
-	}
-	if !got {
-		conn.Release()
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, hashtext($2))", int32(webhookLockClass), url).Scan(&got); err != nil || !got {
+		_ = conn.Close(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("lease webhook: %w", err)
+		}
 		return nil, nil
 	}
 	return &WebhookLease{conn: conn, url: url}, nil
@@ -61,9 +61,8 @@ func (w *WebhookLease) Advance(ctx context.Context, cursor string, n int) error 
 	return nil
 }
 
-// Release gives the lease back. The connection goes with the lock: a
-// connection that failed mid-way may still hold it.
+// Release gives the lease back: its connection closes, and the lock goes
+// with it.
 func (w *WebhookLease) Release() {
-	_ = w.conn.Conn().Close(context.Background())
-	w.conn.Release()
+	_ = w.conn.Close(context.Background())
 }
