@@ -303,3 +303,45 @@ func TestFeed_Plans(t *testing.T) {
 	assert.Contains(t, plan, "instructions_pkey on instructions")
 	assert.NotContains(t, plan, "Seq Scan")
 }
+
+// BenchmarkFeed_Read reads the whole feed of a ledger of 50,000 events
+// (100 holders, batches of 1,000 through the sink) in pages of 1,000, as
+// a consumer catching up would:
+//
+//	go test -run '^$' -bench Feed_Read -benchtime 3x ./ledger/
+func BenchmarkFeed_Read(b *testing.B) {
+	needServers(b)
+	ctx := context.Background()
+	l, err := ledger.Open(ctx, pg.NewDatabase(b), nil)
+	require.NoError(b, err)
+	b.Cleanup(l.Close)
+	hs := make([]*history, 100)
+	var evs []map[string]string
+	for i := range hs {
+		hs[i] = &history{holder: "bench-" + strconv.Itoa(i)}
+		evs = append(evs, hs[i].open())
+	}
+	for j := range 499 {
+		for _, h := range hs {
+			evs = append(evs, h.credit("c-"+strconv.Itoa(j), 1))
+		}
+	}
+	for lo := 0; lo < len(evs); lo += 1000 {
+		_, err := l.Apply(ctx, stored.Entries(evs[lo:min(lo+1000, len(evs))]...))
+		require.NoError(b, err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		n, after := 0, ""
+		for {
+			page, err := l.Feed(ctx, ledger.FeedQuery{After: after, Limit: ledger.MaxStatementLimit})
+			require.NoError(b, err)
+			if len(page.Events) == 0 {
+				break
+			}
+			n, after = n+len(page.Events), page.Next
+		}
+		require.Equal(b, len(evs), n)
+	}
+	b.ReportMetric(float64(b.N*len(evs))/b.Elapsed().Seconds(), "events/s")
+}
