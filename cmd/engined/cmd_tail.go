@@ -28,11 +28,13 @@ committed later comes after every cursor already printed.
 
 To resume, pass the cursor of the last line handled as --after. With
 --follow it waits for new events until interrupted (SIGINT, SIGTERM), and
-retries while PostgreSQL is down; so "engined tail --follow | PRODUCER"
-feeds any queue that reads lines.
+retries while PostgreSQL is down once it has started; so
+"engined tail --follow | PRODUCER" feeds any queue that reads lines. When
+the reader of a pipe goes away, tail ends as any filter does (SIGPIPE).
 
 Exit status: 0 at the end of the feed (or once interrupted with --follow),
-1 when the ledger or stdout failed, 2 for a bad invocation.
+1 when the ledger (without --follow) or stdout failed, 2 for a bad
+invocation or a ledger it cannot open.
 
 Flags:
 
