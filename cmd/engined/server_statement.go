@@ -29,7 +29,7 @@ func (lr *ledgerReader) get() (*ledger.Ledger, error) {
 	}
 	msg := "the ledger is not reachable yet: retry"
 	if !lr.configured {
-		msg = "this daemon runs without a ledger (--pg): it has no statements"
+		msg = "this daemon runs without a ledger (--pg): it has no statements and no feed"
 	}
 	return nil, instructions.Errorf(instructions.CodeUnavailable, instructions.NoOp, "%s", msg)
 }

@@ -107,7 +107,7 @@ func (w *webhook) run(ctx context.Context) {
 			err := w.deliver(ctx, lease)
 			lease.Release()
 			if ctx.Err() == nil {
-				w.log.Warn("webhook: lost the ledger, starting again", "error", err)
+				w.log.Warn("webhook: delivery stopped, starting again", "error", err)
 				sleep(ctx, time.Second)
 			}
 		}
