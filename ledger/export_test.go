@@ -31,3 +31,7 @@ var (
 	FeedQueryText = feedQuery
 	FeedByHolder  = feedByHolder
 )
+
+// HolderLockClass is the first key of the sink's holder locks, for a test
+// that holds one.
+const HolderLockClass = int32(holderLockClass)

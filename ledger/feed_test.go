@@ -71,17 +71,7 @@ func TestFeed_AnEventCommittedLaterIsNeverBehindACursor(t *testing.T) {
 		_, err := l.Apply(ctx, stored.Entries(late.open(), late.credit("late-1", 5)))
 		lateDone <- err
 	}()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		var waiting bool
-		require.NoError(t, l.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND backend_xid IS NOT NULL)`).Scan(&waiting))
-		if waiting {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the late batch never waited on the lock")
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitersOnLocks(t, l, 1)
 	// The other batch's counterparty is not the bank's: it commits now.
 	_, err = l.Apply(ctx, stored.Entries(other.next("open-other", "shop", "", "", `[{"op":"open"}]`)))
 	require.NoError(t, err)
@@ -94,6 +84,69 @@ func TestFeed_AnEventCommittedLaterIsNeverBehindACursor(t *testing.T) {
 	require.NoError(t, <-lateDone)
 	got := readFeed(t, l, ledger.FeedQuery{After: cursor})
 	assert.Equal(t, []string{"feed-late/1", "feed-late/2", "feed-other/1"}, keys(got))
+}
+
+// waitersOnLocks waits until n backends of the ledger's database wait on a lock.
+func waitersOnLocks(t *testing.T, l *ledger.Ledger, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var waiting int
+		require.NoError(t, l.Pool().QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting))
+		if waiting >= n {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "%d of %d batches wait on a lock", waiting, n)
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestFeed_AHoldersNextBatchTakesItsXidAfterTheOneBefore: a holder's events
+// are in seq order in the feed only because a batch takes its holders'
+// locks before its first write, which gives it its xid. Batch B (another
+// holder's first event and the holder's seq 3) starts first and waits on
+// the other holder's lock, which it takes before the holder's; batch A (the
+// holder's seq 2) commits meanwhile; then B applies seq 3. B's events must
+// come after A's: a sink that wrote anything before taking its holders'
+// locks would have given B the smaller xid, and seq 3 would come before 2.
+func TestFeed_AHoldersNextBatchTakesItsXidAfterTheOneBefore(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	l := openLedger(t)
+	h := &history{holder: "feed-order"}
+	// A holder whose lock B takes before the holder's (lockHeads locks by hash).
+	var other *history
+	for i := 0; other == nil; i++ {
+		name := "feed-first-" + strconv.Itoa(i)
+		var before bool
+		require.NoError(t, l.Pool().QueryRow(ctx, "SELECT hashtext($1) < hashtext($2)", name, h.holder).Scan(&before))
+		if before {
+			other = &history{holder: name}
+		}
+	}
+	one, two, three := h.open(), h.credit("c-2", 1), h.credit("c-3", 1)
+	writeAll(t, l, []map[string]string{one})
+
+	lock, err := l.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = lock.Rollback(ctx) }()
+	_, err = lock.Exec(ctx, "SELECT pg_advisory_xact_lock($1, hashtext($2))", ledger.HolderLockClass, other.holder)
+	require.NoError(t, err)
+	bDone := make(chan error, 1)
+	go func() { _, err := l.Apply(ctx, stored.Entries(other.open(), three)); bDone <- err }()
+	waitersOnLocks(t, l, 1)
+	writeAll(t, l, []map[string]string{two})
+	require.NoError(t, lock.Rollback(ctx))
+	require.NoError(t, <-bDone)
+
+	var mine []string
+	for _, k := range keys(readFeed(t, l, ledger.FeedQuery{})) {
+		if strings.HasPrefix(k, h.holder+"/") {
+			mine = append(mine, k)
+		}
+	}
+	assert.Equal(t, []string{"feed-order/1", "feed-order/2", "feed-order/3"}, mine)
 }
 
 // TestFeed_ConcurrentSinksAndAFollower runs four sinks at once, as four
