@@ -25,3 +25,13 @@ var (
 	CompactOps   = compactOps
 	CompactState = compactState
 )
+
+// FeedQueryText and FeedByHolder are the feed's queries, for their plans.
+var (
+	FeedQueryText = feedQuery
+	FeedByHolder  = feedByHolder
+)
+
+// HolderLockClass is the first key of the sink's holder locks, for a test
+// that holds one.
+const HolderLockClass = int32(holderLockClass)

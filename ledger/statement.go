@@ -179,9 +179,11 @@ func partTransfer(id string) string {
 	return ""
 }
 
-func checkHolder(holder string) error {
-	if err := instructions.CheckID(instructions.NoOp, "holder", holder); err != nil {
-		return err
+func checkHolder(holder string) error { return checkID("holder", holder) }
+
+func checkID(what, id string) error {
+	if err := instructions.CheckID(instructions.NoOp, what, id); err != nil {
+		return err // not the nil *Error as a non-nil error
 	}
 	return nil
 }
@@ -193,9 +195,14 @@ func (l *Ledger) scanApplied(row pgx.CollectableRow) (AppliedInstruction, error)
 	if err := row.Scan(&a.ID, &a.Seq, &a.TsMs, &a.Counterparty, &a.Memo, &a.Transfer, &ops); err != nil {
 		return a, err
 	}
+	return a, l.readOps(&a, ops)
+}
+
+// readOps sets a's ops from the event's ops JSON.
+func (l *Ledger) readOps(a *AppliedInstruction, ops string) error {
 	var evOps []stored.EventOp
 	if err := json.Unmarshal([]byte(ops), &evOps); err != nil {
-		return a, fmt.Errorf("instruction %s of seq %d: ops: %w", a.ID, a.Seq, err)
+		return fmt.Errorf("instruction %s of seq %d: ops: %w", a.ID, a.Seq, err)
 	}
 	a.Ops = make([]StatementOp, len(evOps))
 	for i, op := range evOps {
@@ -208,7 +215,7 @@ func (l *Ledger) scanApplied(row pgx.CollectableRow) (AppliedInstruction, error)
 		}
 		a.Ops[i] = so
 	}
-	return a, nil
+	return nil
 }
 
 // sideName names the account sides of a movement for people.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,8 @@ type Config struct {
 	PGDSN           string                 // --pg, ENGINED_PG_DSN; default ""
 	TransferTimeout time.Duration          // --transfer-timeout, ENGINED_TRANSFER_TIMEOUT; default 30s
 	MinReplicaAcks  int                    // --min-replica-acks, ENGINED_MIN_REPLICA_ACKS; default 0
+	Webhooks        []string               // --webhook (several times), ENGINED_WEBHOOKS; default none
+	WebhookSecret   string                 // --webhook-secret, ENGINED_WEBHOOK_SECRET; default ""
 }
 
 // option is one row of the contract's configuration table.
@@ -45,6 +48,7 @@ type option struct {
 	def    string // in the syntax of the flag
 	arg    string // placeholder of the value in the usage; "" for a switch
 	secret bool   // never echo the value, not even in an error message
+	multi  bool   // may be given several times: the values join as a comma-separated list
 	usage  string
 	set    func(c *Config, v string) error
 }
@@ -125,6 +129,23 @@ var options = []option{
 			c.MinReplicaAcks = n
 			return nil
 		}},
+	// Not in the contract's table either: the feed's webhooks (docs/feed.md).
+	// A URL may carry credentials: it is never echoed.
+	{flag: "webhook", env: "ENGINED_WEBHOOKS", arg: "URL", multi: true, secret: true,
+		usage: "POST batches of the feed's events to URL, signed with --webhook-secret (several times, or a comma-separated list; needs --pg)",
+		set: func(c *Config, v string) (err error) {
+			c.Webhooks, err = splitList(v, checkWebhookURL)
+			return err
+		}},
+	{flag: "webhook-secret", env: "ENGINED_WEBHOOK_SECRET", arg: "SECRET", secret: true,
+		usage: "the key of the webhooks' HMAC-SHA256 signatures, at least 16 characters (prefer the environment variable)",
+		set: func(c *Config, v string) error {
+			if v != "" && len(v) < 16 {
+				return errors.New("want at least 16 characters")
+			}
+			c.WebhookSecret = v
+			return nil
+		}},
 }
 
 // configFlags are the shared flags as registered on one command's FlagSet.
@@ -137,7 +158,7 @@ type configFlags struct {
 func addConfigFlags(fs *flag.FlagSet) *configFlags {
 	cf := &configFlags{fs: fs, vals: make([]*rawValue, len(options))}
 	for i, o := range options {
-		cf.vals[i] = &rawValue{isBool: o.arg == ""}
+		cf.vals[i] = &rawValue{isBool: o.arg == "", multi: o.multi}
 		fs.Var(cf.vals[i], o.flag, o.usage)
 	}
 	return cf
@@ -169,6 +190,9 @@ func (cf *configFlags) config(getenv func(string) string) (*Config, error) {
 	}
 	if c.RedisMaster != "" && c.RedisCluster {
 		errs = append(errs, errors.New("--redis-master and --redis-cluster exclude each other: Sentinel serves a single master"))
+	}
+	if len(c.Webhooks) > 0 && c.WebhookSecret == "" {
+		errs = append(errs, errors.New("--webhook needs --webhook-secret (ENGINED_WEBHOOK_SECRET): receivers verify each batch by it"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -264,6 +288,8 @@ func (c *Config) LogValue() slog.Value {
 		slog.Bool("pg_set", c.PGDSN != ""),
 		slog.String("transfer_timeout", c.TransferTimeout.String()),
 		slog.Int("min_replica_acks", c.MinReplicaAcks),
+		slog.Int("webhooks", len(c.Webhooks)),
+		slog.Bool("webhook_secret_set", c.WebhookSecret != ""),
 	)
 }
 
@@ -290,10 +316,12 @@ func printConfigUsage(w io.Writer) {
 
 // rawValue is a flag's text, checked only once the environment is known, so
 // that a flag and its variable are parsed by the same code. A switch
-// (isBool) may be given without a value, as in --redis-cluster.
+// (isBool) may be given without a value, as in --redis-cluster; a multi
+// flag given again adds to the list.
 type rawValue struct {
 	s      string
 	isBool bool
+	multi  bool
 }
 
 func (v *rawValue) String() string {
@@ -303,8 +331,14 @@ func (v *rawValue) String() string {
 	return v.s
 }
 
-func (v *rawValue) Set(s string) error { v.s = s; return nil }
-func (v *rawValue) IsBoolFlag() bool   { return v.isBool }
+func (v *rawValue) Set(s string) error {
+	if v.multi && v.s != "" {
+		s = v.s + "," + s
+	}
+	v.s = s
+	return nil
+}
+func (v *rawValue) IsBoolFlag() bool { return v.isBool }
 
 // splitList splits a comma-separated list, checking each item.
 func splitList(v string, check func(string) error) ([]string, error) {
@@ -322,6 +356,16 @@ func splitList(v string, check func(string) error) ([]string, error) {
 		}
 	}
 	return items, nil
+}
+
+// checkWebhookURL wants an absolute http or https URL. It never quotes the
+// URL, which may hold credentials.
+func checkWebhookURL(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("a webhook is not an absolute http:// or https:// URL")
+	}
+	return nil
 }
 
 func checkHostPort(addr string) error {

@@ -48,6 +48,8 @@ func TestConfig_TableIsTheContracts(t *testing.T) {
 		// It comes last so that the contract's rows stay in the contract's order.
 		{"transfer-timeout", "ENGINED_TRANSFER_TIMEOUT", "30s"},
 		{"min-replica-acks", "ENGINED_MIN_REPLICA_ACKS", "0"},
+		{"webhook", "ENGINED_WEBHOOKS", ""},
+		{"webhook-secret", "ENGINED_WEBHOOK_SECRET", ""},
 	}
 	var got [][3]string
 	for _, o := range options {
@@ -173,6 +175,35 @@ func TestConfig_BadValues(t *testing.T) {
 			_, err := parseConfig(t, tt.env, tt.args...)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestConfig_Webhooks(t *testing.T) {
+	const secret = "0123456789abcdef"
+	c, err := parseConfig(t, nil, "--webhook", "https://a.example/hook", "--webhook", "http://b.example:8080/in?k=1,https://c.example/", "--webhook-secret", secret)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"https://a.example/hook", "http://b.example:8080/in?k=1", "https://c.example/"}, c.Webhooks, "given several times, each a list")
+	assert.Equal(t, secret, c.WebhookSecret)
+	c, err = parseConfig(t, map[string]string{"ENGINED_WEBHOOKS": "https://a.example/hook", "ENGINED_WEBHOOK_SECRET": secret})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"https://a.example/hook"}, c.Webhooks)
+
+	for name, tt := range map[string]struct {
+		args []string
+		want string
+	}{
+		"a webhook without a secret":  {[]string{"--webhook", "https://a.example/"}, "--webhook needs --webhook-secret"},
+		"a short secret":              {[]string{"--webhook-secret", "short"}, "at least 16 characters"},
+		"a webhook that is not a URL": {[]string{"--webhook", "a.example/hook", "--webhook-secret", secret}, "not an absolute http:// or https:// URL"},
+		"a webhook of another scheme": {[]string{"--webhook", "ftp://user:pw@a.example/", "--webhook-secret", secret}, "not an absolute"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := parseConfig(t, nil, tt.args...)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.NotContains(t, err.Error(), "pw@", "a URL's credentials stay out of errors")
+			assert.NotContains(t, err.Error(), "short\"", "the secret stays out of errors")
 		})
 	}
 }

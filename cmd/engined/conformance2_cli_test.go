@@ -28,7 +28,7 @@ func TestConformance2_RebuildRefusesABadHolderID(t *testing.T) {
 func TestLedgerCommands_SayPostgreSQLCannotBeReached(t *testing.T) {
 	env := map[string]string{"ENGINED_PG_DSN": "postgres://ledger@127.0.0.1:1/ledger?connect_timeout=1",
 		"ENGINED_REDIS_ADDRS": "127.0.0.1:1"}
-	for _, args := range [][]string{{"reconcile"}, {"rebuild", "--holder", "h"}, {"events", "--holder", "h"}} {
+	for _, args := range [][]string{{"reconcile"}, {"rebuild", "--holder", "h"}, {"events", "--holder", "h"}, {"tail"}} {
 		var out, errb bytes.Buffer
 		code := run(args, cli{stdin: bytes.NewReader(nil), stdout: &out, stderr: &errb,
 			getenv: func(k string) string { return env[k] }})

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -264,7 +266,12 @@ func TestDeploy_DashboardAndRulesNameOnlyWhatTheDaemonExports(t *testing.T) {
 	t.Parallel()
 	// A cluster of its own: the relay takes every outbox of its cluster.
 	r := newLedgerRigOn(t, clustertest.StartForTest(t, clustertest.Options{Masters: 1}))
-	d := startServe(t, r.env, "--redis", strings.Join(r.c.Addrs(), ","), "--redis-cluster")
+	// And a webhook, for its figures.
+	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer hook.Close()
+	env := maps.Clone(r.env)
+	env["ENGINED_WEBHOOKS"], env["ENGINED_WEBHOOK_SECRET"] = hook.URL, "a-secret-of-16-chars"
+	d := startServe(t, env, "--redis", strings.Join(r.c.Addrs(), ","), "--redis-cluster")
 
 	// The relay's figures are registered once the ledger is open.
 	var page string
@@ -280,6 +287,7 @@ func TestDeploy_DashboardAndRulesNameOnlyWhatTheDaemonExports(t *testing.T) {
 	}
 	exported := exportedMetrics(page)
 	require.True(t, exported["atomledger_relay_lag_ms"], "the relay's figures within two minutes:\n%s", page)
+	require.True(t, exported["atomledger_webhook_lag_ms"], "the webhook's figures with the relay's:\n%s", page)
 	require.True(t, exported["atomledger_http_request_duration_seconds_bucket"], "the probes of /healthz were observed")
 
 	dash, rules := dashboardQueries(t), ruleQueries(t)

@@ -11,7 +11,7 @@ import (
 // flag helper, so each refuses a stray argument and -h the same way, and
 // those that work on the ledger refuse to start without --pg.
 func TestFlags_EveryCommandRefusesAlike(t *testing.T) {
-	ledgerCommands := map[string]bool{"relay": true, "reconcile": true, "events": true, "rebuild": true, "repair": true}
+	ledgerCommands := map[string]bool{"relay": true, "reconcile": true, "events": true, "tail": true, "rebuild": true, "repair": true}
 	runIn := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
 		code := run(args, cli{stdin: bytes.NewReader(nil), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }})

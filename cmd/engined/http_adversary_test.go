@@ -187,6 +187,15 @@ func TestHTTPAdversary_StatementQueries(t *testing.T) {
 	t.Run("a well-formed query reaches the ledger", func(t *testing.T) {
 		wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+h+"/events?after_seq=0&limit=5", ""), 503, "UNAVAILABLE")
 	})
+	for _, q := range []string{"?after=1.2.h;limit=2", "?limit=2;", "?%zz", "?after=%", "?limit=99999999999999999999",
+		"?after=&after=", "?holder=h&holder=h", "?after_seq=1", "?after=1.2", "?after=1.2.h&limit=0"} {
+		t.Run("the feed's "+q+" is 400", func(t *testing.T) {
+			wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/events"+q, ""), 400, "INVALID_INSTRUCTION")
+		})
+	}
+	t.Run("a well-formed query of the feed reaches the ledger", func(t *testing.T) {
+		wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/events?after=1.2.h&limit=5&holder=h&transfer=t", ""), 503, "UNAVAILABLE")
+	})
 }
 
 // TestHTTPAdversary_MetricsLabelsAreBounded: whatever a client sends (new

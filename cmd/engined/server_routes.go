@@ -18,6 +18,7 @@ func (s *server) routes() []route {
 		{pattern: "GET /v1/holders/{holder}", handle: s.holder},
 		{pattern: "GET /v1/holders/{holder}/events", handle: s.events},
 		{pattern: "GET /v1/holders/{holder}/instructions/{id}", handle: s.instruction},
+		{pattern: "GET /v1/events", handle: s.feed},
 		{pattern: "POST /v1/transfers", handle: s.postTransfer},
 		{pattern: "GET /v1/transfers/{id}", handle: s.getTransfer},
 		{pattern: "GET /healthz", public: true, handle: s.healthz},

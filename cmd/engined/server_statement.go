@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/atomledger/atomledger/engine"
@@ -27,7 +29,7 @@ func (lr *ledgerReader) get() (*ledger.Ledger, error) {
 	}
 	msg := "the ledger is not reachable yet: retry"
 	if !lr.configured {
-		msg = "this daemon runs without a ledger (--pg): it has no statements"
+		msg = "this daemon runs without a ledger (--pg): it has no statements and no feed"
 	}
 	return nil, instructions.Errorf(instructions.CodeUnavailable, instructions.NoOp, "%s", msg)
 }
@@ -87,39 +89,59 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // pageParams reads after_seq (default 0) and limit (default 100, at most
-// 1000) from a raw query. Any other parameter, one given twice, or a query
-// that does not parse is refused: a misspelt one would otherwise be ignored
-// without a word (url.URL.Query drops a pair with a bad escape or a ";").
+// 1000) from a raw query.
 func pageParams(raw string) (after int64, limit int, err error) {
-	bad := func(format string, args ...any) (int64, int, error) {
-		return 0, 0, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp, format, args...)
+	q, err := queryParams(raw, "after_seq=N&limit=M", "after_seq", "limit")
+	if err != nil {
+		return 0, 0, err
 	}
-	q, perr := url.ParseQuery(raw)
-	if perr != nil {
-		return bad("the query does not parse: want after_seq=N&limit=M, each escaped, separated by &")
+	if v, ok := q["after_seq"]; ok {
+		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 || !digitsOnly(v) {
+			return 0, 0, badQuery("after_seq %q: want a seq, a whole number from 0 (the default: from the first)", v)
+		}
 	}
+	limit, err = limitParam(q)
+	return after, limit, err
+}
+
+// limitParam reads limit (default 100, at most 1000) of a query.
+func limitParam(q map[string]string) (int, error) {
+	v, ok := q["limit"]
+	if !ok {
+		return ledger.DefaultStatementLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > ledger.MaxStatementLimit || !digitsOnly(v) {
+		return 0, badQuery("limit %q: want a whole number from 1 to %d (default %d)", v, ledger.MaxStatementLimit, ledger.DefaultStatementLimit)
+	}
+	return n, nil
+}
+
+// queryParams reads a raw query whose parameters may only be the allowed
+// ones, each given once (shape shows them in the refusal). Any other
+// parameter, one given twice, or a query that does not parse is refused: a
+// misspelt one would otherwise be ignored without a word (url.URL.Query
+// drops a pair with a bad escape or a ";").
+func queryParams(raw, shape string, allowed ...string) (map[string]string, error) {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, badQuery("the query does not parse: want %s, each escaped, separated by &", shape)
+	}
+	out := map[string]string{}
 	for k, vs := range q {
-		if k != "after_seq" && k != "limit" {
-			return bad("unknown query parameter %q: this route takes after_seq and limit", k)
+		if !slices.Contains(allowed, k) {
+			return nil, badQuery("unknown query parameter %q: this route takes %s", k, strings.Join(allowed, ", "))
 		}
 		if len(vs) > 1 {
-			return bad("query parameter %s is given %d times: give it once", k, len(vs))
+			return nil, badQuery("query parameter %s is given %d times: give it once", k, len(vs))
 		}
+		out[k] = vs[0]
 	}
-	limit = ledger.DefaultStatementLimit
-	if v, ok := q["after_seq"]; ok {
-		if after, err = strconv.ParseInt(v[0], 10, 64); err != nil || after < 0 || !digitsOnly(v[0]) {
-			return bad("after_seq %q: want a seq, a whole number from 0 (the default: from the first)", v[0])
-		}
-	}
-	if v, ok := q["limit"]; ok {
-		n, err := strconv.Atoi(v[0])
-		if err != nil || n < 1 || n > ledger.MaxStatementLimit || !digitsOnly(v[0]) {
-			return bad("limit %q: want a whole number from 1 to %d (default %d)", v[0], ledger.MaxStatementLimit, ledger.DefaultStatementLimit)
-		}
-		limit = n
-	}
-	return after, limit, nil
+	return out, nil
+}
+
+func badQuery(format string, args ...any) error {
+	return instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp, format, args...)
 }
 
 // digitsOnly refuses the signs and spaces strconv would take.

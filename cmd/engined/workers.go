@@ -22,7 +22,8 @@ var _ engine.Sink = (*ledger.Ledger)(nil)
 // outbox relay into PostgreSQL when a ledger is configured (--pg). Several
 // daemons may run the sweeper and the recovery worker at once: each step
 // they take is idempotent. PostgreSQL may not be up yet: the relay waits
-// for it, and the events wait in Redis meanwhile. reg, if not nil, gets the
+// for it, and the events wait in Redis meanwhile. With a ledger, each
+// --webhook gets the ledger's feed (webhooks.go). reg, if not nil, gets the
 // workers' figures as metrics.
 func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng *engine.Engine, log *slog.Logger, reg prometheus.Registerer) {
 	sweeper := engine.NewSweeper(eng, &engine.SweeperOptions{Logger: log})
@@ -46,6 +47,9 @@ func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng
 		func() int64 { return recovery.Stats().Stuck })
 	if cfg.PGDSN == "" {
 		log.Info("no ledger configured (--pg): the outbox relay does not run here")
+		if len(cfg.Webhooks) > 0 {
+			log.Warn("no ledger configured (--pg): the webhooks, which send the ledger's feed, do not run here")
+		}
 		wg.Wait()
 		return
 	}
@@ -77,6 +81,11 @@ func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng
 	register(reg, "atomledger_relay_lag_ms", "Age of the oldest undelivered event, ms.", false,
 		func() int64 { return relay.Stats().LagMs })
 	wg.Go(func() { _ = relay.Run(ctx) })
+	for i, u := range cfg.Webhooks {
+		w := newWebhook(u, cfg.WebhookSecret, led, log)
+		w.register(reg, i+1)
+		wg.Go(func() { w.run(ctx) })
+	}
 	wg.Go(func() {
 		t := time.NewTicker(10 * time.Second)
 		defer t.Stop()
