@@ -10,6 +10,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -309,4 +310,50 @@ func goBlocks(doc string) []string {
 		}
 	}
 	return blocks
+}
+
+// Every test the README and the docs name as a claim's proof exists: a
+// renamed or removed test takes its sentence with it.
+func TestDocs_NamedTestsExist(t *testing.T) {
+	funcs := map[string]bool{}
+	require.NoError(t, filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, src, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok {
+				funcs[fn.Name.Name] = true
+			}
+		}
+		return nil
+	}))
+	docs, err := filepath.Glob("../docs/*.md")
+	require.NoError(t, err)
+	guides, err := filepath.Glob("../docs/guides/*.md")
+	require.NoError(t, err)
+	named := regexp.MustCompile("`((?:Test|Example|Fuzz|Benchmark)[A-Za-z0-9_]+)")
+	for _, doc := range append(append([]string{"../README.md", "../deploy/README.md"}, docs...), guides...) {
+		src, err := os.ReadFile(doc)
+		require.NoError(t, err)
+		for _, m := range named.FindAllStringSubmatch(string(src), -1) {
+			name := strings.TrimSuffix(m[1], "_")
+			if strings.HasSuffix(m[1], "_") { // a family: TestX_...
+				found := false
+				for f := range funcs {
+					found = found || strings.HasPrefix(f, m[1])
+				}
+				assert.True(t, found, "%s names tests %s..., and none exists", doc, m[1])
+				continue
+			}
+			assert.True(t, funcs[name], "%s names %s, which does not exist", doc, name)
+		}
+	}
 }
