@@ -16,7 +16,7 @@ import (
 // A one-payer transfer's credit that cannot apply after the payer's run (its
 // payee gone, or full) is sent again by every driver and by recovery while
 // its window lasts (transfer_pay.go). When the transfer has one payee and
-// the window is near its end with the credit still not applied, the
+// half the window has passed with the credit still not applied, the
 // recovery worker (or a driver) gives the payer back what it paid, once,
 // and the transfer is aborted with the payee's error (docs/transfers.md,
 // One payer):
@@ -36,11 +36,12 @@ import (
 const giveBackSuffix = ":g"
 
 // giveBackDue tells whether a committed one-payer transfer's unfinished
-// credit is to be given back now: in the last two timeouts of the window,
-// which recovery visits at least once (it looks again every timeout).
+// credit is to be given back now: in the second half of the window, which
+// the recovery worker visits many times (it looks again every timeout), so
+// that a slow pass does not miss it.
 func (e *Engine) giveBackDue(n instructions.NormalizedTransfer, rec transferRecord) bool {
 	return rec.status == TransferCommitted && !rec.done && len(n.Parts) == 2 && rec.partFinished(rec.payer) &&
-		time.Now().UnixMilli() >= rec.untilMs-2*e.xferTimeout.Milliseconds()
+		time.Now().UnixMilli() >= rec.untilMs-(rec.untilMs-rec.createdMs)/2
 }
 
 // giveBack does the three steps above; ok is false when one could not be

@@ -589,8 +589,8 @@ func TestTransfer_OnePayerRecoveryLosesAnAnswer(t *testing.T) {
 }
 
 // A P2P payment whose payee is gone after the payer's run (its hash moved
-// away, as an operator's mistake would) is retried while its window lasts;
-// near the window's end the payer is given back what it paid, once, and the
+// away, as an operator's mistake would) is retried for half its window;
+// then the payer is given back what it paid, once, and the
 // transfer is aborted with the payee's error. The credit, sent again once
 // the payee is back, replays the fence: the payee never gets it.
 func TestTransfer_OnePayerCreditGivenBackAtTheWindowsEnd(t *testing.T) {
@@ -600,7 +600,7 @@ func TestTransfer_OnePayerCreditGivenBackAtTheWindowsEnd(t *testing.T) {
 	tr := payment(hs[0], "4.00", hs[1])
 	short := func() *engine.Engine {
 		return engine.New(rdb, &engine.Options{TransferTimeout: shortTransferTimeout,
-			IdempotencyTTL: 10 * shortTransferTimeout, Logger: quiet})
+			IdempotencyTTL: 20 * shortTransferTimeout, Logger: quiet})
 	}
 	require.NoError(t, driverSteps(ctx, short(), tr, "begin,commit:0"))
 	gone := cluster.Holder(hs[1]) + ":gone" // the same slot
