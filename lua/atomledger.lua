@@ -144,7 +144,7 @@ local JSON_TEXT_FIELDS = {"id", "holder", "counterparty", "memo"}
 -- (instructions/reserved.go): the holds, counterparty and ids of transfers, the ids of the
 -- sweeper's releases.
 local SHARED = {args_fixed = 7, args_per_op = 6, max_ops = 64, record_fp = 16,
-  max_ttl = 315360000000, default_idem_ttl = '86400000', transfer_prefix = "x:",
+  max_ttl = 315360000000, default_idem_ttl = "86400000", transfer_prefix = "x:",
   sweep_prefix = "sweep-"}
 -- cluster.SlotTag of every slot, padded with spaces to 4 characters, 64 slots a line: slot s's tag
 -- starts at byte (s // 64) * 257 + (s % 64) * 4 + 1.

@@ -17,6 +17,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/atomledger/atomledger/cluster"
@@ -104,11 +105,12 @@ func infix() string {
 // ops writes the op table, the JSON form of an instruction, its limits and
 // the layout of apply's arguments.
 func ops(b *strings.Builder) {
-	var own []string
-	takesOut := map[string]bool{}
+	var own, out []string
 	var rows strings.Builder
 	for _, op := range instructions.Ops() {
-		takesOut[op.Name] = op.TakesOut
+		if op.TakesOut {
+			out = append(out, op.Name)
+		}
 		if !op.Client {
 			own = append(own, op.Name)
 			continue
@@ -127,13 +129,7 @@ func ops(b *strings.Builder) {
 	fmt.Fprintf(b, "-- engine's own ops (%s) are not here: clients are refused them.\n", strings.Join(own, ", "))
 	fmt.Fprintf(b, "local JSON_OPS = {\n%s}\n", rows.String())
 	b.WriteString("-- The ops that take value out: a suspended holder is refused them (OpSpec.TakesOut).\n")
-	var out []string
-	for _, op := range instructions.Ops() {
-		if op.TakesOut {
-			out = append(out, op.Name)
-		}
-	}
-	fmt.Fprintf(b, "local TAKES_OUT = %s\n", set(out, takesOut))
+	fmt.Fprintf(b, "local TAKES_OUT = %s\n", set(out, nil))
 	opKeys, _ := jsonKeys(reflect.TypeFor[instructions.Op]())
 	b.WriteString("-- The keys of an op and of an instruction (instructions.Op, instructions.Instruction), an op's\n")
 	b.WriteString("-- fields in the order the engine checks their presence, an instruction's fields that are text.\n")
@@ -155,7 +151,7 @@ func ops(b *strings.Builder) {
 		fmt.Sprintf("max_ops = %d", instructions.MaxOps),
 		fmt.Sprintf("record_fp = %d", libcall.RecordFP),
 		fmt.Sprintf("max_ttl = %d", instructions.MaxTTLMs),
-		fmt.Sprintf("default_idem_ttl = '%d'", libcall.DefaultTTL.Milliseconds()),
+		fmt.Sprintf("default_idem_ttl = %q", strconv.FormatInt(libcall.DefaultTTL.Milliseconds(), 10)),
 		fmt.Sprintf("transfer_prefix = %q", instructions.TransferHoldPrefix),
 		fmt.Sprintf("sweep_prefix = %q", instructions.SweepIDPrefix),
 	}))
