@@ -136,16 +136,17 @@ local JSON_OP_KEYS = {op = true, asset = true, amount = true, hold = true, leg =
 local JSON_FIELDS = {"asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms"}
 local JSON_TOP = {id = true, holder = true, counterparty = true, memo = true, ops = true}
 local JSON_TEXT_FIELDS = {"id", "holder", "counterparty", "memo"}
--- The Go side's numbers and names, in one table (apply is at Lua's limit of 60 upvalues).
--- apply's arguments (internal/libcall): args_fixed, then args_per_op per op, 1 to max_ops ops
--- (instructions.MaxOps); an idempotency record keeps record_fp characters of the fingerprint;
--- the longest ttl_ms (instructions.MaxTTLMs); the idempotency ttl (ms) of a call that gives
--- none (libcall.DefaultTTL); the prefixes of the names the engine makes for itself
--- (instructions/reserved.go): the holds, counterparty and ids of transfers, the ids of the
--- sweeper's releases.
+-- The Go side's numbers and names, in one table (apply is at Lua's limit of 60 upvalues):
+-- apply's arguments (internal/libcall), args_fixed, then args_per_op per op, 1 to max_ops ops
+-- (instructions.MaxOps); how many characters of the fingerprint an idempotency record keeps;
+-- the longest ttl_ms, memo and instruction text (instructions.MaxTTLMs, MaxMemo, MaxPayload);
+-- the counterparty of an instruction that names none (DefaultCounterparty); the idempotency ttl
+-- (ms) of a call that gives none (libcall.DefaultTTL); the prefixes of the names the engine
+-- makes for itself (instructions/reserved.go): the holds, counterparty and ids of transfers,
+-- the ids of the sweeper's releases.
 local SHARED = {args_fixed = 7, args_per_op = 6, max_ops = 64, record_fp = 16,
-  max_ttl = 315360000000, default_idem_ttl = "86400000", transfer_prefix = "x:",
-  sweep_prefix = "sweep-"}
+  max_ttl = 315360000000, max_memo = 256, max_payload = 65536, default_counterparty = "external",
+  default_idem_ttl = "86400000", transfer_prefix = "x:", sweep_prefix = "sweep-"}
 -- cluster.SlotTag of every slot, padded with spaces to 4 characters, 64 slots a line: slot s's tag
 -- starts at byte (s // 64) * 257 + (s % 64) * 4 + 1.
 local SLOT_TAGS = [[
@@ -1245,9 +1246,9 @@ local function valid_utf8(s)
   return true
 end
 
--- valid_memo: at most 256 bytes of UTF-8, no control characters.
+-- valid_memo: at most SHARED.max_memo bytes of UTF-8, no control characters.
 local function valid_memo(s)
-  return #s <= 256 and not find(s, '%c') and valid_utf8(s)
+  return #s <= SHARED.max_memo and not find(s, '%c') and valid_utf8(s)
 end
 
 -- A JSON object decoded by cjson: a table whose keys are all strings (cjson decodes {} and []
@@ -1393,7 +1394,9 @@ local function apply_json(keys, argv)
   if #ttl > 15 or not find(ttl, IDEM_TTL) then
     return bad('INVALID_INSTRUCTION', -1, 'the idempotency ttl must be a whole number of ms, 1 or more, without leading zeros')
   end
-  if #text > 65536 then return bad('INVALID_INSTRUCTION', -1, 'instruction over 64 KiB') end
+  if #text > SHARED.max_payload then
+    return bad('INVALID_INSTRUCTION', -1, fmt('instruction over %d KiB', SHARED.max_payload / 1024))
+  end
   if not valid_utf8(text) then return bad('INVALID_INSTRUCTION', -1, 'not UTF-8') end
   local ok, in_ = pcall(cjson.decode, text)
   -- cjson decodes [] as it does {}: the text must open an object.
@@ -1414,12 +1417,13 @@ local function apply_json(keys, argv)
     elseif v ~= nil and type(v) ~= 'string' then return bad('INVALID_INSTRUCTION', -1, k .. ' must be a string') end
   end
   local id, holder, cp, memo, ops = in_.id or '', in_.holder or '', in_.counterparty, in_.memo or '', in_.ops
-  if cp == nil then cp = 'external' end -- left out; given, an id like the others ("" refused)
+  if cp == nil then cp = SHARED.default_counterparty end -- left out; given, an id like the others ("" refused)
   if not valid_id(id) then return bad('INVALID_ID', -1, 'id must match [A-Za-z0-9_.:-]{1,64}') end
   if not valid_id(holder) then return bad('INVALID_ID', -1, 'holder must match [A-Za-z0-9_.:-]{1,64}') end
   if not valid_id(cp) then return bad('INVALID_ID', -1, 'counterparty must match [A-Za-z0-9_.:-]{1,64}') end
   if not valid_memo(memo) then
-    return bad('INVALID_INSTRUCTION', -1, 'memo must be UTF-8 of at most 256 bytes without control characters')
+    return bad('INVALID_INSTRUCTION', -1,
+      fmt('memo must be UTF-8 of at most %d bytes without control characters', SHARED.max_memo))
   end
   local nops, count = type(ops) == 'table' and #ops or 0, 0
   if nops > 0 then for _ in pairs(ops) do count = count + 1 end end

@@ -31,9 +31,9 @@
 // keys are distinct); the op table (instructions.Ops: which ops take value
 // out, the fields of each client op) and the JSON keys of an instruction and
 // an op; the layout of apply's arguments (internal/libcall), the most ops, the
-// longest hold ttl, the default idempotency ttl and the engine's reserved
-// name prefixes. The library builds its tables from them once, when it
-// loads. The handlers stay hand-written, one per op of the table
+// longest hold ttl, memo and instruction text, the default counterparty and
+// idempotency ttl, and the engine's reserved name prefixes. The library
+// builds its tables from them once, when it loads. The handlers stay hand-written, one per op of the table
 // (TestLibrary_HandlesTheOpsOfTheTable); TestGenerated_IsCurrent fails when
 // the generated part is out of date. The golden file testdata/sha.golden
 // holds the library's SHA-1 so that an edit shows in review; refresh it with

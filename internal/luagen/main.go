@@ -138,19 +138,24 @@ func ops(b *strings.Builder) {
 	top, text := jsonKeys(reflect.TypeFor[instructions.Instruction]())
 	fmt.Fprintf(b, "local JSON_TOP = %s\n", set(top, nil))
 	fmt.Fprintf(b, "local JSON_TEXT_FIELDS = %s\n", list(text))
-	b.WriteString("-- The Go side's numbers and names, in one table (apply is at Lua's limit of 60 upvalues).\n")
-	b.WriteString("-- apply's arguments (internal/libcall): args_fixed, then args_per_op per op, 1 to max_ops ops\n")
-	b.WriteString("-- (instructions.MaxOps); an idempotency record keeps record_fp characters of the fingerprint;\n")
-	b.WriteString("-- the longest ttl_ms (instructions.MaxTTLMs); the idempotency ttl (ms) of a call that gives\n")
-	b.WriteString("-- none (libcall.DefaultTTL); the prefixes of the names the engine makes for itself\n")
-	b.WriteString("-- (instructions/reserved.go): the holds, counterparty and ids of transfers, the ids of the\n")
-	b.WriteString("-- sweeper's releases.\n")
+	b.WriteString(`-- The Go side's numbers and names, in one table (apply is at Lua's limit of 60 upvalues):
+-- apply's arguments (internal/libcall), args_fixed, then args_per_op per op, 1 to max_ops ops
+-- (instructions.MaxOps); how many characters of the fingerprint an idempotency record keeps;
+-- the longest ttl_ms, memo and instruction text (instructions.MaxTTLMs, MaxMemo, MaxPayload);
+-- the counterparty of an instruction that names none (DefaultCounterparty); the idempotency ttl
+-- (ms) of a call that gives none (libcall.DefaultTTL); the prefixes of the names the engine
+-- makes for itself (instructions/reserved.go): the holds, counterparty and ids of transfers,
+-- the ids of the sweeper's releases.
+`)
 	fmt.Fprintf(b, "local SHARED = %s\n", table([]string{
 		fmt.Sprintf("args_fixed = %d", libcall.Fixed),
 		fmt.Sprintf("args_per_op = %d", libcall.PerOp),
 		fmt.Sprintf("max_ops = %d", instructions.MaxOps),
 		fmt.Sprintf("record_fp = %d", libcall.RecordFP),
 		fmt.Sprintf("max_ttl = %d", instructions.MaxTTLMs),
+		fmt.Sprintf("max_memo = %d", instructions.MaxMemo),
+		fmt.Sprintf("max_payload = %d", instructions.MaxPayload),
+		fmt.Sprintf("default_counterparty = %q", instructions.DefaultCounterparty),
 		fmt.Sprintf("default_idem_ttl = %q", strconv.FormatInt(libcall.DefaultTTL.Milliseconds(), 10)),
 		fmt.Sprintf("transfer_prefix = %q", instructions.TransferHoldPrefix),
 		fmt.Sprintf("sweep_prefix = %q", instructions.SweepIDPrefix),
