@@ -4,12 +4,13 @@
 --
 -- FCALL apply 4 <holder hash> <idempotency record> <slot's outbox> <slot's expiry index>
 --   (four distinct keys; the engine's door, so their names are not checked: the JSON door's are)
---   the SHARED.args_fixed (below): holder, instruction id, request fingerprint, idempotency ttl
---   (ms, at least 1, no leading zero: it reaches SET ... PX after the first write), counterparty,
---   memo, transfer id ("" outside a transfer); then SHARED.args_per_op per op, 1 to
---   SHARED.max_ops ops: op, asset or leg, units, hold, coupon (for take and give: the other
---   hold), ms (ttl_ms of a new hold, a coupon's expires_ms, or the expiry a sweeper's release
---   requires of its hold). Units and ms are decimal digits, "0" when absent.
+--   SHARED.args_fixed arguments (SHARED is generated, below): holder, instruction id, request
+--   fingerprint, idempotency ttl (ms, at least 1, no leading zero: it reaches SET ... PX after the
+--   first write), counterparty, memo, transfer id ("" outside a transfer); then
+--   SHARED.args_per_op per op, 1 to SHARED.max_ops ops: op, asset or leg, units, hold, coupon
+--   (for take and give: the other hold), ms (ttl_ms of a new hold, a coupon's expires_ms, or the
+--   expiry a sweeper's release requires of its hold). Units and ms are decimal digits, "0" when
+--   absent.
 --   Besides the contract's ops, four serve transfers (the engine sends them, clients cannot):
 --   check (opens the transfer's hold, empty if nothing else fills it, so that the part's commit
 --   or abort has a hold to consume; with units, checks that a credit of them to the asset or
