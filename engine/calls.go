@@ -6,6 +6,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/internal/libcall"
 	"github.com/atomledger/atomledger/lua"
 )
 
@@ -21,23 +22,20 @@ const (
 	keyExpiry        // the slot's expiry index
 )
 
-// The ARGV of apply: these, then argsPerOp per op (op, asset or leg, units,
-// hold, coupon or other hold, ms).
+// The ARGV of apply (internal/libcall, which the library's generated part
+// follows), and how much of the fingerprint an idempotency record keeps.
 const (
-	argHolder = iota
-	argID
-	argFP
-	argTTL
-	argCP
-	argMemo
-	argXfer
-	argsFixed
-	argsPerOp = 6
+	argHolder = libcall.Holder
+	argID     = libcall.ID
+	argFP     = libcall.FP
+	argTTL    = libcall.TTL
+	argCP     = libcall.CP
+	argMemo   = libcall.Memo
+	argXfer   = libcall.Xfer
+	argsFixed = libcall.Fixed
+	argsPerOp = libcall.PerOp
+	recordFP  = libcall.RecordFP
 )
-
-// recordFP is how much of the fingerprint an idempotency record keeps:
-// 64 bits tell two bodies sent under one id apart.
-const recordFP = 16
 
 // call is an instruction ready for apply.
 type call struct {

@@ -27,7 +27,8 @@
 // transfers a dead caller left.
 //
 // Every failure is an *instructions.Error whose code is matched with
-// errors.Is against the sentinels of this package (ErrInsufficientFunds, ...).
+// errors.Is against the codes (instructions.CodeInsufficientFunds, ...), or
+// against this package's names for them (ErrInsufficientFunds, ...).
 //
 // # Caveats
 //

@@ -11,10 +11,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/internal/libcall"
 )
 
 // DefaultIdempotencyTTL is how long instruction ids are remembered by default.
-const DefaultIdempotencyTTL = 24 * time.Hour
+const DefaultIdempotencyTTL = libcall.DefaultTTL
 
 // DefaultReplicaAckTimeout is how long an answer waits for replicas by
 // default when Options.MinReplicaAcks is set.

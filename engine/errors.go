@@ -12,8 +12,10 @@ import (
 // Error is the error type of every failure: code, op index and message.
 type Error = instructions.Error
 
-// Sentinels of the contract's codes, for errors.Is: every code of
-// instructions.Codes (TestErrors_EveryCodeReexported).
+// The contract's codes as errors, for errors.Is, under the names they have
+// always had here: ErrInsufficientFunds is instructions.CodeInsufficientFunds,
+// an error itself. A code added later needs no name here: errors.Is(err,
+// instructions.CodeX) works for every code.
 var (
 	ErrInvalidInstruction  = instructions.ErrInvalidInstruction
 	ErrInvalidAmount       = instructions.ErrInvalidAmount

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -310,37 +308,4 @@ func TestJSONDoor_ThroughRedisCLI(t *testing.T) {
 			prev = ev.Digest
 		}
 	})
-}
-
-// One fact, one place: the JSON door's table of ops and fields (JSON_OPS in
-// the library) says what instructions.Ops says of the clients' ops.
-func TestJSONDoor_OpsAndFieldsMatchTheTable(t *testing.T) {
-	want := map[string]string{}
-	for _, op := range instructions.Ops() {
-		if !op.Client {
-			continue
-		}
-		req, opt := op.Fields()
-		var fs []string
-		for _, f := range req {
-			fs = append(fs, f+" = true")
-		}
-		for _, f := range opt {
-			fs = append(fs, f+" = false")
-		}
-		slices.Sort(fs)
-		want[op.Name] = strings.Join(fs, ", ")
-	}
-	block := regexp.MustCompile(`(?s)local JSON_OPS = \{\n(.*?)\n\}`).FindStringSubmatch(lua.Library.Source)
-	require.NotNil(t, block, "JSON_OPS in the library")
-	got := map[string]string{}
-	for _, m := range regexp.MustCompile(`(\w+) = \{([^}]*)\}`).FindAllStringSubmatch(block[1], -1) {
-		fs := strings.Split(m[2], ", ")
-		if m[2] == "" {
-			fs = nil
-		}
-		slices.Sort(fs)
-		got[m[1]] = strings.Join(fs, ", ")
-	}
-	assert.Equal(t, want, got)
 }

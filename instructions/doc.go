@@ -11,8 +11,9 @@
 // rounding: a digit past the scale is INVALID_AMOUNT.
 //
 // Every business outcome has a stable Code. An *Error carries the code, the
-// index of the op that failed and a message, and unwraps to a sentinel so that
-// errors.Is(err, instructions.ErrInsufficientFunds) works.
+// index of the op that failed and a message, and unwraps to its code, itself
+// an error, so that errors.Is(err, instructions.CodeInsufficientFunds) works
+// (and errors.Is(err, instructions.ErrInsufficientFunds), the same value).
 //
 // # Caveats
 //

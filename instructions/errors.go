@@ -6,7 +6,12 @@ import (
 )
 
 // Code is a stable, machine-readable outcome. Codes are never renamed or reused.
+// A Code is an error: an *Error unwraps to its code, so errors.Is(err,
+// CodeInsufficientFunds) tells a failure of that code.
 type Code string
+
+// Error gives the code itself.
+func (c Code) Error() string { return string(c) }
 
 // Codes of the contract. The HTTP status of each lives in the daemon.
 const (
@@ -48,39 +53,36 @@ var Codes = []Code{
 	CodeUnavailable, CodeInternal,
 }
 
-// sentinel is the comparable error value a Code unwraps to.
-type sentinel Code
-
-func (s sentinel) Error() string { return string(s) }
-
-// Sentinels, one per code, for errors.Is.
+// The codes as errors under the names errors.Is has used from the start:
+// ErrInsufficientFunds is CodeInsufficientFunds. A code added later needs no
+// such name: errors.Is(err, CodeX) works for every code.
 var (
-	ErrInvalidInstruction  error = sentinel(CodeInvalidInstruction)
-	ErrInvalidAmount       error = sentinel(CodeInvalidAmount)
-	ErrInvalidID           error = sentinel(CodeInvalidID)
-	ErrUnknownAsset        error = sentinel(CodeUnknownAsset)
-	ErrTooManyOps          error = sentinel(CodeTooManyOps)
-	ErrUnauthenticated     error = sentinel(CodeUnauthenticated)
-	ErrHolderNotFound      error = sentinel(CodeHolderNotFound)
-	ErrTransferNotFound    error = sentinel(CodeTransferNotFound)
-	ErrInstructionNotFound error = sentinel(CodeInstructionNotFound)
-	ErrIdempotencyConflict error = sentinel(CodeIdempotencyConflict)
-	ErrPayloadTooLarge     error = sentinel(CodePayloadTooLarge)
-	ErrHolderExists        error = sentinel(CodeHolderExists)
-	ErrHolderSuspended     error = sentinel(CodeHolderSuspended)
-	ErrInsufficientFunds   error = sentinel(CodeInsufficientFunds)
-	ErrInsufficientPoints  error = sentinel(CodeInsufficientPoints)
-	ErrHoldNotFound        error = sentinel(CodeHoldNotFound)
-	ErrHoldExists          error = sentinel(CodeHoldExists)
-	ErrHoldExpired         error = sentinel(CodeHoldExpired)
-	ErrExceedsHold         error = sentinel(CodeExceedsHold)
-	ErrCouponNotFound      error = sentinel(CodeCouponNotFound)
-	ErrCouponExists        error = sentinel(CodeCouponExists)
-	ErrCouponUnavailable   error = sentinel(CodeCouponUnavailable)
-	ErrCouponExpired       error = sentinel(CodeCouponExpired)
-	ErrOverflow            error = sentinel(CodeOverflow)
-	ErrUnavailable         error = sentinel(CodeUnavailable)
-	ErrInternal            error = sentinel(CodeInternal)
+	ErrInvalidInstruction  error = CodeInvalidInstruction
+	ErrInvalidAmount       error = CodeInvalidAmount
+	ErrInvalidID           error = CodeInvalidID
+	ErrUnknownAsset        error = CodeUnknownAsset
+	ErrTooManyOps          error = CodeTooManyOps
+	ErrUnauthenticated     error = CodeUnauthenticated
+	ErrHolderNotFound      error = CodeHolderNotFound
+	ErrTransferNotFound    error = CodeTransferNotFound
+	ErrInstructionNotFound error = CodeInstructionNotFound
+	ErrIdempotencyConflict error = CodeIdempotencyConflict
+	ErrPayloadTooLarge     error = CodePayloadTooLarge
+	ErrHolderExists        error = CodeHolderExists
+	ErrHolderSuspended     error = CodeHolderSuspended
+	ErrInsufficientFunds   error = CodeInsufficientFunds
+	ErrInsufficientPoints  error = CodeInsufficientPoints
+	ErrHoldNotFound        error = CodeHoldNotFound
+	ErrHoldExists          error = CodeHoldExists
+	ErrHoldExpired         error = CodeHoldExpired
+	ErrExceedsHold         error = CodeExceedsHold
+	ErrCouponNotFound      error = CodeCouponNotFound
+	ErrCouponExists        error = CodeCouponExists
+	ErrCouponUnavailable   error = CodeCouponUnavailable
+	ErrCouponExpired       error = CodeCouponExpired
+	ErrOverflow            error = CodeOverflow
+	ErrUnavailable         error = CodeUnavailable
+	ErrInternal            error = CodeInternal
 )
 
 // NoOp is the OpIndex of an error that concerns the instruction as a whole.
@@ -125,12 +127,12 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Unwrap gives the code's sentinel and the cause, if any.
+// Unwrap gives the code and the cause, if any.
 func (e *Error) Unwrap() []error {
 	if e.Err != nil {
-		return []error{sentinel(e.Code), e.Err}
+		return []error{e.Code, e.Err}
 	}
-	return []error{sentinel(e.Code)}
+	return []error{e.Code}
 }
 
 // errorJSON is the wire form: {"code": ..., "op_index": ..., "message": ...}.

@@ -94,11 +94,13 @@ const (
 	fExpires
 )
 
+// fieldNames are the JSON keys of Op but op, in Op's order, which is the
+// order they are checked in (TestFieldNames_AreOpsJSONKeysInOrder).
 var fieldNames = []string{"asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms"}
 
 // OpSpec is one op: the one row that says what it is. The library
-// (lua/atomledger.lua) has one handler per op of this table, and a test holds
-// the two lists equal.
+// (lua/atomledger.lua) has this table in its generated part (internal/luagen)
+// and one handler per op of it (TestLibrary_HandlesTheOpsOfTheTable).
 type OpSpec struct {
 	Name string
 	// Client: clients may send it. The others serve transfers; the engine
@@ -313,8 +315,8 @@ func clip(s string) string {
 }
 
 // Fields gives the JSON fields the op takes, in the order they are checked:
-// those it needs and those it may have. (The library's JSON door has the
-// same table, and a test holds the two equal.)
+// those it needs and those it may have. (The library's JSON door has them
+// from here: internal/luagen.)
 func (s OpSpec) Fields() (required, optional []string) {
 	for bit, name := range fieldNames {
 		f := field(1) << bit

@@ -4,12 +4,13 @@
 --
 -- FCALL apply 4 <holder hash> <idempotency record> <slot's outbox> <slot's expiry index>
 --   (four distinct keys; the engine's door, so their names are not checked: the JSON door's are)
---   holder, instruction id, request fingerprint, idempotency ttl (ms, at least 1, no leading
---   zero: it reaches SET ... PX after the first write), counterparty,
---   memo, transfer id ("" outside a transfer), then six per op: op, asset or leg, units, hold,
---   coupon (for take and give: the other hold), ms (ttl_ms of a new hold, a coupon's expires_ms,
---   or the expiry a sweeper's release requires of its hold). Units and ms are decimal digits,
---   "0" when absent.
+--   SHARED.args_fixed arguments (SHARED is generated, below): holder, instruction id, request
+--   fingerprint, idempotency ttl (ms, at least 1, no leading zero: it reaches SET ... PX after the
+--   first write), counterparty, memo, transfer id ("" outside a transfer); then
+--   SHARED.args_per_op per op, 1 to SHARED.max_ops ops: op, asset or leg, units, hold, coupon
+--   (for take and give: the other hold), ms (ttl_ms of a new hold, a coupon's expires_ms, or the
+--   expiry a sweeper's release requires of its hold). Units and ms are decimal digits, "0" when
+--   absent.
 --   Besides the contract's ops, four serve transfers (the engine sends them, clients cannot):
 --   check (opens the transfer's hold, empty if nothing else fills it, so that the part's commit
 --   or abort has a hold to consume; with units, checks that a credit of them to the asset or
@@ -24,7 +25,7 @@
 --   minor units ("<asset>:<units>" for OVERFLOW, the coupon's state for COUPON_UNAVAILABLE).
 --
 -- FCALL apply_json 4 <holder hash> <idempotency record> <slot's outbox> <slot's expiry index>
---   <instruction json> [idempotency ttl (ms), default 86400000, no leading zero]
+--   <instruction json> [idempotency ttl (ms), default SHARED.default_idem_ttl, no leading zero]
 --   The JSON door, for clients in any language (docs/json-door.md): KEYS exactly the contract's
 --   for the instruction's holder and id and the holder's slot (its tag from SLOT_TAGS, below),
 --   the text JSON's own grammar (cjson's laxer numbers refused); the contract's instruction
@@ -65,12 +66,13 @@
 -- minor units; p:a and p:f points; c:<coupon> "<state>" or "<state>|<expires ms>"; h:<hold>
 -- "<expires ms or 0>|<leg>=<units>,...|<coupon>,...". A frozen field at zero and a closed hold
 -- are deleted; status and seq never are, so the hash never vanishes under a call.
--- The idempotency record: the first 16 characters of the fingerprint, then, for an applied
--- instruction, what its answer needs of the result, short: "<seq>" and for each touched
+-- The idempotency record: the first SHARED.record_fp characters of the fingerprint, then, for an
+-- applied instruction, what its answer needs of the result, short: "<seq>" and for each touched
 -- account " b<asset>/<available>/<frozen>", " c<coupon>/<state>", " h<hold>/<hold>",
 -- " p<available>/<frozen>", in the result's order; for a rejection
--- "err\n<code>\n<op index>\n<detail>" (none for the sweeper's release, id "sweep-...", which
--- tries again on its next pass). A replay answers "ok\n" and that short form.
+-- "err\n<code>\n<op index>\n<detail>" (none for the sweeper's release, whose id begins with
+-- SHARED.sweep_prefix, which tries again on its next pass). A replay answers "ok\n" and that
+-- short form.
 --
 -- Why it is shaped like this (each rule is a trap):
 -- * Redis does not roll back a failed call: every read and check comes before the first write,
@@ -107,6 +109,45 @@ local MAX_WRITE_ARGS = 7000
 local KEY_TX, KEY_OUTBOX, KEY_EXPIRY, KEY_TRANSFERS = ":tx:", ":outbox", ":expiry", ":transfers"
 -- The most parts a transfer has (instructions.MaxParts).
 local MAX_PARTS = 16
+-- The fields each client op takes: true required, false optional (instructions.Ops). The
+-- engine's own ops (check, take, give, close) are not here: clients are refused them.
+local JSON_OPS = {
+  open = {},
+  credit = {asset = true, amount = true},
+  debit = {asset = true, amount = true},
+  freeze = {asset = true, amount = true, hold = true, ttl_ms = false},
+  freeze_points = {amount = true, hold = true, ttl_ms = false},
+  lock_coupon = {hold = true, coupon = true, ttl_ms = false},
+  settle = {hold = true, amount = false, leg = false},
+  release = {hold = true, amount = false, leg = false},
+  earn_points = {amount = true},
+  spend_points = {amount = true},
+  grant_coupon = {coupon = true, expires_ms = false},
+  redeem_coupon = {coupon = true},
+  suspend = {},
+  resume = {},
+}
+-- The ops that take value out: a suspended holder is refused them (OpSpec.TakesOut).
+local TAKES_OUT = {debit = true, freeze = true, freeze_points = true, lock_coupon = true,
+  spend_points = true, redeem_coupon = true}
+-- The keys of an op and of an instruction (instructions.Op, instructions.Instruction), an op's
+-- fields in the order the engine checks their presence, an instruction's fields that are text.
+local JSON_OP_KEYS = {op = true, asset = true, amount = true, hold = true, leg = true,
+  coupon = true, ttl_ms = true, expires_ms = true}
+local JSON_FIELDS = {"asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms"}
+local JSON_TOP = {id = true, holder = true, counterparty = true, memo = true, ops = true}
+local JSON_TEXT_FIELDS = {"id", "holder", "counterparty", "memo"}
+-- The Go side's numbers and names, in one table (apply is at Lua's limit of 60 upvalues):
+-- apply's arguments (internal/libcall), args_fixed, then args_per_op per op, 1 to max_ops ops
+-- (instructions.MaxOps); how many characters of the fingerprint an idempotency record keeps;
+-- the longest ttl_ms, memo and instruction text (instructions.MaxTTLMs, MaxMemo, MaxPayload);
+-- the counterparty of an instruction that names none (DefaultCounterparty); the idempotency ttl
+-- (ms) of a call that gives none (libcall.DefaultTTL); the prefixes of the names the engine
+-- makes for itself (instructions/reserved.go): the holds, counterparty and ids of transfers,
+-- the ids of the sweeper's releases.
+local SHARED = {args_fixed = 7, args_per_op = 6, max_ops = 64, record_fp = 16,
+  max_ttl = 315360000000, max_memo = 256, max_payload = 65536, default_counterparty = "external",
+  default_idem_ttl = "86400000", transfer_prefix = "x:", sweep_prefix = "sweep-"}
 -- cluster.SlotTag of every slot, padded with spaces to 4 characters, 64 slots a line: slot s's tag
 -- starts at byte (s // 64) * 257 + (s % 64) * 4 + 1.
 local SLOT_TAGS = [[
@@ -409,12 +450,13 @@ end
 -- exactly; rule 5 is about amounts, which may pass 14 digits.)
 local LENS = {}
 for n = 0, 2047 do LENS[n] = n .. ':' end
--- "000" to "999": the milliseconds of TIME's microseconds, so the event's ts is TIME's seconds
--- and these three digits, not a string.format.
-local MS3, MSN = {}, {}
+-- The milliseconds of TIME's microseconds, 0 to 999: MS['<n>'] is n, MS[n] its three digits
+-- ("000" to "999"), so the event's ts is TIME's seconds and these, not a string.format. (One
+-- table: apply is at Lua's limit of 60 upvalues.)
+local MS = {}
 for n = 0, 999 do
-  MS3[n] = (n < 10 and '00' or n < 100 and '0' or '') .. n
-  MSN[n .. ''] = n
+  MS[n] = (n < 10 and '00' or n < 100 and '0' or '') .. n
+  MS[n .. ''] = n
 end
 local DIGIT = {'1', '2', '3', '4', '5', '6', '7', '8', '9'} -- DIGIT[d]: the text of d
 local sec_text, sec_ms -- TIME's seconds at the last call, and as ms
@@ -499,10 +541,6 @@ local NAMES = {
   close = function(_, h) want('h:' .. h) end,
   check = function(a, h) want('h:' .. h); want_leg(a) end,
 }
-
--- The ops that take value out: a suspended holder is refused them (instructions.Ops says the same).
-local TAKES_OUT = {debit = true, freeze = true, freeze_points = true, lock_coupon = true,
-  spend_points = true, redeem_coupon = true}
 
 local function asset(a)
   if bal[a] == nil then
@@ -832,30 +870,31 @@ local function apply(keys, argv, keep_result)
   local K_TX, K_OUT, K_EXP = keys[2], keys[3], keys[4]
   K = keys[1]
   local holder, id, fp, idem_ttl, cp, memo, xfer = argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[7]
-  local fpk = sub(fp, 1, 16)
+  local nfp, fixed, per_op = SHARED.record_fp, SHARED.args_fixed, SHARED.args_per_op
+  local fpk = sub(fp, 1, nfp)
 
   -- Idempotency: the same id always gets the same outcome.
   local rec = call('GET', K_TX)
   if rec then
-    if sub(rec, 1, 16) ~= fpk then return {0, 'err\nIDEMPOTENCY_CONFLICT\n-1\n'} end
+    if sub(rec, 1, nfp) ~= fpk then return {0, 'err\nIDEMPOTENCY_CONFLICT\n-1\n'} end
     if byte(rec, 33) == 10 and byte(rec, 20) ~= 10 then
       -- Written by key format 1 ("<fp>\n<outcome>"), before an upgrade; gone within the TTL.
       if sub(rec, 1, 32) ~= fp then return {0, 'err\nIDEMPOTENCY_CONFLICT\n-1\n'} end
       return {1, sub(rec, 34)}
     end
-    if byte(rec, 17) == 101 then return {1, sub(rec, 17)} end -- 101: "e", a rejection
-    return {1, 'ok\n' .. sub(rec, 17)}
+    if byte(rec, nfp + 1) == 101 then return {1, sub(rec, nfp + 1)} end -- 101: "e", a rejection
+    return {1, 'ok\n' .. sub(rec, nfp + 1)}
   end
 
   -- stage: argument checks, TIME, field list, one HMGET
   local nargs = #argv
-  local nops = (nargs - 7) / 6
+  local nops = (nargs - fixed) / per_op
   -- The ttl reaches SET ... PX, after the first write: it must be an integer as Redis reads one
   -- (no leading zero). It is nearly always the one of the call before (Lua strings are
   -- interned: == compares pointers), which spares its pattern match. Four distinct keys: a
   -- key given twice would be written as two types (a stream, then a hash), failing after the
   -- first write.
-  if nops < 1 or nops > 64 or nops ~= floor(nops) or #fp < 16 or (idem_ttl ~= ttl_ok and
+  if nops < 1 or nops > SHARED.max_ops or nops ~= floor(nops) or #fp < nfp or (idem_ttl ~= ttl_ok and
       (#idem_ttl > 15 or not find(idem_ttl, IDEM_TTL))) or K == K_TX or K == K_OUT or K == K_EXP or
       K_TX == K_OUT or K_TX == K_EXP or K_OUT == K_EXP then
     return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments'}
@@ -869,8 +908,9 @@ local function apply(keys, argv, keep_result)
   local sec, us = t[1], t[2]
   if sec ~= sec_text then sec_text, sec_ms = sec, tonumber(sec) * 1000 end
   local m = #us > 3 and sub(us, 1, #us - 3) or '0'
-  now = sec_ms + MSN[m]
-  ts = sec .. MS3[MSN[m]]
+  local msn = MS[m]
+  now = sec_ms + msn
+  ts = sec .. MS[msn]
 
   for j = 4, nn do fields[fields[j]] = nil end
   nn = 3
@@ -880,7 +920,7 @@ local function apply(keys, argv, keep_result)
   -- SAFE. The op is a key of NAMES or OPS, the ms digits, or the op is refused.) They are
   -- checked together, with one search: a search costs several times what the concatenation does.
   local text = ''
-  for b = 8, nargs, 6 do
+  for b = fixed + 1, nargs, per_op do
     local a, amt, h, c = argv[b + 1], argv[b + 2], argv[b + 3], argv[b + 4]
     text = text .. a .. amt .. h .. c
     local f = NAMES[argv[b]]
@@ -907,7 +947,7 @@ local function apply(keys, argv, keep_result)
   ne, nmv, incoming = 0, 0, nil
 
   for i = 0, nops - 1 do
-    local b = 8 + i * 6
+    local b = fixed + 1 + i * per_op
     local op, a, amt, h, c, ms = argv[b], argv[b + 1], argv[b + 2], argv[b + 3], argv[b + 4], argv[b + 5]
     ne = ne + 1
     -- One concatenation: an absent field adds empty strings, where a nested one would make a
@@ -936,7 +976,8 @@ local function apply(keys, argv, keep_result)
       -- hold, so a refusal recorded under it (OVERFLOW until the holder makes room) would
       -- answer every later pass for the record's whole life instead of releasing.
       local out = 'err\n' .. code .. '\n' .. fmt('%d', i) .. '\n' .. (detail or '')
-      if existed and sub(id, 1, 6) ~= 'sweep-' then call('SET', K_TX, fpk .. out, 'PX', idem_ttl) end
+      local sweep = SHARED.sweep_prefix
+      if existed and sub(id, 1, #sweep) ~= sweep then call('SET', K_TX, fpk .. out, 'PX', idem_ttl) end
       return {0, out}
     end
     ne = ne + 1
@@ -1172,31 +1213,6 @@ end
 -- Redis, and hands apply the same flat arguments the engine would send, so the same handlers,
 -- checks, idempotency, event and digest follow. Nothing is written when a check here fails.
 
--- The fields each client op takes: true required, false optional (instructions.Ops says the same;
--- the engine's own ops, check, take, give and close, are not here: clients are refused them).
-local JSON_OPS = {
-  open = {}, suspend = {}, resume = {},
-  credit = {asset = true, amount = true},
-  debit = {asset = true, amount = true},
-  freeze = {asset = true, amount = true, hold = true, ttl_ms = false},
-  freeze_points = {amount = true, hold = true, ttl_ms = false},
-  lock_coupon = {coupon = true, hold = true, ttl_ms = false},
-  settle = {hold = true, leg = false, amount = false},
-  release = {hold = true, leg = false, amount = false},
-  earn_points = {amount = true},
-  spend_points = {amount = true},
-  grant_coupon = {coupon = true, expires_ms = false},
-  redeem_coupon = {coupon = true},
-}
--- Every field an op may have, in the order the engine checks their presence.
-local JSON_FIELDS = {'asset', 'amount', 'hold', 'leg', 'coupon', 'ttl_ms', 'expires_ms'}
-local JSON_OP_KEYS = {op = true, asset = true, amount = true, hold = true, leg = true, coupon = true,
-  ttl_ms = true, expires_ms = true}
-local JSON_TEXT_FIELDS = {'id', 'holder', 'counterparty', 'memo'}
-local JSON_TOP = {id = true, holder = true, counterparty = true, memo = true, ops = true}
-local MAX_TTL = 315360000000 -- ten years in ms, instructions.MaxTTLMs
-local DEFAULT_IDEM_TTL = '86400000' -- 24 h, the engine's default
-
 local function bad(code, i, msg)
   return {0, 'err\n' .. code .. '\n' .. fmt('%d', i) .. '\n' .. msg}
 end
@@ -1231,9 +1247,9 @@ local function valid_utf8(s)
   return true
 end
 
--- valid_memo: at most 256 bytes of UTF-8, no control characters.
+-- valid_memo: at most SHARED.max_memo bytes of UTF-8, no control characters.
 local function valid_memo(s)
-  return #s <= 256 and not find(s, '%c') and valid_utf8(s)
+  return #s <= SHARED.max_memo and not find(s, '%c') and valid_utf8(s)
 end
 
 -- A JSON object decoded by cjson: a table whose keys are all strings (cjson decodes {} and []
@@ -1342,8 +1358,9 @@ local function json_op(o, i, out)
   end
   if o.hold and not valid_id(o.hold) then return nil, bad('INVALID_ID', i, 'hold must match [A-Za-z0-9_.:-]{1,64}') end
   if o.coupon and not valid_id(o.coupon) then return nil, bad('INVALID_ID', i, 'coupon must match [A-Za-z0-9_.:-]{1,64}') end
-  if o.hold and sub(o.hold, 1, 2) == 'x:' then
-    return nil, bad('INVALID_ID', i, 'hold: names beginning with "x:" are the holds of transfers')
+  local x = SHARED.transfer_prefix
+  if o.hold and sub(o.hold, 1, #x) == x then
+    return nil, bad('INVALID_ID', i, 'hold: names beginning with "' .. x .. '" are the holds of transfers')
   end
   local a = o.leg or o.asset or ''
   if a ~= '' and not (find(a, '^[A-Z0-9_]+$') and #a <= 16) and not (a == 'points' and o.leg) then
@@ -1356,7 +1373,7 @@ local function json_op(o, i, out)
     if not n then return nil, bad('INVALID_AMOUNT', i, 'amount must be a string of digits, 1 .. 2^53-1 minor units') end
     amt = fmt('%d', n)
   end
-  local ms, lim = o.ttl_ms or o.expires_ms, o.ttl_ms and MAX_TTL or MAX
+  local ms, lim = o.ttl_ms or o.expires_ms, o.ttl_ms and SHARED.max_ttl or MAX
   if ms ~= nil then
     if ms ~= ms or ms < 1 or ms > lim or ms ~= floor(ms) then
       return nil, bad('INVALID_INSTRUCTION', i, (o.ttl_ms and 'ttl_ms' or 'expires_ms') .. ' must be an integer in 1 .. ' .. fmt('%d', lim))
@@ -1371,14 +1388,16 @@ end
 
 local function apply_json(keys, argv)
   if not fmt then bind() end
-  local text, ttl = argv[1], argv[2] or DEFAULT_IDEM_TTL
+  local text, ttl = argv[1], argv[2] or SHARED.default_idem_ttl
   if #keys ~= 4 or not text or #argv > 2 then
     return bad('INVALID_INSTRUCTION', -1, 'FCALL apply_json 4 <holder> <record> <outbox> <expiry> <json> [ttl ms]')
   end
   if #ttl > 15 or not find(ttl, IDEM_TTL) then
     return bad('INVALID_INSTRUCTION', -1, 'the idempotency ttl must be a whole number of ms, 1 or more, without leading zeros')
   end
-  if #text > 65536 then return bad('INVALID_INSTRUCTION', -1, 'instruction over 64 KiB') end
+  if #text > SHARED.max_payload then
+    return bad('INVALID_INSTRUCTION', -1, fmt('instruction over %d KiB', SHARED.max_payload / 1024))
+  end
   if not valid_utf8(text) then return bad('INVALID_INSTRUCTION', -1, 'not UTF-8') end
   local ok, in_ = pcall(cjson.decode, text)
   -- cjson decodes [] as it does {}: the text must open an object.
@@ -1399,17 +1418,20 @@ local function apply_json(keys, argv)
     elseif v ~= nil and type(v) ~= 'string' then return bad('INVALID_INSTRUCTION', -1, k .. ' must be a string') end
   end
   local id, holder, cp, memo, ops = in_.id or '', in_.holder or '', in_.counterparty, in_.memo or '', in_.ops
-  if cp == nil then cp = 'external' end -- left out; given, an id like the others ("" refused)
+  if cp == nil then cp = SHARED.default_counterparty end -- left out; given, an id like the others ("" refused)
   if not valid_id(id) then return bad('INVALID_ID', -1, 'id must match [A-Za-z0-9_.:-]{1,64}') end
   if not valid_id(holder) then return bad('INVALID_ID', -1, 'holder must match [A-Za-z0-9_.:-]{1,64}') end
   if not valid_id(cp) then return bad('INVALID_ID', -1, 'counterparty must match [A-Za-z0-9_.:-]{1,64}') end
   if not valid_memo(memo) then
-    return bad('INVALID_INSTRUCTION', -1, 'memo must be UTF-8 of at most 256 bytes without control characters')
+    return bad('INVALID_INSTRUCTION', -1,
+      fmt('memo must be UTF-8 of at most %d bytes without control characters', SHARED.max_memo))
   end
   local nops, count = type(ops) == 'table' and #ops or 0, 0
   if nops > 0 then for _ in pairs(ops) do count = count + 1 end end
-  if nops == 0 or count ~= nops then return bad('INVALID_INSTRUCTION', -1, 'ops must be a list of 1 to 64 ops') end
-  if nops > 64 then return bad('TOO_MANY_OPS', -1, fmt('%d ops, at most 64', nops)) end
+  if nops == 0 or count ~= nops then
+    return bad('INVALID_INSTRUCTION', -1, fmt('ops must be a list of 1 to %d ops', SHARED.max_ops))
+  end
+  if nops > SHARED.max_ops then return bad('TOO_MANY_OPS', -1, fmt('%d ops, at most %d', nops, SHARED.max_ops)) end
   -- The caller names the keys, and each must be the contract's: another holder's hash would
   -- take the instruction, a record under another spelling would apply the id once per
   -- spelling, and an outbox or expiry index of another tag (even one in the same slot) would
@@ -1431,9 +1453,10 @@ local function apply_json(keys, argv)
     if not done then return reply end
   end
   -- Ids of the engine's own steps: a client may not take them first.
-  if sub(id, 1, 2) == 'x:' then return bad('INVALID_ID', -1, 'id: names beginning with "x:" are those of transfers') end
-  if sub(cp, 1, 2) == 'x:' then return bad('INVALID_ID', -1, 'counterparty: names beginning with "x:" are those of transfers') end
-  if sub(id, 1, 6) == 'sweep-' then return bad('INVALID_ID', -1, 'id: names beginning with "sweep-" are the sweeper\'s') end
+  local x, sweep = SHARED.transfer_prefix, SHARED.sweep_prefix
+  if sub(id, 1, #x) == x then return bad('INVALID_ID', -1, 'id: names beginning with "' .. x .. '" are those of transfers') end
+  if sub(cp, 1, #x) == x then return bad('INVALID_ID', -1, 'counterparty: names beginning with "' .. x .. '" are those of transfers') end
+  if sub(id, 1, #sweep) == sweep then return bad('INVALID_ID', -1, 'id: names beginning with "' .. sweep .. '" are the sweeper\'s') end
   return apply(keys, flat, true)
 end
 

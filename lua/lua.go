@@ -22,13 +22,22 @@
 // "Function not found" (the call did not run). The engine loads the library
 // there and sends the call again.
 //
-// A part of the library is generated (go generate ./lua, internal/luagen):
-// the contract's key names and the slot tag of every slot, with which the
-// JSON door and transfer refuse any key that is not the contract's for the
-// holder, or the transfer, and its slot. The engine's apply, the hot path,
-// checks only that its four keys are distinct. The golden file
-// testdata/sha.golden holds the library's SHA-1 so that an edit shows in
-// review; refresh it with go test ./lua -update.
+// A part of the library is generated (go generate ./lua, internal/luagen),
+// between its "-- BEGIN generated" and "-- END generated" lines, so that each
+// fact it shares with the Go side is written once, in Go: the contract's key
+// names and the slot tag of every slot, with which the JSON door and transfer
+// refuse any key that is not the contract's for the holder, or the transfer,
+// and its slot (the engine's apply, the hot path, checks only that its four
+// keys are distinct); the op table (instructions.Ops: which ops take value
+// out, the fields of each client op) and the JSON keys of an instruction and
+// an op; the layout of apply's arguments (internal/libcall), the most ops, the
+// longest hold ttl, memo and instruction text, the default counterparty and
+// idempotency ttl, and the engine's reserved name prefixes. The library
+// builds its tables from them once, when it loads. The handlers stay hand-written, one per op of the table
+// (TestLibrary_HandlesTheOpsOfTheTable); TestGenerated_IsCurrent fails when
+// the generated part is out of date. The golden file testdata/sha.golden
+// holds the library's SHA-1 so that an edit shows in review; refresh it with
+// go test ./lua -update.
 package lua
 
 //go:generate go run ../internal/luagen atomledger.lua

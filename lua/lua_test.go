@@ -4,11 +4,15 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/instructions"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/sha.golden")
@@ -41,4 +45,33 @@ func TestLibrary_BuildsNoKeyNames(t *testing.T) {
 	for _, bad := range []string{"'{h:", "\"{h:", ":tx:", ":outbox'", ":meta'", "'{x:"} {
 		assert.False(t, strings.Contains(handWritten, bad), "the library spells %q", bad)
 	}
+}
+
+// The op table is generated into the library (internal/luagen); the code per
+// op is not: each op of instructions.Ops has its handler (OPS) and, unless it
+// is a client's op with no field, its list of the holder's fields it reads
+// (NAMES); neither has an op the table lacks.
+func TestLibrary_HandlesTheOpsOfTheTable(t *testing.T) {
+	var table, naming []string
+	for _, op := range instructions.Ops() {
+		table = append(table, op.Name)
+		if req, opt := op.Fields(); !op.Client || len(req)+len(opt) > 0 {
+			naming = append(naming, op.Name)
+		}
+	}
+	var handlers, names []string
+	for _, m := range regexp.MustCompile(`(?m)^function OPS\.(\w+)\(`).FindAllStringSubmatch(Library.Source, -1) {
+		handlers = append(handlers, m[1])
+	}
+	block := regexp.MustCompile(`(?s)\nlocal NAMES = \{\n(.*?)\n\}`).FindStringSubmatch(Library.Source)
+	require.NotNil(t, block, "NAMES in the library")
+	for _, m := range regexp.MustCompile(`(?m)^  (\w+) = function`).FindAllStringSubmatch(block[1], -1) {
+		names = append(names, m[1])
+	}
+	slices.Sort(table)
+	slices.Sort(naming)
+	slices.Sort(handlers)
+	slices.Sort(names)
+	assert.Equal(t, table, handlers, "instructions.Ops and the library's OPS")
+	assert.Equal(t, naming, names, "instructions.Ops and the library's NAMES")
 }

@@ -31,3 +31,12 @@ func TestPart_TagAtItsOffset(t *testing.T) {
 	}
 	assert.Equal(t, ":tx:", infix())
 }
+
+// A name that is not a Lua name, or is a keyword, is a key in brackets; a
+// table's line breaks before it would pass lineWidth.
+func TestTable_KeysAndLines(t *testing.T) {
+	assert.Equal(t, "{credit = true, [\"end\"] = true, [\"a-b\"] = false}",
+		set([]string{"credit", "end", "a-b"}, map[string]bool{"credit": true, "end": true}))
+	long := table([]string{strings.Repeat("a", 60), strings.Repeat("b", 60)})
+	assert.Equal(t, "{"+strings.Repeat("a", 60)+",\n  "+strings.Repeat("b", 60)+"}", long)
+}
