@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -385,12 +385,7 @@ func TestIdempotencyAdversary_CallAnsweredUnavailableRetriesToTheTruth(t *testin
 
 // heldCall tells whether a client of node waits, paused, in an FCALL.
 func heldCall(t *testing.T, node *redis.Client) bool {
-	list, err := node.ClientList(context.Background()).Result()
+	n, err := clustertest.HeldCalls(context.Background(), node)
 	require.NoError(t, err)
-	for _, c := range strings.Split(list, "\n") {
-		if strings.Contains(c, " flags=b ") && strings.Contains(c, " cmd=fcall ") {
-			return true
-		}
-	}
-	return false
+	return n > 0
 }
