@@ -76,3 +76,10 @@ func SetScriptTTL(e *Engine, ttl string) { e.idemTTL = ttl }
 func (e *Engine) GroupStats() (calls, pipelines int64) {
 	return e.group.calls.Load(), e.group.pipelines.Load()
 }
+
+// GroupQueued gives the number of Apply calls waiting for a pipeline.
+func (e *Engine) GroupQueued() int {
+	e.group.mu.Lock()
+	defer e.group.mu.Unlock()
+	return len(e.group.queue)
+}

@@ -5,10 +5,13 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -50,6 +53,58 @@ func TestApply_ConcurrentCallsSharePipelines(t *testing.T) {
 	t.Logf("%d calls in %d pipelines", calls, pipelines)
 	assert.Equal(t, int64(workers*each), calls)
 	assert.Less(t, pipelines, calls, "calls made at once shared pipelines")
+}
+
+// While four pipelines are in flight, every call that arrives waits, and
+// the senders then take the queue 128 calls at a time: four calls held at a
+// paused master, then 300 queued behind them, go in 4 + 3 pipelines (128,
+// 128, 44), each call applied once. The figure is the same on any machine:
+// nothing moves until the master is unpaused.
+func TestApply_QueuedCallsGoInPipelinesOfAtMost128(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	e := engine.New(rdb, nil)
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "100.00") })
+	seq := state(t, h).Seq
+	master, err := rdb.MasterForKey(ctx, cluster.Holder(h))
+	require.NoError(t, err)
+	require.NoError(t, master.Do(ctx, "client", "pause", "600000", "write").Err())
+	t.Cleanup(func() { _ = master.Do(ctx, "client", "unpause").Err() })
+
+	const first, queued = 4, 300
+	var wg sync.WaitGroup
+	errs := make(chan error, first+queued)
+	debit := func() {
+		defer wg.Done()
+		if _, err := e.Apply(ctx, newIn(h).Debit("CNY", "0.01")); err != nil {
+			errs <- err
+		}
+	}
+	for i := range first { // one at a time: each its own pipeline, held
+		wg.Add(1)
+		go debit()
+		require.Eventually(t, func() bool {
+			n, err := clustertest.HeldCalls(ctx, master)
+			return err == nil && n == i+1
+		}, 2*time.Minute, time.Millisecond, "call %d is not held at the master", i)
+	}
+	for range queued {
+		wg.Add(1)
+		go debit()
+	}
+	require.Eventually(t, func() bool { return e.GroupQueued() == queued }, 2*time.Minute, time.Millisecond)
+	require.NoError(t, master.Do(ctx, "client", "unpause").Err())
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	calls, pipelines := e.GroupStats()
+	assert.Equal(t, int64(first+queued), calls)
+	assert.Equal(t, int64(first+3), pipelines, "four of one call, then 128, 128 and 44")
+	st := state(t, h)
+	assert.Equal(t, seq+first+queued, st.Seq, "each call applied once")
+	assert.Equal(t, "96.96", st.Balances["CNY"].Available)
 }
 
 // A call whose context ends before it is sent is never sent: it answers
