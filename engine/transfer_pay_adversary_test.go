@@ -28,7 +28,7 @@ func tenCNY(in instructions.Instruction) instructions.Instruction { return in.Cr
 func recoverWith(t *testing.T, e *engine.Engine, id string) engine.TransferState {
 	t.Helper()
 	r, ctx := engine.NewRecovery(e, &engine.RecoveryOptions{Logger: quiet}), context.Background()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // only a failing run reaches it
 	for {
 		require.NoError(t, r.Recover(ctx))
 		st, err := e.GetTransfer(ctx, id)
