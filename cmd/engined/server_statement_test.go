@@ -180,13 +180,30 @@ func TestStatement_ThroughTheDaemonWithALedger(t *testing.T) {
 	})
 	t.Run("unknown holders are 404, bad input 400", func(t *testing.T) {
 		wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+newID("nobody")+"/events", ""), 404, "HOLDER_NOT_FOUND")
-		// A holder Redis has and the ledger not yet (its events in flight):
-		// one written without an event stays that way.
+		// A holder Redis has and the ledger not yet, its first event in
+		// flight: the relay's write waits on a lock of the ledger's
+		// instructions (reads go on), and the page is empty, not 404.
+		lock, err := rig.led.Pool().Begin(ctx)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = lock.Rollback(ctx) })
+		_, err = lock.Exec(ctx, "LOCK TABLE ledger.instructions IN EXCLUSIVE MODE")
+		require.NoError(t, err)
 		carol := newID("carol")
-		require.NoError(t, rig.rdb.HSet(ctx, cluster.Holder(carol), cluster.FieldStatus, "active", cluster.FieldSeq, "0").Err())
+		d.mustApply(t, instructions.New(newID("open"), carol).Open())
 		st, raw := statementPage(t, d, carol, "")
 		assert.Equal(t, carol, st.Holder)
 		assert.JSONEq(t, `[]`, string(raw["events"]))
+		inFlight := 0
+		entries, err := rig.rdb.XRange(ctx, cluster.Outbox(cluster.HolderSlot(carol)), "-", "+").Result()
+		require.NoError(t, err)
+		for _, e := range entries {
+			if e.Values["holder"] == carol {
+				inFlight++
+			}
+		}
+		assert.Equal(t, 1, inFlight, "carol's event is in flight: in the outbox, not in the ledger")
+		require.NoError(t, lock.Rollback(ctx))
+		waitInLedger(t, d, carol, 1)
 		for _, q := range []string{"?limit=0", "?limit=1001", "?limit=abc", "?limit=+5", "?after_seq=-1", "?after_seq=x",
 			"?limit=1&limit=2", "?after=5", "?limit="} {
 			wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+alice+"/events"+q, ""), 400, "INVALID_INSTRUCTION")
