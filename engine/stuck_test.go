@@ -51,12 +51,12 @@ func (l *logRecords) records() []loggedRecord {
 }
 
 // recoverStuck runs one recovery pass over every slot's index and gives what
-// it left stuck of transfer id: the parts, and the messages of the ERROR
-// records that said so. The cluster is shared, and other tests' unfinished
+// it left stuck of transfer id: the parts, and the ERROR records that said
+// so. The cluster is shared, and other tests' unfinished
 // transfers are in the indexes too: the pass's Stuck counter must be the sum
 // of every stuck record's parts, each transfer's own counted from its own
 // records alone.
-func recoverStuck(t *testing.T, id string) (parts int, msgs []string) {
+func recoverStuck(t *testing.T, id string) (parts int, recs []loggedRecord) {
 	t.Helper()
 	l := &logRecords{}
 	e := engine.New(rdb, &engine.Options{TransferTimeout: shortTransferTimeout, Logger: slog.New(l)})
@@ -74,11 +74,11 @@ func recoverStuck(t *testing.T, id string) (parts int, msgs []string) {
 		total += n
 		if rec.attrs["transfer"] == id {
 			parts += n
-			msgs = append(msgs, rec.msg)
+			recs = append(recs, rec)
 		}
 	}
 	assert.Equal(t, int64(total), r.Stats().Stuck, "the Stuck counter counts the parts the ERROR records name")
-	return parts, msgs
+	return parts, recs
 }
 
 // forgetOnCleanup takes transfer id out of its slot's index of unfinished
