@@ -50,19 +50,9 @@ func (l *logRecords) records() []loggedRecord {
 	return append([]loggedRecord(nil), l.all...)
 }
 
-// recoverStuck runs one recovery pass over every slot's index and gives what
-// it left stuck of transfer id: the parts, and the ERROR records that said
-// so. The cluster is shared, and other tests' unfinished
-// transfers are in the indexes too: the pass's Stuck counter must be the sum
-// of every stuck record's parts, each transfer's own counted from its own
-// records alone.
-func recoverStuck(t *testing.T, id string) (parts int, recs []loggedRecord) {
-	t.Helper()
-	l := &logRecords{}
-	e := engine.New(rdb, &engine.Options{TransferTimeout: shortTransferTimeout, Logger: slog.New(l)})
-	r := engine.NewRecovery(e, &engine.RecoveryOptions{Logger: quiet})
-	require.NoError(t, r.Recover(context.Background()))
-	total := 0
+// stuckOf reads the stuck parts l's ERROR records tell: those of transfer
+// id, the records that tell them, and the parts of every transfer.
+func stuckOf(l *logRecords, id string) (parts int, recs []loggedRecord, total int) {
 	for _, rec := range l.records() {
 		if rec.level != slog.LevelError || !strings.Contains(rec.msg, "unfinished") {
 			continue
@@ -77,6 +67,21 @@ func recoverStuck(t *testing.T, id string) (parts int, recs []loggedRecord) {
 			recs = append(recs, rec)
 		}
 	}
+	return parts, recs, total
+}
+
+// recoverStuck runs one recovery pass over every slot's index and gives what
+// it left stuck of transfer id: the parts, and the ERROR records that said
+// so. The cluster is shared, and other tests' unfinished transfers are in
+// the indexes too: the pass's Stuck counter must be the sum of every stuck
+// record's parts, each transfer's own counted from its own records alone.
+func recoverStuck(t *testing.T, id string) (parts int, recs []loggedRecord) {
+	t.Helper()
+	l := &logRecords{}
+	e := engine.New(rdb, &engine.Options{TransferTimeout: shortTransferTimeout, Logger: slog.New(l)})
+	r := engine.NewRecovery(e, &engine.RecoveryOptions{Logger: quiet})
+	require.NoError(t, r.Recover(context.Background()))
+	parts, recs, total := stuckOf(l, id)
 	assert.Equal(t, int64(total), r.Stats().Stuck, "the Stuck counter counts the parts the ERROR records name")
 	return parts, recs
 }
