@@ -81,5 +81,9 @@ func (e *Engine) GroupStats() (calls, pipelines int64) {
 func (e *Engine) GroupQueued() int {
 	e.group.mu.Lock()
 	defer e.group.mu.Unlock()
-	return len(e.group.queue)
+	n := 0
+	for _, q := range e.group.queues {
+		n += len(q.calls)
+	}
+	return n
 }

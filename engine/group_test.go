@@ -129,3 +129,69 @@ func TestApply_CallCutShortBeforeItIsSent(t *testing.T) {
 		assert.True(t, res.Replayed)
 	}
 }
+
+// One master paused (CLIENT PAUSE WRITE) holds the calls sent to it, as many
+// as there are senders: calls to the other masters still answer, and a
+// queued call whose context ends before it is sent answers UNAVAILABLE and
+// never applies, not even once the master runs again.
+func TestApply_OneMasterPausedHoldsOnlyItsOwnCalls(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	e := engine.New(rdb, nil)
+	hundred := func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "100.00") }
+	hs := holdersOnMasters(t, hundred, hundred)
+	paused, healthy := hs[0], hs[1]
+	seqP, seqH := state(t, paused).Seq, state(t, healthy).Seq
+	master, err := rdb.MasterForKey(ctx, cluster.Holder(paused))
+	require.NoError(t, err)
+	require.NoError(t, master.Do(ctx, "client", "pause", "600000", "write").Err())
+	t.Cleanup(func() { _ = master.Do(ctx, "client", "unpause").Err() })
+
+	// Four calls, one at a time, each held in a pipeline of its own: every
+	// sender waits on the paused master. Four more queue behind them.
+	const senders, held = 4, 8
+	var wg sync.WaitGroup
+	errs := make(chan error, held)
+	for i := range held {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := e.Apply(ctx, newIn(paused).Debit("CNY", "1.00")); err != nil {
+				errs <- err
+			}
+		}()
+		require.Eventually(t, func() bool {
+			n, err := clustertest.HeldCalls(ctx, master)
+			return err == nil && n == min(i+1, senders) && e.GroupQueued() == max(0, i+1-senders)
+		}, 2*time.Minute, time.Millisecond, "call %d", i)
+	}
+
+	// A call to a healthy master answers while the other is paused.
+	answered, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	res, err := e.Apply(answered, newIn(healthy).Debit("CNY", "1.00"))
+	require.NoError(t, err, "a call to a healthy master waits for a paused one")
+	assert.Equal(t, seqH+1, res.Seq)
+
+	// A call to the paused master whose context ends while it waits.
+	gaveUp := newIn(paused).Debit("CNY", "50.00")
+	short, cancelShort := context.WithTimeout(ctx, 100*time.Millisecond)
+	_, err = e.Apply(short, gaveUp)
+	cancelShort()
+	assert.ErrorIs(t, err, engine.ErrUnavailable)
+
+	require.NoError(t, master.Do(ctx, "client", "unpause").Err())
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	_, err = eng.Apply(ctx, newIn(paused).Debit("CNY", "1.00")) // after everything sent before it
+	require.NoError(t, err)
+	st := state(t, paused)
+	assert.Equal(t, seqP+held+1, st.Seq, "the held calls applied once each, the abandoned one never")
+	assert.Equal(t, "91.00", st.Balances["CNY"].Available)
+	n, err := rdb.Exists(ctx, cluster.Tx(paused, gaveUp.ID)).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "the abandoned call was never sent")
+}
