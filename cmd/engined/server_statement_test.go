@@ -230,6 +230,36 @@ func TestStatement_ThroughTheDaemonWithALedger(t *testing.T) {
 		assert.Equal(t, exitUsage, code)
 		assert.Contains(t, errOut, "--holder H is required")
 	})
+	t.Run("a transfer's step forgotten by Redis is found in the ledger", func(t *testing.T) {
+		step := "x:" + pay + ":c"
+		require.NoError(t, rig.rdb.Del(ctx, cluster.Tx(bob, step)).Err())
+		ans := lookupByID(t, d, bob, step)
+		assert.Equal(t, "ledger", ans.Source)
+		assert.Equal(t, "applied", ans.Status)
+		require.NotNil(t, ans.Instruction)
+		assert.Equal(t, step, ans.Instruction.ID)
+		assert.Equal(t, pay, ans.Instruction.Transfer)
+		assert.Equal(t, "5.25", ans.Instruction.Ops[len(ans.Instruction.Ops)-1].Amount)
+	})
+	t.Run("a holder deleted from Redis: its statement is the ledger's", func(t *testing.T) {
+		require.NoError(t, rig.rdb.Del(ctx, cluster.Holder(alice)).Err())
+		st, _ := statementPage(t, d, alice, "?limit=2")
+		require.Len(t, st.Events, 2)
+		assert.Equal(t, openID, st.Events[0].ID)
+		wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+alice, ""), 404, "HOLDER_NOT_FOUND")
+	})
+	t.Run("Redis down, the ledger up: the statement of a holder the ledger has, 503 for the rest", func(t *testing.T) {
+		for _, m := range rig.c.MasterAddrs() {
+			require.NoError(t, rig.c.Kill(m))
+		}
+		st, _ := statementPage(t, d, bob, "")
+		assert.Equal(t, bs.Seq, st.Events[len(st.Events)-1].Seq, "bob's whole statement")
+		// Only Redis can tell whether a holder the ledger lacks exists.
+		wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+newID("nobody")+"/events", ""), 503, "UNAVAILABLE")
+		// The recorded answer, Redis's, comes first: the lookup cannot tell
+		// which source to trust without it.
+		wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+bob+"/instructions/x:"+pay+":c", ""), 503, "UNAVAILABLE")
+	})
 }
 
 func TestStatement_WithoutALedger(t *testing.T) {
