@@ -575,3 +575,77 @@ func TestTransfer_OnePayerRecoveryLosesAnAnswer(t *testing.T) {
 		})
 	}
 }
+
+// forgetRace is a go-redis hook that runs race once, before the first
+// transaction that deletes key is sent: between a driver's read of a
+// refusal it means to forget and its deletion.
+type forgetRace struct {
+	key  string
+	once *sync.Once
+	race func()
+}
+
+func (h forgetRace) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h forgetRace) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h forgetRace) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if a := c.Args(); len(a) == 2 && a[0] == "del" && a[1] == h.key {
+				h.once.Do(h.race)
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A payee's credit refused OVERFLOW is forgotten so that it can apply once
+// room is made. Between one driver's read of the refusal and its deletion,
+// another driver forgets it, room is made and its credit applies: the first
+// driver's deletion must not remove that credit's record (it would be
+// applied again by the next driver), and the payee is paid once.
+func TestTransfer_OnePayerForgetTheRefusalRacesAnotherDriver(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, tenCNY, nil, nil)
+	seqs := seqsOf(t, hs)
+	tr := payment(hs[0], "4.00", hs[1], hs[2])
+	require.NoError(t, driverSteps(ctx, shortTimeout(), tr, "begin,commit:0"))
+	full := int64(instructions.MaxUnits - 100)
+	apply(t, newIn(hs[1]).Credit("CNY", cny(full)))
+	ids, err := eng.TransferStepIDs(tr, 1)
+	require.NoError(t, err)
+	record := cluster.Tx(hs[1], ids["commit"])
+
+	raced := false
+	client := testCluster.Client(&redis.ClusterOptions{ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+	t.Cleanup(func() { _ = client.Close() })
+	hook := forgetRace{key: record, once: &sync.Once{}, race: func() {
+		raced = true
+		require.NoError(t, rdb.Del(ctx, record).Err()) // the other driver forgets the refusal
+		apply(t, newIn(hs[1]).Debit("CNY", cny(1000))) // room is made
+		st, err := shortTimeout().Transfer(ctx, tr)      // and its credit applies
+		require.NoError(t, err)
+		require.True(t, st.Complete, "the other driver finished it")
+	}}
+	client.OnNewNode(func(node *redis.Client) { node.AddHook(hook) }) // WATCH runs on the node's client
+	first := engine.New(client, &engine.Options{TransferTimeout: shortTransferTimeout, Logger: quiet})
+	st, err := first.Transfer(ctx, tr)
+	require.NoError(t, err)
+	require.True(t, raced, "the refusal was read and about to be forgotten")
+	assert.Equal(t, engine.TransferCommitted, st.Status)
+
+	applied, err := rdb.Get(ctx, record).Result()
+	require.NoError(t, err, "the applied credit's record is kept")
+	assert.NotContains(t, applied, instructions.CodeOverflow)
+	for range 2 { // the client's retry, and recovery: nothing applies again
+		again, err := shortTimeout().Transfer(ctx, tr)
+		require.NoError(t, err)
+		assert.True(t, again.Complete)
+	}
+	recoverUntilComplete(t, tr.ID)
+	want := []int64{200, full - 1000 + 400, 400}
+	for i, h := range hs {
+		assert.Equal(t, want[i], cnyOf(t, h), "holder %d", i)
+	}
+	assert.Equal(t, seqs[1]+3, state(t, hs[1]).Seq, "the fill, the room, the credit once")
+}
