@@ -623,7 +623,7 @@ func TestTransfer_OnePayerForgetTheRefusalRacesAnotherDriver(t *testing.T) {
 		raced = true
 		require.NoError(t, rdb.Del(ctx, record).Err()) // the other driver forgets the refusal
 		apply(t, newIn(hs[1]).Debit("CNY", cny(1000))) // room is made
-		st, err := shortTimeout().Transfer(ctx, tr)      // and its credit applies
+		st, err := shortTimeout().Transfer(ctx, tr)    // and its credit applies
 		require.NoError(t, err)
 		require.True(t, st.Complete, "the other driver finished it")
 	}}
