@@ -55,24 +55,25 @@ build:
 	$(GO) build -o bin/engined ./cmd/engined
 
 # Installs what the tests and make run start (redis-server, redis-tools,
-# redis-sentinel, postgresql, and curl for the printed commands) with apt-get
+# redis-sentinel, postgresql, curl for the printed commands, and promtool,
+# from Debian's prometheus package, which checks deploy/'s rules) with apt-get
 # when any is missing, as root or through sudo; otherwise says what to install
 # and fails.
 deps:
 	@set -e; \
 	if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-sentinel >/dev/null 2>&1 || \
-		! command -v curl >/dev/null 2>&1 || \
+		! command -v curl >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1 || \
 		{ ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }; then \
 		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 			apt-get update; \
-			DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools redis-sentinel postgresql curl; \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools redis-sentinel postgresql curl prometheus; \
 		elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1 && sudo -v; then \
 			sudo apt-get update; \
-			sudo DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools redis-sentinel postgresql curl; \
+			sudo DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools redis-sentinel postgresql curl prometheus; \
 		else \
-			echo "redis-server or PostgreSQL is missing. Install Redis $(REDIS_MIN_VERSION) or newer and PostgreSQL:"; \
-			echo "  Debian, Ubuntu: sudo apt-get install redis-server redis-tools redis-sentinel postgresql curl"; \
-			echo "  macOS:          brew install redis postgresql"; \
+			echo "redis-server, PostgreSQL or promtool is missing. Install Redis $(REDIS_MIN_VERSION) or newer, PostgreSQL and promtool:"; \
+			echo "  Debian, Ubuntu: sudo apt-get install redis-server redis-tools redis-sentinel postgresql curl prometheus"; \
+			echo "  macOS:          brew install redis postgresql prometheus"; \
 			exit 1; \
 		fi; \
 	fi; \

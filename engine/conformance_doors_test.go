@@ -101,7 +101,8 @@ func TestConformance_BothDoorsJudgeAlike(t *testing.T) {
 		{"a memo of 256 bytes of 3-byte characters and one ASCII", `"memo":"` + strings.Repeat("€", 85) + `a"`, `{"op":"earn_points","amount":"1"}`},
 		{"a memo of 258 bytes of 3-byte characters", `"memo":"` + strings.Repeat("€", 86) + `"`, `{"op":"earn_points","amount":"1"}`},
 		{"a memo holding U+0085", `"memo":"ab"`, `{"op":"earn_points","amount":"1"}`},
-		{"a memo holding an escaped tab", `"memo":"a	b"`, `{"op":"earn_points","amount":"1"}`},
+		{"a memo holding an escaped tab", `"memo":"a\tb"`, `{"op":"earn_points","amount":"1"}`},
+		{"a memo holding a raw tab", `"memo":"a` + "\t" + `b"`, `{"op":"earn_points","amount":"1"}`},
 		{"a memo of 900 nested objects", `"memo":` + strings.Repeat(`{"m":`, 900) + `1` + strings.Repeat(`}`, 900), `{"op":"earn_points","amount":"1"}`},
 		{"ops null", `"ops":null`, ""},
 		{"an op that is a string", "", `"credit"`},
@@ -161,6 +162,16 @@ func TestConformance_BothDoorsJudgeAlike(t *testing.T) {
 			out := fcallJSON(t, hd, keyID, text(hd, "100"))
 			cd := cliCode(out)
 			assert.Equal(t, ce, cd, "engine %q, JSON door %q (%s)", ce, cd, out)
+			if ce == "" && cd == "" {
+				// Both applied: the same change, the same event.
+				assert.Equal(t, holderHash(t, he), holderHash(t, hd), "the doors left different holders")
+				ee, ed := readRaw(t, he).Events, readRaw(t, hd).Events
+				require.Equal(t, len(ee), len(ed))
+				require.NotEmpty(t, ee)
+				for _, f := range []string{"seq", "id", "cp", "memo", "ops", "state", "dv"} {
+					assert.Equal(t, ee[len(ee)-1][f], ed[len(ed)-1][f], "the event's %s", f)
+				}
+			}
 			if ce != "" {
 				assert.Equal(t, beforeE, holderHash(t, he), "the engine's refusal changed the holder")
 			}

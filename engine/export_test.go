@@ -79,3 +79,14 @@ func (e *Engine) GroupStats() (calls, pipelines int64) {
 // FlushBookings waits until the bookings of the one-payer transfers e
 // finished are written.
 func (e *Engine) FlushBookings() { e.flushBooks() }
+
+// GroupQueued gives the number of Apply calls waiting for a pipeline.
+func (e *Engine) GroupQueued() int {
+	e.group.mu.Lock()
+	defer e.group.mu.Unlock()
+	n := 0
+	for _, q := range e.group.queues {
+		n += len(q.calls)
+	}
+	return n
+}

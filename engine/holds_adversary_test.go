@@ -145,43 +145,64 @@ return now`
 // sweeper's release and a client's release of the same hold race: every
 // settle the script applied ran before the expiry by the server's clock,
 // every later one is refused, exactly one release gives back what is left,
-// and the money adds up.
+// and the money adds up. At least one settle runs before the expiry (the
+// hold's ttl doubled until the first gets there in time) and the settles
+// end on a refusal (the hold outlasts any run of them), so both sides of
+// the expiry are reached, however fast or slow the machine.
 func TestHoldsAdversary_SettlesAndReleasesRaceTheExpiry(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
-	const holders = 6
+	const holders, held = 6, 100000 // 1000.00 CNY under the hold
 	for range holders {
-		h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
-			return in.Credit("CNY", "10.00").EarnPoints("100").GrantCoupon("c", time.Time{}).
-				Freeze("CNY", "10.00", "o", 300*time.Millisecond).FreezePoints("100", "o").LockCoupon("c", "o")
-		})
+		var h string
+		for ttl := 300 * time.Millisecond; ; ttl *= 2 {
+			require.Less(t, ttl, time.Minute, "no settle reached the hold before its expiry")
+			h = newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+				return in.Credit("CNY", "1000.00").EarnPoints("100").GrantCoupon("c", time.Time{}).
+					Freeze("CNY", "1000.00", "o", ttl).FreezePoints("100", "o").LockCoupon("c", "o")
+			})
+			_, err := eng.Apply(ctx, newIn(h).SettleLeg("o", "CNY", "0.01"))
+			if err == nil {
+				break
+			}
+			require.ErrorIs(t, err, engine.ErrHoldExpired)
+			t.Logf("the hold of %v expired before the first settle: again with %v", ttl, 2*ttl)
+		}
 		exp := holdExpiry(t, h, "o")
-		settled := 0
-		var sweepErr, clientErr error
+		settled := 1
+		var refusal, sweepErr, clientErr error
 		var wg sync.WaitGroup
 		wg.Add(3)
 		go func() {
 			defer wg.Done()
-			for settled < 900 {
+			for settled < held-1 { // never the whole hold: it stays open until it expires
 				_, err := eng.Apply(ctx, newIn(h).SettleLeg("o", "CNY", "0.01"))
 				if err != nil {
-					assert.True(t, errors.Is(err, engine.ErrHoldExpired) || errors.Is(err, engine.ErrHoldNotFound), "%v", err)
+					refusal = err
 					return
 				}
 				settled++
 			}
 		}()
 		afterExpiry := func() {
-			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-				if now, err := rdb.Time(ctx).Result(); err == nil && now.UnixMilli() >= exp {
+			deadline := time.Now().Add(2 * time.Minute)
+			for {
+				now, err := rdb.Time(ctx).Result()
+				if err == nil && now.UnixMilli() >= exp {
 					return
 				}
+				if !assert.True(t, time.Now().Before(deadline), "the server's clock did not reach the expiry: %v", err) {
+					return
+				}
+				time.Sleep(time.Millisecond)
 			}
 		}
 		go func() { defer wg.Done(); afterExpiry(); _, sweepErr = eng.ReleaseExpired(ctx, h, "o", exp) }()
 		go func() { defer wg.Done(); afterExpiry(); _, clientErr = eng.Apply(ctx, newIn(h).Release("o")) }()
 		wg.Wait()
 
+		require.Error(t, refusal, "the settles ended on a refusal: some were sent after the expiry")
+		assert.True(t, errors.Is(refusal, engine.ErrHoldExpired) || errors.Is(refusal, engine.ErrHoldNotFound), "%v", refusal)
 		require.True(t, (sweepErr == nil) != (clientErr == nil), "one release applies: sweeper %v, client %v", sweepErr, clientErr)
 		for _, err := range []error{sweepErr, clientErr} {
 			if err != nil {
@@ -189,7 +210,7 @@ func TestHoldsAdversary_SettlesAndReleasesRaceTheExpiry(t *testing.T) {
 			}
 		}
 		st := state(t, h)
-		left := fmt.Sprintf("%d.%02d", (1000-settled)/100, (1000-settled)%100)
+		left := instructions.FromUnits(int64(held-settled), 2)
 		assert.Equal(t, instructions.Balance{Available: left, Frozen: "0.00"}, st.Balances["CNY"])
 		assert.Equal(t, instructions.Points{Available: "100", Frozen: "0"}, st.Points)
 		assert.Equal(t, "available", st.Coupons["c"])
@@ -325,7 +346,7 @@ func TestHoldsAdversary_SweeperThroughSuspensionDeletionRestartAndFlush(t *testi
 	assert.Equal(t, instructions.Balance{Available: "9.00", Frozen: "0.00"}, st.Balances["CNY"])
 	require.Eventually(t, func() bool {
 		return cl.Exists(ctx, cluster.Expiry(cluster.HolderSlot(cc))).Val() == 0 && sw.Stats().Stale >= 1
-	}, 20*time.Second, 20*time.Millisecond, "the deleted holder's entry; %+v", sw.Stats())
+	}, 2*time.Minute, 20*time.Millisecond, "the deleted holder's entry; %+v", sw.Stats())
 	for _, k := range keysOn(t, cl, cc) { // its open's record only: no hash again, no release recorded
 		assert.NotEqual(t, cluster.Holder(cc), k)
 		assert.NotContains(t, k, ":tx:"+instructions.SweepIDPrefix)
@@ -340,7 +361,7 @@ func TestHoldsAdversary_SweeperThroughSuspensionDeletionRestartAndFlush(t *testi
 
 	// Back empty: no holders, no library; a new hold there is released.
 	require.NoError(t, c.Restart(ctx, masters[0]))
-	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
+	wctx, wcancel := context.WithTimeout(ctx, 5*time.Minute)
 	require.NoError(t, c.WaitReady(wctx))
 	wcancel()
 	_, err = e.State(ctx, a)
@@ -348,7 +369,7 @@ func TestHoldsAdversary_SweeperThroughSuspensionDeletionRestartAndFlush(t *testi
 	g := on(masters[0])
 	first := open(g).Freeze("CNY", "4.00", "o", 300*time.Millisecond) // sent again as it is: a retry replays
 	require.Eventually(t, func() bool { _, err := e.Apply(ctx, first); return err == nil },
-		20*time.Second, 50*time.Millisecond, "apply on the restarted master")
+		2*time.Minute, 50*time.Millisecond, "apply on the restarted master")
 	require.Eventually(t, released(g), 2*time.Minute, 20*time.Millisecond, "a hold on the restarted master; %+v", sw.Stats())
 	st, err = e.State(ctx, g)
 	require.NoError(t, err)
@@ -704,7 +725,7 @@ func TestHoldsAdversary_TwoSweepersReleaseEachHoldOnce(t *testing.T) {
 		require.Eventually(t, func() bool {
 			st, err := e.State(ctx, h)
 			return err == nil && len(st.Holds) == 0
-		}, 20*time.Second, 20*time.Millisecond, "%s; %+v %+v", h, sweepers[0].Stats(), sweepers[1].Stats())
+		}, 2*time.Minute, 20*time.Millisecond, "%s; %+v %+v", h, sweepers[0].Stats(), sweepers[1].Stats())
 	}
 	for _, h := range holders {
 		st, err := e.State(ctx, h)

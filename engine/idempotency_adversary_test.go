@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -305,73 +305,87 @@ func TestIdempotencyAdversary_BatchAndSingleCallShareIDs(t *testing.T) {
 // is unknown. The same id sent again gets the truth and applies it once:
 // the first call's answer, replayed, when the pipeline that carried it went
 // on (a cancelled caller without a deadline leaves it to run), or a first
-// application when the shard dropped it with its connection.
+// application when the shard dropped it with its connection (a deadline
+// ends the pipeline's read, and go-redis closes the connection).
 func TestIdempotencyAdversary_CallAnsweredUnavailableRetriesToTheTruth(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
-	for _, tc := range []struct {
-		name     string
-		deadline bool // cut short by its deadline, else cancelled
-		replayed bool // the retry must replay: the first call ran
-	}{
-		{"cancelled", false, true},
-		{"past its deadline", true, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newHolder(t, tenCNY)
-			seq := state(t, h).Seq
-			master, err := rdb.MasterForKey(ctx, cluster.Holder(h))
-			require.NoError(t, err)
-			// The shard holds every write until it is unpaused.
-			require.NoError(t, master.Do(ctx, "client", "pause", "60000", "write").Err())
-			t.Cleanup(func() { _ = master.Do(ctx, "client", "unpause").Err() })
-			in := newIn(h).Debit("CNY", "1.00")
-			cut, cancel := context.WithCancel(ctx)
-			if tc.deadline {
-				// Long enough for the call to reach the shard on a busy machine;
-				// whether it did is checked below.
-				cut, cancel = context.WithTimeout(ctx, 2*time.Second)
-			}
-			defer cancel()
-			answered := make(chan error, 1)
-			go func() { _, err := eng.Apply(cut, in); answered <- err }()
-			deadline := time.Now().Add(30 * time.Second)
-			for len(answered) == 0 && !heldCall(t, master) { // (a deadline may pass before the call is sent)
-				require.True(t, time.Now().Before(deadline), "the call never reached the shard")
-				time.Sleep(20 * time.Millisecond)
-			}
-			if !tc.deadline {
-				cancel() // only once the shard holds the call: it was sent
-			}
-			err = <-answered
-			assert.ErrorIs(t, err, engine.ErrUnavailable, "the outcome is unknown")
+	// cutWhileHeld sends a debit to a fresh holder whose shard holds every
+	// write, and cuts it short: cancelled once the shard holds it, or by
+	// a deadline of wait. It reports false when the deadline passed before
+	// the call reached the shard (a busy machine): nothing was held, and
+	// the shard runs again.
+	cutWhileHeld := func(t *testing.T, deadline bool, wait time.Duration) bool {
+		h := newHolder(t, tenCNY)
+		seq := state(t, h).Seq
+		master, err := rdb.MasterForKey(ctx, cluster.Holder(h))
+		require.NoError(t, err)
+		// The shard holds every write until it is unpaused.
+		require.NoError(t, master.Do(ctx, "client", "pause", "600000", "write").Err())
+		t.Cleanup(func() { _ = master.Do(ctx, "client", "unpause").Err() })
+		in := newIn(h).Debit("CNY", "1.00")
+		cut, cancel := context.WithCancel(ctx)
+		if deadline {
+			cut, cancel = context.WithTimeout(ctx, wait)
+		}
+		defer cancel()
+		answered := make(chan error, 1)
+		go func() { _, err := eng.Apply(cut, in); answered <- err }()
+		held := false
+		for until := time.Now().Add(2 * time.Minute); len(answered) == 0 && !held; time.Sleep(5 * time.Millisecond) {
+			require.True(t, time.Now().Before(until), "the call never reached the shard")
+			held = heldCall(t, master)
+		}
+		if !deadline {
+			cancel() // only once the shard holds the call: it was sent
+		}
+		err = <-answered
+		assert.ErrorIs(t, err, engine.ErrUnavailable, "the outcome is unknown")
+		if !held {
 			require.NoError(t, master.Do(ctx, "client", "unpause").Err())
-
-			res, err := eng.Apply(ctx, in)
-			require.NoError(t, err)
-			if tc.replayed {
-				assert.True(t, res.Replayed, "the first call ran: the retry replays it")
+			return false
+		}
+		if deadline {
+			// The pipeline's read ends at the same deadline as the caller's
+			// wait; once its connection is closed the shard drops the call.
+			for until := time.Now().Add(2 * time.Minute); heldCall(t, master); time.Sleep(5 * time.Millisecond) {
+				require.True(t, time.Now().Before(until), "the shard still holds the call two minutes past its deadline")
 			}
-			t.Logf("the retry replayed: %v", res.Replayed)
-			assert.Equal(t, seq+1, res.Seq)
-			assert.Equal(t, "9.00", res.Balances["CNY"].Available)
-			assert.Equal(t, int64(900), cnyUnits(t, h), "applied once")
-			assert.Equal(t, seq+1, state(t, h).Seq)
-			o, err := eng.Outcome(ctx, h, in.ID)
-			require.NoError(t, err)
-			assert.Equal(t, res.Seq, o.Result.Seq, "the outcome read tells the same")
-		})
+		}
+		require.NoError(t, master.Do(ctx, "client", "unpause").Err())
+
+		res, err := eng.Apply(ctx, in)
+		require.NoError(t, err)
+		if deadline {
+			assert.False(t, res.Replayed, "the shard dropped the call with its connection: the retry is its first application")
+		} else {
+			assert.True(t, res.Replayed, "the first call ran: the retry replays it")
+		}
+		assert.Equal(t, seq+1, res.Seq)
+		assert.Equal(t, "9.00", res.Balances["CNY"].Available)
+		assert.Equal(t, int64(900), cnyUnits(t, h), "applied once")
+		assert.Equal(t, seq+1, state(t, h).Seq)
+		o, err := eng.Outcome(ctx, h, in.ID)
+		require.NoError(t, err)
+		assert.Equal(t, res.Seq, o.Result.Seq, "the outcome read tells the same")
+		return true
 	}
+	t.Run("cancelled", func(t *testing.T) {
+		require.True(t, cutWhileHeld(t, false, 0))
+	})
+	t.Run("past its deadline", func(t *testing.T) {
+		// A deadline the call outlives at the shard whatever the machine's
+		// speed: doubled each time it passed before the call got there.
+		for wait := time.Second; !cutWhileHeld(t, true, wait); wait *= 2 {
+			require.Less(t, wait, 2*time.Minute, "the call never reached the shard within its deadline")
+			t.Logf("the deadline of %v passed before the call reached the shard: again with %v", wait, 2*wait)
+		}
+	})
 }
 
 // heldCall tells whether a client of node waits, paused, in an FCALL.
 func heldCall(t *testing.T, node *redis.Client) bool {
-	list, err := node.ClientList(context.Background()).Result()
+	n, err := clustertest.HeldCalls(context.Background(), node)
 	require.NoError(t, err)
-	for _, c := range strings.Split(list, "\n") {
-		if strings.Contains(c, " flags=b ") && strings.Contains(c, " cmd=fcall ") {
-			return true
-		}
-	}
-	return false
+	return n > 0
 }

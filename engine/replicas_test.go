@@ -53,11 +53,13 @@ func TestReplicaAcks_AnswersOnlyWhatAReplicaHas(t *testing.T) {
 	cancel()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Stop() })
-	rdb := c.Client(&redis.ClusterOptions{ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+	// Reads outlast the longest wait for the replica (below).
+	rdb := c.Client(&redis.ClusterOptions{ReadTimeout: 3 * time.Minute, WriteTimeout: 10 * time.Second})
 	defer rdb.Close()
-	// The default wait for the replica (1 s): a running replica of a loaded
-	// machine confirms within it.
-	e := engine.New(rdb, &engine.Options{MinReplicaAcks: 1})
+	// While the replica runs, answers wait for it as long as a loaded machine
+	// may take; while it is stopped, a second is enough: it never confirms.
+	e := engine.New(rdb, &engine.Options{MinReplicaAcks: 1, ReplicaAckTimeout: 2 * time.Minute})
+	toStopped := engine.New(rdb, &engine.Options{MinReplicaAcks: 1, ReplicaAckTimeout: time.Second})
 	require.NoError(t, e.Load(ctx))
 	replica := c.Nodes[1].Addr // masters first, then their replicas
 
@@ -78,10 +80,10 @@ func TestReplicaAcks_AnswersOnlyWhatAReplicaHas(t *testing.T) {
 	})
 
 	debit := instructions.New("d1", h).Debit("CNY", "1.00")
-	_, err = e.Apply(ctx, debit)
+	_, err = toStopped.Apply(ctx, debit)
 	require.ErrorIs(t, err, engine.ErrUnavailable, "applied on the master only")
 	assert.Contains(t, err.Error(), "not known to be on a replica")
-	st, err := e.State(ctx, h)
+	st, err := toStopped.State(ctx, h)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), st.Seq, "the master applied it")
 
@@ -91,7 +93,7 @@ func TestReplicaAcks_AnswersOnlyWhatAReplicaHas(t *testing.T) {
 		instructions.New("b3", ghost).Credit("CNY", "1.00"),       // HOLDER_NOT_FOUND, nothing written
 		instructions.New("open", h).Open().Credit("CNY", "10.00"), // a replay
 	}
-	out := e.ApplyBatch(ctx, batch)
+	out := toStopped.ApplyBatch(ctx, batch)
 	require.Len(t, out, len(batch))
 	assert.ErrorIs(t, out[0].Err, engine.ErrUnavailable, "an applied instruction")
 	assert.ErrorIs(t, out[1].Err, engine.ErrUnavailable, "a recorded rejection")
@@ -100,7 +102,7 @@ func TestReplicaAcks_AnswersOnlyWhatAReplicaHas(t *testing.T) {
 
 	// A replay alone writes nothing: the engine writes the record's expiry
 	// again so that WAIT covers it, and the stopped replica confirms none.
-	_, err = e.Apply(ctx, open)
+	_, err = toStopped.Apply(ctx, open)
 	require.ErrorIs(t, err, engine.ErrUnavailable, "a replay alone")
 
 	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))

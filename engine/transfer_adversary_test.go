@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -318,15 +317,16 @@ func TestTransferAdversary_PayeeChangesBeforeItsCredit(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, engine.TransferCommitted, st.Status, "the payer's run was the commit point")
 		assert.False(t, st.Complete)
+		forgetOnCleanup(t, tr.ID)
 		time.Sleep(2 * shortTransferTimeout)
-		var logged strings.Builder // Recover logs from this goroutine only
-		logger := slog.New(slog.NewTextHandler(&logged, nil))
-		e := engine.New(rdb, &engine.Options{TransferTimeout: shortTransferTimeout, Logger: logger})
-		r := engine.NewRecovery(e, &engine.RecoveryOptions{Logger: quiet})
-		require.NoError(t, r.Recover(ctx))
-		assert.Positive(t, r.Stats().Stuck, "left unfinished, and counted")
-		assert.Contains(t, logged.String(), "a payee's credit found no holder", "logged as what it is")
-		assert.NotContains(t, logged.String(), "failover", "not as a prepare lost")
+		parts, recs := recoverStuck(t, tr.ID)
+		assert.Equal(t, 1, parts, "left unfinished, and counted")
+		require.Len(t, recs, 1)
+		assert.Contains(t, recs[0].msg, "a payee's credit found no holder", "logged as what it is")
+		assert.NotContains(t, recs[0].msg, "failover", "not as a prepare lost")
+		assert.EqualValues(t, 1, recs[0].attrs["part"])
+		assert.Equal(t, hs[1], recs[0].attrs["holder"])
+		assert.Equal(t, "x:"+tr.ID+":c", recs[0].attrs["instruction"], "the commit's id, to look up in the ledger")
 
 		require.NoError(t, rdb.Rename(ctx, gone, cluster.Holder(hs[1])).Err())
 		st = recoverUntilComplete(t, tr.ID)

@@ -176,33 +176,39 @@ func TestTransfer_RecoveryAfterTheDriverIsKilled(t *testing.T) {
 // TestTransfer_AbortFencesAPrepareStillOnItsWay stalls a driver right after
 // begin; recovery aborts the transfer; the driver's next step, arriving
 // after, is answered by the fence and takes nothing. Under the two phases
-// that step is the payer's prepare; with one payer it is the payer's run,
-// the commit point itself (an engine whose idempotency TTL is short runs the
-// two phases).
+// (an exchange: both parts pay) that step is the first part's prepare; with
+// one payer it is the payer's run, the commit point itself. The fences live
+// the engine's default TTL, a day: the stalled step may come as late as a
+// slow machine makes it.
 func TestTransfer_AbortFencesAPrepareStillOnItsWay(t *testing.T) {
 	needRedis(t)
 	for _, c := range []struct {
 		name, step string
-		driver     *engine.Engine
+		parts      func(hs []string) []instructions.Part
 	}{
-		{"two phases", "prepare", twoPhase()},
-		{"one payer", "commit", shortTimeout()},
+		{"two phases", "prepare", func(hs []string) []instructions.Part {
+			return []instructions.Part{part(hs[0], ops().Debit("CNY", "4.00").Credit("BTC", "0.001")),
+				part(hs[1], ops().Credit("CNY", "4.00").Debit("BTC", "0.001"))}
+		}},
+		{"one payer", "commit", func(hs []string) []instructions.Part {
+			return []instructions.Part{part(hs[0], ops().Debit("CNY", "4.00")), part(hs[1], ops().Credit("CNY", "4.00"))}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			hs := holdersOnMasters(t,
-				func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") }, nil)
+				func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") },
+				func(in instructions.Instruction) instructions.Instruction { return in.Credit("BTC", "1") })
 			b0 := valueOf(state(t, hs[0]))
-			tr := instructions.Transfer{ID: newID("pay"), Parts: []instructions.Part{
-				part(hs[0], ops().Debit("CNY", "4.00")), part(hs[1], ops().Credit("CNY", "4.00"))}}
-			ctx := context.Background()
-			require.NoError(t, c.driver.TransferStep(ctx, tr, "begin", 0))
+			tr := instructions.Transfer{ID: newID("pay"), Parts: c.parts(hs)}
+			ctx, driver := context.Background(), shortTimeout()
+			require.NoError(t, driver.TransferStep(ctx, tr, "begin", 0))
 			st := recoverUntilComplete(t, tr.ID) // the driver stalls past the deadline
 			require.Equal(t, engine.TransferAborted, st.Status)
 			require.NotNil(t, st.Error)
 			assert.ErrorIs(t, st.Error, engine.ErrUnavailable)
 			assert.Nil(t, st.PartIndex, "no part was rejected: it ran out of time")
 
-			err := c.driver.TransferStep(ctx, tr, c.step, 0) // the stalled driver wakes up
+			err := driver.TransferStep(ctx, tr, c.step, 0) // the stalled driver wakes up
 			var e *engine.Error
 			require.ErrorAs(t, err, &e)
 			assert.True(t, e.Replayed, "the fence answers for the step")

@@ -52,7 +52,9 @@ func cnyOf(t *testing.T, holder string) int64 {
 
 func TestTransfer_PartsApplyOnceWhileUnfinishedForTenTTLs(t *testing.T) {
 	needRedis(t)
-	e, ctx := shortTTLEngine(), context.Background()
+	logged := &logRecords{}
+	e := engine.New(rdb, &engine.Options{IdempotencyTTL: shortTTL, TransferTimeout: shortTransferTimeout, Logger: slog.New(logged)})
+	ctx := context.Background()
 	hs := holdersOnMasters(t, func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") }, nil, nil)
 	a, b, c := hs[0], hs[1], hs[2]
 	tr := instructions.Transfer{ID: newID("pay"), Parts: []instructions.Part{
@@ -111,7 +113,8 @@ func TestTransfer_PartsApplyOnceWhileUnfinishedForTenTTLs(t *testing.T) {
 	assert.Equal(t, int64(1000)+edge-100, cnyOf(t, a)+cnyOf(t, b)+cnyOf(t, c), "money is conserved")
 	assert.Equal(t, []int64{3, 3, 5}, []int64{state(t, a).Seq, state(t, b).Seq, state(t, c).Seq},
 		"A and B: open, prepare, commit; C: open, prepare, the fill, the debit, commit")
-	assert.Zero(t, r.Stats().Stuck)
+	parts, _, _ := stuckOf(logged, tr.ID)
+	assert.Zero(t, parts, "no part of it was ever found stuck")
 	for _, h := range hs {
 		assert.Empty(t, state(t, h).Holds, "holder %s", h)
 	}
@@ -133,9 +136,13 @@ func TestTransfer_CommitSentAgainAfterItsIDIsForgottenAppliesNothing(t *testing.
 	t.Cleanup(func() { rdb.ZRem(ctx, cluster.Transfers(cluster.TransferSlot(tr.ID)), tr.ID) })
 
 	r := engine.NewRecovery(e, &engine.RecoveryOptions{Logger: quiet})
-	deadline := time.Now().Add(30 * time.Second)
-	for r.Stats().Stuck == 0 {
-		require.NoError(t, r.Recover(ctx))
+	deadline := time.Now().Add(2 * time.Minute) // B's part is found at the pass after its deadline
+	for {
+		parts, _ := recoverStuck(t, tr.ID)
+		if parts == 1 {
+			break
+		}
+		require.Zero(t, parts)
 		require.True(t, time.Now().Before(deadline), "the recovery worker never found B's part stuck")
 		time.Sleep(100 * time.Millisecond)
 	}

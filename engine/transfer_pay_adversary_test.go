@@ -29,7 +29,7 @@ func tenCNY(in instructions.Instruction) instructions.Instruction { return in.Cr
 func recoverWith(t *testing.T, e *engine.Engine, id string) engine.TransferState {
 	t.Helper()
 	r, ctx := engine.NewRecovery(e, &engine.RecoveryOptions{Logger: quiet}), context.Background()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // only a failing run reaches it
 	for {
 		require.NoError(t, r.Recover(ctx))
 		st, err := e.GetTransfer(ctx, id)
@@ -166,16 +166,20 @@ func eventsOf(t *testing.T, holder, id string) []map[string]any {
 // on its way, and recovery taking over the same transfer past its deadline.
 // Every driver answers the same outcome; the payer's part and each credit
 // apply once, and the ledger gets one event per part, each against the
-// transfer's clearing account.
+// transfer's clearing account. In the rounds where the deadline is never
+// reached (a minute, however slow the machine) the payment commits.
 func TestTransfer_OnePayerManyDriversAtOnce(t *testing.T) {
 	needRedis(t)
+	patient := engine.New(rdb, &engine.Options{TransferTimeout: time.Minute, Logger: quiet})
 	for round := range 4 {
 		hs := holdersOnMasters(t, tenCNY, nil, nil)
 		before, seqs := totals(t, hs...), seqsOf(t, hs)
 		tr := payment(hs[0], "4.00", hs[1], hs[2])
 		ctx := context.Background()
+		driver := patient
 		if round%2 == 1 { // begun, then past its deadline: recovery races the drivers
-			require.NoError(t, shortTimeout().TransferStep(ctx, tr, "begin", 0))
+			driver = shortTimeout()
+			require.NoError(t, driver.TransferStep(ctx, tr, "begin", 0))
 			time.Sleep(2 * shortTransferTimeout)
 		}
 		answers := make(chan string, 8)
@@ -184,7 +188,7 @@ func TestTransfer_OnePayerManyDriversAtOnce(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				st, err := shortTimeout().Transfer(ctx, tr)
+				st, err := driver.Transfer(ctx, tr)
 				if assert.NoError(t, err) && st.Status != engine.TransferPending {
 					answers <- st.Status
 				}
@@ -193,11 +197,14 @@ func TestTransfer_OnePayerManyDriversAtOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = engine.NewRecovery(shortTimeout(), &engine.RecoveryOptions{Logger: quiet}).Recover(ctx)
+			_ = engine.NewRecovery(driver, &engine.RecoveryOptions{Logger: quiet}).Recover(ctx)
 		}()
 		wg.Wait()
 		close(answers)
 		st := recoverUntilComplete(t, tr.ID)
+		if round%2 == 0 {
+			require.Equal(t, engine.TransferCommitted, st.Status, "round %d: never past its deadline, the payment commits", round)
+		}
 		for a := range answers {
 			assert.Equal(t, st.Status, a, "round %d: every driver answers the same", round)
 		}
@@ -470,11 +477,12 @@ func TestTransfer_OnePayerWindowPassesAtEachStep(t *testing.T) {
 	cases := []struct {
 		name, steps string
 		paid        []string // CNY available of the payer and the payees at the end
+		stuck       int      // the parts the record does not say finished
 	}{
-		{"after begin", "begin", []string{"10.00", "", ""}},
-		{"after the payer's run", "begin,commit:0", []string{"2.00", "", ""}},
-		{"after a credit", "begin,commit:0,commit:1", []string{"2.00", "4.00", ""}},
-		{"after the decision", "begin,commit:0,commit:1,decide", []string{"2.00", "4.00", ""}},
+		{"after begin", "begin", []string{"10.00", "", ""}, 3},
+		{"after the payer's run", "begin,commit:0", []string{"2.00", "", ""}, 3},
+		{"after a credit", "begin,commit:0,commit:1", []string{"2.00", "4.00", ""}, 3},
+		{"after the decision", "begin,commit:0,commit:1,decide", []string{"2.00", "4.00", ""}, 3},
 	}
 	ttl := 10 * shortTransferTimeout // the least TTL of the one-payer path
 	driver := engine.New(rdb, &engine.Options{IdempotencyTTL: ttl, TransferTimeout: shortTransferTimeout, Logger: quiet})
@@ -484,12 +492,12 @@ func TestTransfer_OnePayerWindowPassesAtEachStep(t *testing.T) {
 			seqs := seqsOf(t, hs)
 			tr := payment(hs[0], "4.00", hs[1], hs[2])
 			ctx := context.Background()
+			forgetOnCleanup(t, tr.ID)
 			require.NoError(t, driverSteps(ctx, driver, tr, c.steps))
 			time.Sleep(ttl) // past the window and the steps' records
 
-			r := engine.NewRecovery(shortTimeout(), &engine.RecoveryOptions{Logger: quiet})
-			require.NoError(t, r.Recover(ctx))
-			assert.Positive(t, r.Stats().Stuck, "left for an operator, and counted")
+			parts, _ := recoverStuck(t, tr.ID)
+			assert.Equal(t, c.stuck, parts, "left for an operator, and counted")
 			st, err := shortTimeout().Transfer(ctx, tr)
 			require.NoError(t, err)
 			assert.False(t, st.Complete)
@@ -633,4 +641,81 @@ func TestTransfer_OnePayerCreditGivenBackAtTheWindowsEnd(t *testing.T) {
 	assert.Equal(t, engine.TransferAborted, again.Status)
 	assert.True(t, again.Complete)
 	assert.Equal(t, "10.00", state(t, hs[0]).Balances["CNY"].Available, "given back once")
+}
+
+// forgetRace is a go-redis hook that runs race once, before the first
+// transaction that deletes key is sent: between a driver's read of a
+// refusal it means to forget and its deletion.
+type forgetRace struct {
+	key  string
+	once *sync.Once
+	race func()
+}
+
+func (h forgetRace) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h forgetRace) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h forgetRace) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if a := c.Args(); len(a) == 2 && a[0] == "del" && a[1] == h.key {
+				h.once.Do(h.race)
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A payee's credit refused OVERFLOW is forgotten so that it can apply once
+// room is made. Between one driver's read of the refusal and its deletion,
+// another driver forgets it, room is made and its credit applies: the first
+// driver's deletion must not remove that credit's record (it would be
+// applied again by the next driver), and the payee is paid once.
+func TestTransfer_OnePayerForgetTheRefusalRacesAnotherDriver(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, tenCNY, nil, nil)
+	seqs := seqsOf(t, hs)
+	tr := payment(hs[0], "4.00", hs[1], hs[2])
+	require.NoError(t, driverSteps(ctx, shortTimeout(), tr, "begin,commit:0"))
+	full := int64(instructions.MaxUnits - 100)
+	apply(t, newIn(hs[1]).Credit("CNY", cny(full)))
+	ids, err := eng.TransferStepIDs(tr, 1)
+	require.NoError(t, err)
+	record := cluster.Tx(hs[1], ids["commit"])
+
+	raced := false
+	client := testCluster.Client(&redis.ClusterOptions{ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+	t.Cleanup(func() { _ = client.Close() })
+	hook := forgetRace{key: record, once: &sync.Once{}, race: func() {
+		// (assert, not require: go-redis may call a hook on a goroutine of its own)
+		raced = true
+		assert.NoError(t, rdb.Del(ctx, record).Err()) // the other driver forgets the refusal
+		_, err := eng.Apply(ctx, newIn(hs[1]).Debit("CNY", cny(1000)))
+		assert.NoError(t, err, "room is made")
+		st, err := shortTimeout().Transfer(ctx, tr) // and its credit applies
+		if assert.NoError(t, err) {
+			assert.True(t, st.Complete, "the other driver finished it")
+		}
+	}}
+	client.OnNewNode(func(node *redis.Client) { node.AddHook(hook) }) // WATCH runs on the node's client
+	first := engine.New(client, &engine.Options{TransferTimeout: shortTransferTimeout, Logger: quiet})
+	st, err := first.Transfer(ctx, tr)
+	require.NoError(t, err)
+	require.True(t, raced, "the refusal was read and about to be forgotten")
+	assert.Equal(t, engine.TransferCommitted, st.Status)
+
+	applied, err := rdb.Get(ctx, record).Result()
+	require.NoError(t, err, "the applied credit's record is kept")
+	assert.NotContains(t, applied, instructions.CodeOverflow)
+	for range 2 { // the client's retry, and recovery: nothing applies again
+		again, err := shortTimeout().Transfer(ctx, tr)
+		require.NoError(t, err)
+		assert.True(t, again.Complete)
+	}
+	recoverUntilComplete(t, tr.ID)
+	want := []int64{200, full - 1000 + 400, 400}
+	for i, h := range hs {
+		assert.Equal(t, want[i], cnyOf(t, h), "holder %d", i)
+	}
+	assert.Equal(t, seqs[1]+3, state(t, hs[1]).Seq, "the fill, the room, the credit once")
 }

@@ -162,12 +162,12 @@ func TestTransfer_OnePayerNotSentAgainPastItsRecordsLife(t *testing.T) {
 		func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "10.00") }, nil)
 	tr := payment(hs[0], "4.00", hs[1])
 	ttl := 10 * shortTransferTimeout // the least TTL of the one-payer path
+	forgetOnCleanup(t, tr.ID)
 	killDriver(t, tr, "begin,commit:0", ttl)
 	time.Sleep(ttl) // past the window, and past the payer's record
 
-	r := engine.NewRecovery(shortTimeout(), nil)
-	require.NoError(t, r.Recover(context.Background()))
-	assert.Positive(t, r.Stats().Stuck)
+	parts, _ := recoverStuck(t, tr.ID)
+	assert.Equal(t, 2, parts, "the payer's part and the payee's, neither finished in the record")
 	st, err := eng.GetTransfer(context.Background(), tr.ID)
 	require.NoError(t, err)
 	assert.Equal(t, engine.TransferPending, st.Status)

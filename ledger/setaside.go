@@ -89,6 +89,11 @@ func refusedByData(err error) bool {
 	return false
 }
 
+// setAsideLock is the first key of the advisory locks (two int keys: a space
+// of their own) that order two sinks' writes of one event set aside; the
+// second is the hash of its holder and seq.
+const setAsideLock = 0x61736964 // "asid"
+
 // setAsideOne records one event PostgreSQL refused, in a transaction of its
 // own: only the set_aside row, which takes any bytes.
 func (l *Ledger) setAsideOne(ctx context.Context, e stored.Entry, reason string) error {

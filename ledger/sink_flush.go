@@ -150,8 +150,18 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 	for _, r := range w.refuse {
 		b.Queue(`INSERT INTO ledger.refused (holder, seq, reason, fields) VALUES ($1, $2, $3, $4)`, r...)
 	}
-	for _, r := range w.setAside {
-		// Once: a relay re-delivers what it could not acknowledge.
+	// Once: a relay re-delivers what it could not acknowledge, and two sinks
+	// may be handed the same event at once (one claimed what the other
+	// read). A malformed event is set aside before any holder is locked:
+	// a lock on its holder and seq makes the second sink's check see the
+	// first's row, once committed. Taken in one order, so that two sinks
+	// setting aside several cannot deadlock.
+	setAside := slices.Clone(w.setAside) // w.setAside's order is the sink's (its malformed first)
+	slices.SortFunc(setAside, func(a, b []any) int {
+		return cmp.Or(cmp.Compare(a[0].(string), b[0].(string)), cmp.Compare(a[1].(int64), b[1].(int64)))
+	})
+	for _, r := range setAside {
+		b.Queue(`SELECT pg_advisory_xact_lock($1::int, hashtext($2::text || '/' || $3::bigint))`, setAsideLock, r[0], r[1])
 		b.Queue(`INSERT INTO ledger.set_aside (holder, seq, stream, entry, fields, reason)
 			SELECT $1::text, $2::bigint, $3::text, $4::text, $5::bytea, $6::text WHERE NOT EXISTS (SELECT 1 FROM ledger.set_aside
 				WHERE holder = $1 AND seq = $2 AND fields = $5 AND resolved_at IS NULL)`, r...)

@@ -212,10 +212,13 @@ func TestReconcile_NoLossInventedUnderLoad(t *testing.T) {
 	ctx := context.Background()
 	relay := r.startRelay(t)
 	betweenReads = func() {
-		// Give up after a while rather than fail: the wait only widens the
-		// window the relay has to commit in.
-		start, deadline := relay.Stats().Batches, time.Now().Add(10*time.Second)
-		for relay.Stats().Batches < start+2 && time.Now().Before(deadline) {
+		// The writers keep the relay busy: two commits come, however slow
+		// the machine; a round without them would not test the order.
+		start, deadline := relay.Stats().Batches, time.Now().Add(2*time.Minute)
+		for relay.Stats().Batches < start+2 {
+			if !assert.True(t, time.Now().Before(deadline), "the relay committed no two batches between reconcile's reads") {
+				return
+			}
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
@@ -258,6 +261,7 @@ func TestReconcile_NoLossInventedUnderLoad(t *testing.T) {
 			busy++
 		}
 	}
+	betweenReads = nil // the writers stop: no more batches to wait for
 	close(stop)
 	wg.Wait()
 	close(errs)

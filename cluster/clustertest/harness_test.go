@@ -34,7 +34,7 @@ func TestStart_ClusterIsReady(t *testing.T) {
 	}
 
 	t.Run("a started cluster has the asked shape", func(t *testing.T) {
-		startedOnly(t)
+		c := startedOnly(t, c)
 		assert.Len(t, c.Nodes, 6)
 		assert.Len(t, c.MasterAddrs(), 3)
 		for _, n := range c.Nodes {
@@ -95,8 +95,7 @@ func TestClient_KeepsCallerOptions(t *testing.T) {
 // cluster, waits for its replica to take over, writes to the slot again and
 // brings the old master back as a replica.
 func TestKill_FailsOverAndRestarts(t *testing.T) {
-	c := sharedCluster(t)
-	startedOnly(t)
+	c := startedOnly(t, sharedCluster(t))
 	// Generous deadlines: a failover, a restart and a resync on a loaded
 	// machine; only a failing run reaches them.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -157,8 +156,7 @@ func TestKill_FailsOverAndRestarts(t *testing.T) {
 }
 
 func TestWaitFailover_RefusesReplica(t *testing.T) {
-	c := sharedCluster(t)
-	startedOnly(t)
+	c := startedOnly(t, sharedCluster(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a restart and a resync
 	defer cancel()
 

@@ -56,11 +56,25 @@ func needServer(t *testing.T) {
 	}
 }
 
-// startedOnly skips the test when the shared cluster is an existing one,
-// whose nodes the harness may not kill.
-func startedOnly(t *testing.T) {
+// startedOnly gives c, the shared cluster, when the harness started it, else
+// (ATOMLEDGER_TEST_REDIS names an existing cluster, whose nodes the harness
+// may not kill) a cluster of the same shape started for this test alone: a
+// test that kills or restarts nodes runs either way, it never skips.
+func startedOnly(t *testing.T, c *Cluster) *Cluster {
 	t.Helper()
-	if os.Getenv(EnvTestRedis) != "" {
-		t.Skipf("%s names an existing cluster; the harness kills only servers it started", EnvTestRedis)
+	if os.Getenv(EnvTestRedis) == "" {
+		return c
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), testStartTimeout)
+	defer cancel()
+	own, err := Start(ctx, Options{Masters: 3, Replicas: 1})
+	if err != nil {
+		t.Fatalf("redis cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := own.Stop(); err != nil {
+			t.Errorf("stop redis cluster: %v", err)
+		}
+	})
+	return own
 }

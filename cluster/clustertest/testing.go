@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // EnvTestRedis names the environment variable that points tests at a running
@@ -106,4 +108,21 @@ type TB interface {
 	Fatalf(format string, args ...any)
 	Errorf(format string, args ...any)
 	Cleanup(func())
+}
+
+// HeldCalls counts the clients of node that wait, blocked, in an FCALL: the
+// calls a CLIENT PAUSE holds. Tests use it to know that a call reached the
+// shard.
+func HeldCalls(ctx context.Context, node *redis.Client) (int, error) {
+	list, err := node.ClientList(ctx).Result()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range strings.Split(list, "\n") {
+		if strings.Contains(c, " flags=b ") && strings.Contains(c, " cmd=fcall ") {
+			n++
+		}
+	}
+	return n, nil
 }

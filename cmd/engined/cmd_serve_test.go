@@ -29,6 +29,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -541,7 +543,10 @@ func TestServe_Logs(t *testing.T) {
 // TestServe_SIGTERMFinishesRequestsInFlight stops the daemon during a stream
 // of concurrent requests: every request gets a whole answer or a connection
 // error, never half an answer; every answered credit is applied and no other;
-// the process exits 0.
+// the process exits 0. Requests are surely in flight at the signal: the
+// holder's master holds the daemon's calls (CLIENT PAUSE WRITE) from before
+// the signal until the daemon says it is shutting down, and at least one of
+// them is answered after.
 func TestServe_SIGTERMFinishesRequestsInFlight(t *testing.T) {
 	needRedis(t)
 	t.Parallel()
@@ -552,7 +557,7 @@ func TestServe_SIGTERMFinishesRequestsInFlight(t *testing.T) {
 	const workers = 8
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
 	t.Cleanup(client.CloseIdleConnections)
-	var answered, refused atomic.Int64
+	var answered, late, refused atomic.Int64
 	var sent atomic.Bool // set once SIGTERM is sent
 	var mu sync.Mutex
 	var problems []string
@@ -592,25 +597,38 @@ func TestServe_SIGTERMFinishesRequestsInFlight(t *testing.T) {
 					return
 				}
 				answered.Add(1)
+				if sent.Load() {
+					late.Add(1)
+				}
 			}
 		})
 	}
 	require.Eventually(t, func() bool { return answered.Load() >= 100 }, 2*time.Minute, 5*time.Millisecond)
+	ctx := context.Background()
+	rdb := testCluster.Client(nil)
+	defer rdb.Close()
+	master, err := rdb.MasterForKey(ctx, cluster.Holder(h))
+	require.NoError(t, err)
+	require.NoError(t, master.Do(ctx, "client", "pause", "600000", "write").Err())
+	t.Cleanup(func() { _ = master.Do(ctx, "client", "unpause").Err() })
+	require.Eventually(t, func() bool {
+		n, err := clustertest.HeldCalls(ctx, master)
+		return err == nil && n > 0
+	}, 2*time.Minute, 5*time.Millisecond, "no call of the daemon reached the paused master")
 	sent.Store(true)
 	d.signal(t, syscall.SIGTERM)
+	require.Eventually(t, func() bool { return strings.Contains(d.stderr.String(), "shutting down") }, 2*time.Minute, 5*time.Millisecond)
+	require.NoError(t, master.Do(ctx, "client", "unpause").Err())
 	assert.Equal(t, 0, d.wait(t, 2*time.Minute), "exit status after SIGTERM")
 	wg.Wait()
 
 	assert.Empty(t, problems)
+	assert.Positive(t, late.Load(), "a request in flight at the signal was answered")
 	assert.Equal(t, int64(workers), refused.Load(), "each worker ends on a connection error")
 	assert.Contains(t, d.stderr.String(), `"msg":"stopped"`)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	rdb := testCluster.Client(nil)
-	defer rdb.Close()
 	st, err := engine.New(rdb, nil).State(ctx, h)
 	require.NoError(t, err)
 	assert.Equal(t, fmt.Sprintf("%d.00", answered.Load()), st.Balances["CNY"].Available,
 		"every answered credit was applied, and only those")
-	t.Logf("%d credits answered before and during the shutdown", answered.Load())
+	t.Logf("%d credits answered, %d of them after the signal", answered.Load(), late.Load())
 }

@@ -81,6 +81,7 @@ func TestServe_WritesReplicasDoNotConfirm(t *testing.T) {
 			}
 			m := d.doWith(t, http.MethodGet, "/metrics", "", nil)
 			saw = saw || metricValue(t, m.body, "atomledger_replica_wait_answers") >= 1
+			time.Sleep(5 * time.Millisecond) // a scrape at a time, not a loop that takes a core
 		}
 	}
 	applied := 0 // debits the master applied
@@ -90,9 +91,10 @@ func TestServe_WritesReplicasDoNotConfirm(t *testing.T) {
 		wantErrorAnswer(t, a, http.StatusServiceUnavailable, "UNAVAILABLE")
 		assert.Contains(t, string(a.body), "not known to be on a replica")
 		// Each answer waits a second for the replica; a machine too busy to
-		// scrape within it gets another write, still unconfirmed (up to 30:
-		// the holder has the money for them).
-		for i := 100; !saw && i < 130; i++ {
+		// scrape within it gets another write, still unconfirmed, until one
+		// is seen waiting (up to 90, two minutes of them: the holder has
+		// the money).
+		for i := 100; !saw && i < 190; i++ {
 			a, saw = postWatching(debit(i))
 			applied++
 			wantErrorAnswer(t, a, http.StatusServiceUnavailable, "UNAVAILABLE")

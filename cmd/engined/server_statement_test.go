@@ -180,13 +180,30 @@ func TestStatement_ThroughTheDaemonWithALedger(t *testing.T) {
 	})
 	t.Run("unknown holders are 404, bad input 400", func(t *testing.T) {
 		wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+newID("nobody")+"/events", ""), 404, "HOLDER_NOT_FOUND")
-		// A holder Redis has and the ledger not yet (its events in flight):
-		// one written without an event stays that way.
+		// A holder Redis has and the ledger not yet, its first event in
+		// flight: the relay's write waits on a lock of the ledger's
+		// instructions (reads go on), and the page is empty, not 404.
+		lock, err := rig.led.Pool().Begin(ctx)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = lock.Rollback(ctx) })
+		_, err = lock.Exec(ctx, "LOCK TABLE ledger.instructions IN EXCLUSIVE MODE")
+		require.NoError(t, err)
 		carol := newID("carol")
-		require.NoError(t, rig.rdb.HSet(ctx, cluster.Holder(carol), cluster.FieldStatus, "active", cluster.FieldSeq, "0").Err())
+		d.mustApply(t, instructions.New(newID("open"), carol).Open())
 		st, raw := statementPage(t, d, carol, "")
 		assert.Equal(t, carol, st.Holder)
 		assert.JSONEq(t, `[]`, string(raw["events"]))
+		inFlight := 0
+		entries, err := rig.rdb.XRange(ctx, cluster.Outbox(cluster.HolderSlot(carol)), "-", "+").Result()
+		require.NoError(t, err)
+		for _, e := range entries {
+			if e.Values["holder"] == carol {
+				inFlight++
+			}
+		}
+		assert.Equal(t, 1, inFlight, "carol's event is in flight: in the outbox, not in the ledger")
+		require.NoError(t, lock.Rollback(ctx))
+		waitInLedger(t, d, carol, 1)
 		for _, q := range []string{"?limit=0", "?limit=1001", "?limit=abc", "?limit=+5", "?after_seq=-1", "?after_seq=x",
 			"?limit=1&limit=2", "?after=5", "?limit="} {
 			wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+alice+"/events"+q, ""), 400, "INVALID_INSTRUCTION")
@@ -212,6 +229,36 @@ func TestStatement_ThroughTheDaemonWithALedger(t *testing.T) {
 		code, _, errOut = rig.run("events")
 		assert.Equal(t, exitUsage, code)
 		assert.Contains(t, errOut, "--holder H is required")
+	})
+	t.Run("a transfer's step forgotten by Redis is found in the ledger", func(t *testing.T) {
+		step := "x:" + pay + ":c"
+		require.NoError(t, rig.rdb.Del(ctx, cluster.Tx(bob, step)).Err())
+		ans := lookupByID(t, d, bob, step)
+		assert.Equal(t, "ledger", ans.Source)
+		assert.Equal(t, "applied", ans.Status)
+		require.NotNil(t, ans.Instruction)
+		assert.Equal(t, step, ans.Instruction.ID)
+		assert.Equal(t, pay, ans.Instruction.Transfer)
+		assert.Equal(t, "5.25", ans.Instruction.Ops[len(ans.Instruction.Ops)-1].Amount)
+	})
+	t.Run("a holder deleted from Redis: its statement is the ledger's", func(t *testing.T) {
+		require.NoError(t, rig.rdb.Del(ctx, cluster.Holder(alice)).Err())
+		st, _ := statementPage(t, d, alice, "?limit=2")
+		require.Len(t, st.Events, 2)
+		assert.Equal(t, openID, st.Events[0].ID)
+		wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+alice, ""), 404, "HOLDER_NOT_FOUND")
+	})
+	t.Run("Redis down, the ledger up: the statement of a holder the ledger has, 503 for the rest", func(t *testing.T) {
+		for _, m := range rig.c.MasterAddrs() {
+			require.NoError(t, rig.c.Kill(m))
+		}
+		st, _ := statementPage(t, d, bob, "")
+		assert.Equal(t, bs.Seq, st.Events[len(st.Events)-1].Seq, "bob's whole statement")
+		// Only Redis can tell whether a holder the ledger lacks exists.
+		wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+newID("nobody")+"/events", ""), 503, "UNAVAILABLE")
+		// The recorded answer, Redis's, comes first: the lookup cannot tell
+		// which source to trust without it.
+		wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+bob+"/instructions/x:"+pay+":c", ""), 503, "UNAVAILABLE")
 	})
 }
 
