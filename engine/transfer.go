@@ -333,7 +333,7 @@ func (e *Engine) runUntilKnown(ctx context.Context, calls []call) []Outcome {
 // number of them is returned) for an operator to settle from the ledger.
 func (e *Engine) commitParts(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord) (transferRecord, int) {
 	var calls []call
-	var parts, applied, lost []int
+	var parts, applied, lost, broken []int
 	for i, p := range n.Parts {
 		if !rec.partFinished(i) {
 			calls, parts = append(calls, e.commitOf(n, p, rec)), append(parts, i)
@@ -345,6 +345,13 @@ func (e *Engine) commitParts(ctx context.Context, n instructions.NormalizedTrans
 			applied = append(applied, i)
 		case errors.Is(o.Err, ErrHoldNotFound), errors.Is(o.Err, ErrHolderNotFound):
 			lost = append(lost, i)
+		case errors.Is(o.Err, ErrInternal):
+			// Not an answer of the library's: Redis refused the call itself
+			// (the holder's key of another type, say), and will again.
+			broken = append(broken, i)
+			e.log.Error("transfer: a part's commit failed with an error that sending it again will not cure; the part "+
+				"is left unfinished and tried again until an operator repairs its holder", "transfer", n.ID, "part", i,
+				"holder", n.Parts[i].Holder, "instruction", n.Hold()+commitSuffix, "err", o.Err)
 		default:
 			if rec.payer >= 0 && i != rec.payer && errors.Is(o.Err, ErrOverflow) {
 				if err := e.forgetRefusal(ctx, calls[j]); err != nil {
@@ -355,8 +362,13 @@ func (e *Engine) commitParts(ctx context.Context, n instructions.NormalizedTrans
 				"holder", n.Parts[i].Holder, "err", o.Err)
 		}
 	}
-	rec = e.finishParts(ctx, n, rec, applied, len(lost) > 0)
+	rec = e.finishParts(ctx, n, rec, applied, len(lost)+len(broken) > 0)
 	stuck := 0
+	for _, i := range broken {
+		if !rec.partFinished(i) {
+			stuck++
+		}
+	}
 	for _, i := range lost {
 		if rec.partFinished(i) { // another driver applied it and said so
 			continue

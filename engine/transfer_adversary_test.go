@@ -522,3 +522,36 @@ func TestTransferAdversary_SixteenParts(t *testing.T) {
 		})
 	}
 }
+
+// A payee whose hash was replaced by a key of another type after the
+// payer's run: its credit fails with Redis's WRONGTYPE, which no retry
+// cures. The part is left unfinished, logged at ERROR and counted stuck by
+// recovery (not retried in silence); once the holder is repaired it
+// applies once.
+func TestTransferAdversary_PayeeKeyOfAnotherType(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, tenCNY, nil)
+	tr := payment(hs[0], "4.00", hs[1])
+	require.NoError(t, driverSteps(ctx, shortTimeout(), tr, "begin,commit:0"))
+	key := cluster.Holder(hs[1])
+	saved, err := rdb.Dump(ctx, key).Result()
+	require.NoError(t, err)
+	require.NoError(t, rdb.Del(ctx, key).Err())
+	require.NoError(t, rdb.Set(ctx, key, "not a hash", 0).Err())
+	st, err := shortTimeout().Transfer(ctx, tr)
+	require.NoError(t, err)
+	assert.False(t, st.Complete, "%s: the payee's read is refused too", st.Status)
+	time.Sleep(2 * shortTransferTimeout)
+	parts, recs := recoverStuck(t, tr.ID)
+	assert.Equal(t, 1, parts, "counted stuck")
+	require.NotEmpty(t, recs)
+	assert.Contains(t, recs[0].msg, "will not cure")
+
+	require.NoError(t, rdb.Del(ctx, key).Err())
+	require.NoError(t, rdb.Restore(ctx, key, 0, saved).Err())
+	st = recoverUntilComplete(t, tr.ID)
+	assert.Equal(t, engine.TransferCommitted, st.Status)
+	assert.Equal(t, "6.00", state(t, hs[0]).Balances["CNY"].Available, "the payer charged once")
+	assert.Equal(t, "4.00", state(t, hs[1]).Balances["CNY"].Available, "the payee paid once")
+}
