@@ -18,14 +18,16 @@ all: lint test build
 # and a hung test still ends, with every goroutine's stack.
 TESTTIMEOUT ?= 45m
 
-test: deps
+test:
+	@$(MAKE) --no-print-directory deps TESTING=1
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout $(TESTTIMEOUT) ./...
 
 # The fault tests (TestFaults_*: master failover, script cache loss, replica
 # restart) start, kill and freeze Redis servers of their own; about a minute.
 # make test skips them unless ATOMLEDGER_FAULTS=1.
-test-faults: deps
+test-faults:
+	@$(MAKE) --no-print-directory deps TESTING=1
 	ATOMLEDGER_FAULTS=1 $(GO) test -race -count=1 -timeout $(TESTTIMEOUT) -run TestFaults ./engine/
 
 # Unit tests only: no Redis needed.
@@ -54,25 +56,26 @@ fuzz:
 build:
 	$(GO) build -o bin/engined ./cmd/engined
 
-# Installs what the tests and make run start (redis-server, redis-tools,
-# redis-sentinel, postgresql, curl for the printed commands, and promtool,
-# from Debian's prometheus package, which checks deploy/'s rules) with apt-get
-# when any is missing, as root or through sudo; otherwise says what to install
-# and fails.
+# Installs what make run and the tests start (redis-server, redis-tools,
+# redis-sentinel, postgresql, curl for the printed commands) with apt-get when
+# any is missing, as root or through sudo; otherwise says what to install and
+# fails. The tests also need promtool (Debian's prometheus package), which
+# checks deploy/'s rules: TESTING=1 adds it (make test does).
+PKGS = redis-server redis-tools redis-sentinel postgresql curl$(if $(TESTING), prometheus)
 deps:
 	@set -e; \
 	if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-sentinel >/dev/null 2>&1 || \
-		! command -v curl >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1 || \
+		! command -v curl >/dev/null 2>&1 || { [ -n "$(TESTING)" ] && ! command -v promtool >/dev/null 2>&1; } || \
 		{ ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }; then \
 		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 			apt-get update; \
-			DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools redis-sentinel postgresql curl prometheus; \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y $(PKGS); \
 		elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1 && sudo -v; then \
 			sudo apt-get update; \
-			sudo DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools redis-sentinel postgresql curl prometheus; \
+			sudo DEBIAN_FRONTEND=noninteractive apt-get install -y $(PKGS); \
 		else \
-			echo "redis-server, PostgreSQL or promtool is missing. Install Redis $(REDIS_MIN_VERSION) or newer, PostgreSQL and promtool:"; \
-			echo "  Debian, Ubuntu: sudo apt-get install redis-server redis-tools redis-sentinel postgresql curl prometheus"; \
+			echo "redis-server, PostgreSQL or promtool is missing. Install Redis $(REDIS_MIN_VERSION) or newer and PostgreSQL (and promtool for the tests):"; \
+			echo "  Debian, Ubuntu: sudo apt-get install $(PKGS)"; \
 			echo "  macOS:          brew install redis postgresql prometheus"; \
 			exit 1; \
 		fi; \
