@@ -87,7 +87,17 @@ func runSystem(ctx context.Context, base *env) (System, error) {
 	}
 	total := len(systemPhases) + 2 // the start, idle, the phases
 	base.step(part, 0, total, "starting Redis and PostgreSQL")
-	r, stop, err := startSystem(ctx, base)
+	var probe *feedProbe
+	var hook []string
+	if s.SystemWebhook {
+		var err error
+		if probe, err = newFeedProbe(); err != nil {
+			return out, err
+		}
+		defer probe.close()
+		hook = []string{"--webhook", probe.url, "--webhook-secret", webhookSecret}
+	}
+	r, stop, err := startSystem(ctx, base, hook...)
 	if err != nil {
 		return out, err
 	}
@@ -116,13 +126,16 @@ func runSystem(ctx context.Context, base *env) (System, error) {
 		out.Phases = append(out.Phases, p)
 	}
 	out.Ratios = systemRatios(out.Phases)
+	if out.Feed, err = measureFeed(ctx, r.client, r.d.url, probe); err != nil {
+		return out, fmt.Errorf("feed: %w", err)
+	}
 	base.step(part, total, total, "")
 	return out, nil
 }
 
 // startSystem starts the cluster, PostgreSQL and the daemon; stop stops
 // them all.
-func startSystem(ctx context.Context, base *env) (_ *sysRun, stop func(), err error) {
+func startSystem(ctx context.Context, base *env, daemonArgs ...string) (_ *sysRun, stop func(), err error) {
 	var stops []func()
 	stop = func() {
 		for _, f := range slices.Backward(stops) {
@@ -185,7 +198,7 @@ func startSystem(ctx context.Context, base *env) (_ *sysRun, stop func(), err er
 		return nil, stop, err
 	}
 
-	if r.d, err = startDaemon(ctx, e, "--pg", pg.DSN, "--bench-floor"); err != nil {
+	if r.d, err = startDaemon(ctx, e, append([]string{"--pg", pg.DSN, "--bench-floor"}, daemonArgs...)...); err != nil {
 		return nil, stop, err
 	}
 	stops = append(stops, r.d.stop)
