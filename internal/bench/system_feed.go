@@ -21,7 +21,7 @@ import (
 
 // SystemFeed is what the system part measured of the feed.
 type SystemFeed struct {
-	WebhookEvents   int     `json:"webhook_events"`    // delivered to the webhook, the same event counted again if sent again
+	WebhookEvents   int     `json:"webhook_events"` // delivered to the webhook, the same event counted again if sent again
 	WebhookLagP50Ms float64 `json:"webhook_lag_p50_ms"`
 	WebhookLagP99Ms float64 `json:"webhook_lag_p99_ms"`
 	WebhookLagMaxMs float64 `json:"webhook_lag_max_ms"`
