@@ -81,7 +81,7 @@ func runSystem(ctx context.Context, base *env) (System, error) {
 	const part = "system"
 	s := base.s
 	out := System{Clients: s.SystemClients, Holders: s.SystemHolders, Seconds: s.SystemDuration.Seconds(),
-		Deployment: "Redis Cluster of 3 masters, no replicas, appendonly yes, appendfsync everysec; engined serve with the relay into PostgreSQL"}
+		Deployment: "Redis Cluster of 3 masters, no replicas, appendonly yes, appendfsync everysec, notify-keyspace-events Etz; engined serve with the relay into PostgreSQL"}
 	if len(base.opt.Daemon) == 0 {
 		return out, skipf("no daemon command: run the bench through engined bench")
 	}
@@ -151,7 +151,7 @@ func startSystem(ctx context.Context, base *env, daemonArgs ...string) (_ *sysRu
 	cl, err := clustertest.Start(sctx, clustertest.Options{Masters: 3,
 		// AOF as the deployment has it; the long node timeout as
 		// newEnv's, so that a master starved of CPU is not marked failed.
-		ExtraConfig: []string{"appendonly yes", "appendfsync everysec", "cluster-node-timeout 30000"}})
+		ExtraConfig: []string{"appendonly yes", "appendfsync everysec", "cluster-node-timeout 30000", "notify-keyspace-events Etz"}})
 	cancel()
 	if err != nil {
 		return nil, stop, fmt.Errorf("start redis: %w", err)
