@@ -23,8 +23,21 @@ import (
 // released all the same: a change notice names its slot.
 func TestWorkers_IdleEngineReadsNoIndex(t *testing.T) {
 	needRedis(t)
+	// The notices are keyspace events where the servers send them, else
+	// client tracking's.
+	for _, events := range []string{"", "Etz"} {
+		t.Run("notify-keyspace-events "+events, func(t *testing.T) { idleEngineReadsNoIndex(t, events) })
+	}
+}
+
+func idleEngineReadsNoIndex(t *testing.T, events string) {
 	c, e := ownEngine(t)
 	ctx := context.Background()
+	for _, n := range c.Nodes {
+		m := redis.NewClient(&redis.Options{Addr: n.Addr})
+		require.NoError(t, m.ConfigSet(ctx, "notify-keyspace-events", events).Err())
+		require.NoError(t, m.Close())
+	}
 	sw := engine.NewSweeper(e, &engine.SweeperOptions{Interval: 20 * time.Millisecond})
 	rec := engine.NewRecovery(e, &engine.RecoveryOptions{Interval: 20 * time.Millisecond})
 	wctx, cancel := context.WithCancel(ctx)

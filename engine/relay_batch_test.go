@@ -113,10 +113,21 @@ func TestRelay_SplitsABacklogIntoWritesOfAtMostMaxBatch(t *testing.T) {
 // reads.
 func TestRelay_ReadsWhenNotifiedNotByPolling(t *testing.T) {
 	needRedis(t)
+	// The notices are keyspace events where the servers send them, else
+	// client tracking's.
+	for _, events := range []string{"", "Etz"} {
+		t.Run("notify-keyspace-events "+events, func(t *testing.T) { relayReadsWhenNotified(t, events) })
+	}
+}
+
+func relayReadsWhenNotified(t *testing.T, events string) {
 	c, e := ownEngine(t)
 	ctx := context.Background()
 	rdb := c.Client(nil)
 	defer rdb.Close()
+	require.NoError(t, rdb.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error {
+		return n.ConfigSet(ctx, "notify-keyspace-events", events).Err()
+	}))
 	old := newID("rn")
 	_, err := e.Apply(ctx, instructions.New("o", old).Open().Credit("CNY", "1.00"))
 	require.NoError(t, err)
@@ -156,7 +167,7 @@ func TestRelay_ReadsWhenNotifiedNotByPolling(t *testing.T) {
 		for _, m := range masters {
 			list, err := m.ClientList(ctx).Result()
 			require.NoError(t, err)
-			if !strings.Contains(list, "sub=1") {
+			if !strings.Contains(list, map[string]string{"": "sub=1", "Etz": "sub=2"}[events]) {
 				return false
 			}
 		}

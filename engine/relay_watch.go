@@ -7,6 +7,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -110,7 +111,7 @@ func watchNotices(ctx context.Context, node *redis.Client, w *relayWatch, notice
 	o.Protocol = 2
 	o.ClientSideCache, o.ClientSideCacheConfig = nil, nil
 	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	o.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+	tracking := func(ctx context.Context, cn *redis.Conn) error {
 		id, err := cn.ClientID(ctx).Result()
 		if err != nil {
 			return err
@@ -121,10 +122,27 @@ func watchNotices(ctx context.Context, node *redis.Client, w *relayWatch, notice
 		}
 		return cn.Do(ctx, args...).Err()
 	}
-	c := redis.NewClient(&o)
-	defer c.Close()
+	var c *redis.Client
+	defer func() {
+		if c != nil {
+			_ = c.Close()
+		}
+	}()
 	for ctx.Err() == nil {
-		ps := c.Subscribe(ctx, "__redis__:invalidate")
+		// Keyspace events where the server sends them (notify-keyspace-events
+		// with E, t and z): a write of a hash or a string costs the server
+		// nothing then, where a broadcast tracking prefix costs every written
+		// key a walk over all the prefixes (docs/events.md, Change notices).
+		channels := keyEventChannels(ctx, node)
+		o.OnConnect = nil
+		if channels == nil {
+			o.OnConnect, channels = tracking, []string{"__redis__:invalidate"}
+		}
+		if c != nil {
+			_ = c.Close()
+		}
+		c = redis.NewClient(&o)
+		ps := c.Subscribe(ctx, channels...)
 		// A receive blocked on the socket does not see ctx end: closing the
 		// subscription wakes it, so that the relay stops at once.
 		unblock := context.AfterFunc(ctx, func() { _ = ps.Close() })
@@ -150,6 +168,10 @@ func receiveNotices(ctx context.Context, ps *redis.PubSub, w *relayWatch, notice
 			w.live.Store(true)
 			notice(nil, true)
 		case *redis.Message:
+			if strings.HasPrefix(m.Channel, "__keyevent@") {
+				notice([]string{m.Payload}, false)
+				break
+			}
 			notice(m.PayloadSlice, m.Payload == "" && m.PayloadSlice == nil) // no keys: a flush
 		case nil:
 			if ctx.Err() != nil || !errors.As(err, &nerr) || !nerr.Timeout() || pinged {
@@ -211,4 +233,23 @@ func (r *Relay) takeNotices() {
 		}
 		s.idle, s.nextRead = 0, time.Time{}
 	}
+}
+
+// keyEventChannels gives the keyevent channels that tell of what the workers
+// watch (an entry added to an outbox, to an expiry index or to a transfer
+// index) when node sends those events, or nil: notify-keyspace-events must
+// have E (keyevent) and the stream and sorted-set classes (t and z, or A).
+// A server that refuses CONFIG GET is taken not to send them.
+func keyEventChannels(ctx context.Context, node *redis.Client) []string {
+	v, err := node.ConfigGet(ctx, "notify-keyspace-events").Result()
+	if err != nil {
+		return nil
+	}
+	flags := v["notify-keyspace-events"]
+	has := func(c string) bool { return strings.Contains(flags, c) || strings.Contains(flags, "A") && c != "E" }
+	if !has("E") || !has("t") || !has("z") {
+		return nil
+	}
+	db := node.Options().DB
+	return []string{fmt.Sprintf("__keyevent@%d__:xadd", db), fmt.Sprintf("__keyevent@%d__:zadd", db)}
 }

@@ -117,6 +117,7 @@ func runBench(args []string, c cli) int {
 	fs.DurationVar(&s.SystemDuration, "system-duration", 0, "each phase of the system part")
 	fs.IntVar(&s.SystemClients, "system-clients", 0, "keep-alive HTTP clients of the system part")
 	fs.IntVar(&s.SystemHolders, "system-holders", 0, "holders of the system part")
+	fs.BoolVar(&s.SystemWebhook, "system-webhook", false, "the daemon delivers the feed to a webhook of the bench's during the system part (its lag reported)")
 	if status, ok := f.parse(args); !ok {
 		return status
 	}
@@ -192,6 +193,7 @@ func mergeSettings(base, over bench.Settings) bench.Settings {
 	pick(&base.RelayHolders, over.RelayHolders)
 	pick(&base.SystemClients, over.SystemClients)
 	pick(&base.SystemHolders, over.SystemHolders)
+	base.SystemWebhook = base.SystemWebhook || over.SystemWebhook
 	if over.SystemDuration > 0 {
 		base.SystemDuration = over.SystemDuration
 	}
@@ -442,8 +444,13 @@ func printSystemTables(w io.Writer, s bench.System) {
 	for _, a := range s.Money.Assets {
 		money += fmt.Sprintf("; %s put %d = held %d + left %d (diff %d)", a.Asset, a.PutIn, a.Held, a.LeftOut, a.Diff)
 	}
-	t.SetCaption("P2P / debit %g, hold+settle pairs / debit %g. Idle (%gs): daemon %g, redis %g, postgres %g cores. %s.",
-		s.Ratios.P2POverDebit, s.Ratios.HoldSettleOverDebit, s.IdleSeconds, s.Idle.Daemon, s.Idle.Redis, s.Idle.Postgres, money)
+	feed := fmt.Sprintf("Feed: %d events read from its start at %.0f/s", s.Feed.ReadEvents, s.Feed.ReadPerSec)
+	if s.Feed.WebhookEvents > 0 {
+		feed += fmt.Sprintf("; webhook: %d events, lag p50 %g / p99 %g / max %g ms, %d missing", s.Feed.WebhookEvents,
+			s.Feed.WebhookLagP50Ms, s.Feed.WebhookLagP99Ms, s.Feed.WebhookLagMaxMs, s.Feed.WebhookMissing)
+	}
+	t.SetCaption("P2P / debit %g, hold+settle pairs / debit %g. Idle (%gs): daemon %g, redis %g, postgres %g cores. %s. %s.",
+		s.Ratios.P2POverDebit, s.Ratios.HoldSettleOverDebit, s.IdleSeconds, s.Idle.Daemon, s.Idle.Redis, s.Idle.Postgres, money, feed)
 	t.Render()
 
 	families := []string{"fcall", "relay_read", "relay_remove", "wait", "client", "zrangebyscore", "other", "outside_commands", "used_cpu"}

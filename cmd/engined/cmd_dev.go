@@ -143,7 +143,9 @@ func startDevCluster(ctx context.Context, log *slog.Logger) (*clustertest.Cluste
 	log.Info("starting a Redis Cluster: 3 masters, 3 replicas", "dir", dir)
 	ctx, cancel := context.WithTimeout(ctx, devStartTimeout)
 	defer cancel()
-	return clustertest.Start(ctx, clustertest.Options{Masters: 3, Replicas: 1, Dir: dir})
+	// Keyspace events for the workers' change notices (docs/events.md, Delivery).
+	return clustertest.Start(ctx, clustertest.Options{Masters: 3, Replicas: 1, Dir: dir,
+		ExtraConfig: []string{"notify-keyspace-events Etz"}})
 }
 
 // stopDevCluster stops the servers and removes their directories: their

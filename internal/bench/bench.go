@@ -40,6 +40,7 @@ type Settings struct {
 	SystemDuration time.Duration `json:"system_duration_ns"` // each phase of the system part. Default 10s.
 	SystemClients  int           `json:"system_clients"`     // keep-alive HTTP clients of the system part. Default 32.
 	SystemHolders  int           `json:"system_holders"`     // holders of the system part. Default 1000.
+	SystemWebhook  bool          `json:"system_webhook"`     // the daemon delivers the feed to a webhook of the bench's during the system part. Default false.
 }
 
 func (s Settings) withDefaults() Settings {

@@ -81,13 +81,23 @@ func runSystem(ctx context.Context, base *env) (System, error) {
 	const part = "system"
 	s := base.s
 	out := System{Clients: s.SystemClients, Holders: s.SystemHolders, Seconds: s.SystemDuration.Seconds(),
-		Deployment: "Redis Cluster of 3 masters, no replicas, appendonly yes, appendfsync everysec; engined serve with the relay into PostgreSQL"}
+		Deployment: "Redis Cluster of 3 masters, no replicas, appendonly yes, appendfsync everysec, notify-keyspace-events Etz; engined serve with the relay into PostgreSQL"}
 	if len(base.opt.Daemon) == 0 {
 		return out, skipf("no daemon command: run the bench through engined bench")
 	}
 	total := len(systemPhases) + 2 // the start, idle, the phases
 	base.step(part, 0, total, "starting Redis and PostgreSQL")
-	r, stop, err := startSystem(ctx, base)
+	var probe *feedProbe
+	var hook []string
+	if s.SystemWebhook {
+		var err error
+		if probe, err = newFeedProbe(); err != nil {
+			return out, err
+		}
+		defer probe.close()
+		hook = []string{"--webhook", probe.url, "--webhook-secret", webhookSecret}
+	}
+	r, stop, err := startSystem(ctx, base, hook...)
 	if err != nil {
 		return out, err
 	}
@@ -116,13 +126,16 @@ func runSystem(ctx context.Context, base *env) (System, error) {
 		out.Phases = append(out.Phases, p)
 	}
 	out.Ratios = systemRatios(out.Phases)
+	if out.Feed, err = measureFeed(ctx, r.client, r.d.url, probe); err != nil {
+		return out, fmt.Errorf("feed: %w", err)
+	}
 	base.step(part, total, total, "")
 	return out, nil
 }
 
 // startSystem starts the cluster, PostgreSQL and the daemon; stop stops
 // them all.
-func startSystem(ctx context.Context, base *env) (_ *sysRun, stop func(), err error) {
+func startSystem(ctx context.Context, base *env, daemonArgs ...string) (_ *sysRun, stop func(), err error) {
 	var stops []func()
 	stop = func() {
 		for _, f := range slices.Backward(stops) {
@@ -138,7 +151,7 @@ func startSystem(ctx context.Context, base *env) (_ *sysRun, stop func(), err er
 	cl, err := clustertest.Start(sctx, clustertest.Options{Masters: 3,
 		// AOF as the deployment has it; the long node timeout as
 		// newEnv's, so that a master starved of CPU is not marked failed.
-		ExtraConfig: []string{"appendonly yes", "appendfsync everysec", "cluster-node-timeout 30000"}})
+		ExtraConfig: []string{"appendonly yes", "appendfsync everysec", "cluster-node-timeout 30000", "notify-keyspace-events Etz"}})
 	cancel()
 	if err != nil {
 		return nil, stop, fmt.Errorf("start redis: %w", err)
@@ -185,7 +198,7 @@ func startSystem(ctx context.Context, base *env) (_ *sysRun, stop func(), err er
 		return nil, stop, err
 	}
 
-	if r.d, err = startDaemon(ctx, e, "--pg", pg.DSN, "--bench-floor"); err != nil {
+	if r.d, err = startDaemon(ctx, e, append([]string{"--pg", pg.DSN, "--bench-floor"}, daemonArgs...)...); err != nil {
 		return nil, stop, err
 	}
 	stops = append(stops, r.d.stop)

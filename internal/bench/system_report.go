@@ -6,6 +6,7 @@ type System struct {
 	Phases []SystemPhase `json:"phases"`
 	Ratios SystemRatios  `json:"ratios"`
 	Money  MoneyCheck    `json:"money"`
+	Feed   SystemFeed    `json:"feed"`
 	// Idle is the deployment's CPU with no load, in cores (the bench's own
 	// client is left out: it is idle too), over IdleSeconds.
 	Idle        ProcCPU `json:"idle_cores"`
