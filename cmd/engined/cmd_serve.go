@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -44,7 +42,9 @@ Flags:
   --dev
         allow serving /v1/ without tokens (never in production)
   --tls-cert FILE, --tls-key FILE
-        serve HTTPS with this certificate chain and key (PEM)
+        serve HTTPS (TLS 1.2 or newer) with this certificate chain and key
+        (PEM); SIGHUP reads them again, so a renewed certificate needs no
+        restart
   --log-level LEVEL
         debug, info, warn or error (default info)
   --bench-floor
@@ -75,7 +75,7 @@ func runServe(args []string, c cli) int {
 	if len(tokens) == 0 && !*dev {
 		return f.fail("no bearer tokens: give --tokens or --tokens-file (or ENGINED_TOKENS, ENGINED_TOKENS_FILE), or --dev to serve /v1/ without authentication")
 	}
-	tlsConfig, err := loadTLS(*tlsCert, *tlsKey)
+	cert, err := loadCert(*tlsCert, *tlsKey)
 	if err != nil {
 		return f.fail("%v", err)
 	}
@@ -88,7 +88,7 @@ func runServe(args []string, c cli) int {
 		return exitFailed
 	}
 	log := newLogger(c.stderr, level)
-	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, tls: tlsConfig, log: log, benchFloor: *benchFloor}); err != nil {
+	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, cert: cert, log: log, benchFloor: *benchFloor}); err != nil {
 		log.Error("engined serve stopped", "error", err.Error())
 		return exitFailed
 	}
@@ -111,21 +111,6 @@ func daemonConfig(f *commandFlags, logLevel string) (*Config, slog.Level, []stri
 		return nil, 0, nil, err
 	}
 	return cfg, level, tokens, nil
-}
-
-// loadTLS reads --tls-cert and --tls-key; both empty means plain HTTP.
-func loadTLS(cert, key string) (*tls.Config, error) {
-	switch {
-	case cert == "" && key == "":
-		return nil, nil
-	case cert == "" || key == "":
-		return nil, errors.New("--tls-cert and --tls-key go together")
-	}
-	pair, err := tls.LoadX509KeyPair(cert, key)
-	if err != nil {
-		return nil, fmt.Errorf("--tls-cert, --tls-key: %w", err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // notifyContext is done at the first SIGINT or SIGTERM; a second one then

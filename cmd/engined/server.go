@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -56,7 +58,7 @@ func newServer(eng *engine.Engine, rdb redis.UniversalClient, tokens []string, l
 // serveOptions are the settings of serve beyond the shared Config.
 type serveOptions struct {
 	tokens []string    // empty: /v1/ is open (serve --dev only)
-	tls    *tls.Config // nil: plain HTTP
+	cert   *certHolder // nil: plain HTTP
 	log    *slog.Logger
 	// onServing, when not nil, is called once requests are being served.
 	onServing func()
@@ -101,7 +103,6 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 	}
 	srv := &http.Server{
 		Handler:           handler,
-		TLSConfig:         opt.tls,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -109,15 +110,19 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	if opt.cert != nil {
+		srv.TLSConfig = opt.cert.config()
+	}
+	defer onHangUp(func() { s.reload(opt.cert) })()
 	served := make(chan error, 1)
 	go func() {
-		if opt.tls != nil {
+		if opt.cert != nil {
 			served <- srv.ServeTLS(ln, "", "")
 		} else {
 			served <- srv.Serve(ln)
 		}
 	}()
-	log.Info("listening", "addr", ln.Addr().String(), "tls", opt.tls != nil)
+	log.Info("listening", "addr", ln.Addr().String(), "tls", opt.cert != nil)
 	// Not ready is no reason to stop: /readyz says so until Redis answers.
 	go func() {
 		ctx, cancel := context.WithTimeout(ctx, readyTimeout)
@@ -157,4 +162,36 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// onHangUp calls reload at each SIGHUP until the returned function is
+// called.
+func onHangUp(reload func()) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				reload()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(done) }
+}
+
+// reload reads again what SIGHUP renews: the HTTPS certificate. A file
+// that cannot be read keeps what is in use, and says so in the log.
+func (s *server) reload(cert *certHolder) {
+	if cert == nil {
+		return
+	}
+	if err := cert.reload(); err != nil {
+		s.log.Error("SIGHUP: the HTTPS certificate stays the one in use", "error", err.Error())
+		return
+	}
+	s.log.Info("SIGHUP: the HTTPS certificate was read again", "cert", cert.certFile)
 }
