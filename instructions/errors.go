@@ -16,6 +16,7 @@ const (
 	CodeUnknownAsset        Code = "UNKNOWN_ASSET"
 	CodeTooManyOps          Code = "TOO_MANY_OPS"
 	CodeUnauthenticated     Code = "UNAUTHENTICATED"
+	CodeForbidden           Code = "FORBIDDEN" // the project's addition: a token without the route's scope
 	CodeHolderNotFound      Code = "HOLDER_NOT_FOUND"
 	CodeTransferNotFound    Code = "TRANSFER_NOT_FOUND"
 	CodeInstructionNotFound Code = "INSTRUCTION_NOT_FOUND"
@@ -41,7 +42,7 @@ const (
 // Codes lists every code of the contract, in the order of its error table.
 var Codes = []Code{
 	CodeInvalidInstruction, CodeInvalidAmount, CodeInvalidID, CodeUnknownAsset, CodeTooManyOps,
-	CodeUnauthenticated, CodeHolderNotFound, CodeTransferNotFound, CodeInstructionNotFound, CodeIdempotencyConflict, CodePayloadTooLarge,
+	CodeUnauthenticated, CodeForbidden, CodeHolderNotFound, CodeTransferNotFound, CodeInstructionNotFound, CodeIdempotencyConflict, CodePayloadTooLarge,
 	CodeHolderExists, CodeHolderSuspended, CodeInsufficientFunds, CodeInsufficientPoints,
 	CodeHoldNotFound, CodeHoldExists, CodeHoldExpired, CodeExceedsHold, CodeCouponNotFound,
 	CodeCouponExists, CodeCouponUnavailable, CodeCouponExpired, CodeOverflow,
@@ -61,6 +62,7 @@ var (
 	ErrUnknownAsset        error = sentinel(CodeUnknownAsset)
 	ErrTooManyOps          error = sentinel(CodeTooManyOps)
 	ErrUnauthenticated     error = sentinel(CodeUnauthenticated)
+	ErrForbidden           error = sentinel(CodeForbidden)
 	ErrHolderNotFound      error = sentinel(CodeHolderNotFound)
 	ErrTransferNotFound    error = sentinel(CodeTransferNotFound)
 	ErrInstructionNotFound error = sentinel(CodeInstructionNotFound)

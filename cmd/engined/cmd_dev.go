@@ -81,7 +81,8 @@ func runDev(args []string, c cli) int {
 		return f.fail("%v", err)
 	}
 	devToken := newDevToken()
-	tokens = append([]string{devToken}, tokens...)
+	fixed := []token{newToken("dev", devToken, allScopes)}
+	tokens = append(fixed, tokens...)
 
 	// The address is taken before anything starts: a second engined dev
 	// fails here, without touching the cluster of the first.
@@ -148,7 +149,7 @@ func runDev(args []string, c cli) int {
 	banner := func() {
 		printDevBanner(c.stdout, self, curl, baseURL(ln.Addr(), cert != nil), devToken, cl, cfg.PGDSN)
 	}
-	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, cert: cert, log: log, onServing: banner}); err != nil {
+	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, reloadTokens: reloadTokens(cfg, fixed), cert: cert, log: log, onServing: banner}); err != nil {
 		log.Error("engined dev stopped", "error", err.Error())
 		return exitFailed
 	}

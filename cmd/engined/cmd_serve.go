@@ -88,7 +88,7 @@ func runServe(args []string, c cli) int {
 		return exitFailed
 	}
 	log := newLogger(c.stderr, level)
-	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, cert: cert, log: log, benchFloor: *benchFloor}); err != nil {
+	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, reloadTokens: reloadTokens(cfg, nil), cert: cert, log: log, benchFloor: *benchFloor}); err != nil {
 		log.Error("engined serve stopped", "error", err.Error())
 		return exitFailed
 	}
@@ -97,7 +97,7 @@ func runServe(args []string, c cli) int {
 
 // daemonConfig resolves what serve and dev share: the configuration, the
 // log level and the bearer tokens.
-func daemonConfig(f *commandFlags, logLevel string) (*Config, slog.Level, []string, error) {
+func daemonConfig(f *commandFlags, logLevel string) (*Config, slog.Level, []token, error) {
 	cfg, err := f.config()
 	if err != nil {
 		return nil, 0, nil, err
@@ -111,6 +111,18 @@ func daemonConfig(f *commandFlags, logLevel string) (*Config, slog.Level, []stri
 		return nil, 0, nil, err
 	}
 	return cfg, level, tokens, nil
+}
+
+// reloadTokens reads the tokens again on SIGHUP, with fixed ones first; nil
+// without a tokens file, which is all that can change.
+func reloadTokens(cfg *Config, fixed []token) func() ([]token, error) {
+	if cfg.TokensFile == "" {
+		return nil
+	}
+	return func() ([]token, error) {
+		tokens, err := loadTokens(cfg)
+		return append(fixed[:len(fixed):len(fixed)], tokens...), err
+	}
 }
 
 // notifyContext is done at the first SIGINT or SIGTERM; a second one then

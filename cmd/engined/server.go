@@ -57,9 +57,11 @@ func newServer(eng *engine.Engine, rdb redis.UniversalClient, tokens []string, l
 
 // serveOptions are the settings of serve beyond the shared Config.
 type serveOptions struct {
-	tokens []string    // empty: /v1/ is open (serve --dev only)
-	cert   *certHolder // nil: plain HTTP
-	log    *slog.Logger
+	tokens []token // empty: /v1/ is open (serve --dev only)
+	// reloadTokens, if not nil, gives the tokens again at SIGHUP.
+	reloadTokens func() ([]token, error)
+	cert         *certHolder // nil: plain HTTP
+	log          *slog.Logger
 	// onServing, when not nil, is called once requests are being served.
 	onServing func()
 	// benchFloor serves the system bench's floor (server_floor.go).
@@ -78,7 +80,8 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 	eo := cfg.EngineOptions()
 	eo.Logger = log // a transfer step left for the recovery worker shows in the daemon's own log
 	eng := engine.New(rdb, eo)
-	s := newServer(eng, rdb, opt.tokens, log)
+	s := newServer(eng, rdb, nil, log)
+	s.auth.set(opt.tokens)
 	defer s.openLedgerReader(ctx, cfg)() // closed once the requests in flight are answered
 	workersCtx, stopWorkers := context.WithCancel(context.Background())
 	workersDone := make(chan struct{})
@@ -113,7 +116,7 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 	if opt.cert != nil {
 		srv.TLSConfig = opt.cert.config()
 	}
-	defer onHangUp(func() { s.reload(opt.cert) })()
+	defer onHangUp(func() { s.reload(opt) })()
 	served := make(chan error, 1)
 	go func() {
 		if opt.cert != nil {
@@ -183,15 +186,28 @@ func onHangUp(reload func()) (stop func()) {
 	return func() { signal.Stop(hup); close(done) }
 }
 
-// reload reads again what SIGHUP renews: the HTTPS certificate. A file
-// that cannot be read keeps what is in use, and says so in the log.
-func (s *server) reload(cert *certHolder) {
-	if cert == nil {
-		return
+// reload reads again what SIGHUP renews: the HTTPS certificate and the
+// tokens file. A file that cannot be read keeps what is in use, and says so
+// in the log; so does a tokens file without a token, which would open /v1/
+// to anyone.
+func (s *server) reload(opt serveOptions) {
+	if opt.cert != nil {
+		if err := opt.cert.reload(); err != nil {
+			s.log.Error("SIGHUP: the HTTPS certificate stays the one in use", "error", err.Error())
+		} else {
+			s.log.Info("SIGHUP: the HTTPS certificate was read again", "cert", opt.cert.certFile)
+		}
 	}
-	if err := cert.reload(); err != nil {
-		s.log.Error("SIGHUP: the HTTPS certificate stays the one in use", "error", err.Error())
-		return
+	if opt.reloadTokens != nil {
+		tokens, err := opt.reloadTokens()
+		switch {
+		case err != nil:
+			s.log.Error("SIGHUP: the tokens stay the ones in use", "error", err.Error())
+		case len(tokens) == 0:
+			s.log.Error("SIGHUP: the tokens stay the ones in use", "error", "no token left: /v1/ would be open to anyone")
+		default:
+			s.auth.set(tokens)
+			s.log.Info("SIGHUP: the tokens were read again", "tokens_accepted", len(tokens))
+		}
 	}
-	s.log.Info("SIGHUP: the HTTPS certificate was read again", "cert", cert.certFile)
 }
