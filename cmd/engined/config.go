@@ -105,13 +105,13 @@ var options = []option{
 			return err
 		}},
 	{flag: "tokens", env: "ENGINED_TOKENS", arg: "TOKEN[,TOKEN...]", secret: true,
-		usage: "bearer tokens accepted on /v1/ (prefer the environment variable or --tokens-file)",
+		usage: "bearer tokens accepted on /v1/, with every scope (prefer the environment variable or --tokens-file)",
 		set: func(c *Config, v string) (err error) {
 			c.Tokens, err = splitList(v, checkToken)
 			return err
 		}},
 	{flag: "tokens-file", env: "ENGINED_TOKENS_FILE", arg: "FILE",
-		usage: "file of bearer tokens, one a line",
+		usage: "file of bearer tokens, one a line: a token (every scope), or NAME SCOPES TOKEN with SCOPES of read,write,admin; read again on SIGHUP",
 		set:   func(c *Config, v string) error { c.TokensFile = v; return nil }},
 	{flag: "pg", env: "ENGINED_PG_DSN", arg: "DSN", secret: true,
 		usage: "PostgreSQL connection string of the ledger",

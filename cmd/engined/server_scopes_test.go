@@ -5,9 +5,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,23 +50,16 @@ func TestServe_ScopedTokens(t *testing.T) {
 	wantErrorAnswer(t, as(reader)(http.MethodPost, "/v1/instructions", debit), http.StatusForbidden, "FORBIDDEN")
 	assert.Equal(t, string(before.body), string(as(reader)(http.MethodGet, "/v1/holders/"+holder, "").body), "a forbidden write changes nothing")
 
-	hangUp := func(t *testing.T, logged string) {
-		t.Helper()
-		before := strings.Count(d.stderr.String(), logged)
-		d.signal(t, syscall.SIGHUP)
-		require.Eventually(t, func() bool { return strings.Count(d.stderr.String(), logged) > before }, time.Minute, 10*time.Millisecond,
-			"the daemon logs %q", logged)
-	}
 	t.Run("SIGHUP reads the file again", func(t *testing.T) {
 		require.NoError(t, os.WriteFile(file, []byte("ci2 read "+reader2+"\nbilling write "+writer+"\n"), 0o600))
-		hangUp(t, "the tokens were read again")
+		d.hangUp(t, "the tokens were read again")
 		wantErrorAnswer(t, as(reader)(http.MethodGet, "/v1/holders/"+holder, ""), http.StatusUnauthorized, "UNAUTHENTICATED")
 		assert.Equal(t, http.StatusOK, as(reader2)(http.MethodGet, "/v1/holders/"+holder, "").status)
 	})
 	t.Run("a file without a token, or a bad one, keeps the tokens in use", func(t *testing.T) {
 		for _, content := range []string{"# nobody\n", "ci2 read,everything " + reader2 + "\n"} {
 			require.NoError(t, os.WriteFile(file, []byte(content), 0o600))
-			hangUp(t, "the tokens stay the ones in use")
+			d.hangUp(t, "the tokens stay the ones in use")
 			assert.Equal(t, http.StatusOK, as(reader2)(http.MethodGet, "/v1/holders/"+holder, "").status)
 		}
 	})

@@ -70,25 +70,27 @@ func TestServe_TLSRenewedOnSIGHUP(t *testing.T) {
 	require.Error(t, get(trusting(newPool, 0)), "the new authority signed nothing served yet")
 	require.Error(t, get(trusting(oldPool, tls.VersionTLS11)), "TLS 1.1 is refused")
 
-	hangUp := func(t *testing.T, logged string) {
-		t.Helper()
-		before := strings.Count(d.stderr.String(), logged)
-		d.signal(t, syscall.SIGHUP)
-		require.Eventually(t, func() bool { return strings.Count(d.stderr.String(), logged) > before }, time.Minute, 10*time.Millisecond,
-			"the daemon logs %q", logged)
-	}
 	t.Run("a renewed certificate is served after SIGHUP", func(t *testing.T) {
 		copyFile(t, newCA.ServerCert, certFile)
 		copyFile(t, newCA.ServerKey, keyFile)
-		hangUp(t, "the HTTPS certificate was read again")
+		d.hangUp(t, "the HTTPS certificate was read again")
 		assert.NoError(t, get(trusting(newPool, 0)))
 		assert.Error(t, get(trusting(oldPool, 0)))
 	})
 	t.Run("files that cannot be read keep the certificate in use", func(t *testing.T) {
 		require.NoError(t, os.WriteFile(keyFile, []byte("not a key"), 0o600))
-		hangUp(t, "the HTTPS certificate stays the one in use")
+		d.hangUp(t, "the HTTPS certificate stays the one in use")
 		assert.NoError(t, get(trusting(newPool, 0)))
 	})
 	assert.True(t, d.running(), "SIGHUP does not end the daemon")
 	assert.Equal(t, 0, d.stop(t))
+}
+
+// hangUp sends SIGHUP and waits until the daemon logs logged once more.
+func (d *daemon) hangUp(t *testing.T, logged string) {
+	t.Helper()
+	before := strings.Count(d.stderr.String(), logged)
+	d.signal(t, syscall.SIGHUP)
+	require.Eventually(t, func() bool { return strings.Count(d.stderr.String(), logged) > before }, time.Minute, 10*time.Millisecond,
+		"the daemon logs %q", logged)
 }
