@@ -180,3 +180,31 @@ func TestRedisTLS_Cluster(t *testing.T) {
 	assert.Equal(t, instructions.Balance{Available: "71.00", Frozen: "0.00"}, res.Balances["CNY"])
 	require.Eventually(t, inLedger(payer, res.Seq), 2*time.Minute, 20*time.Millisecond, "the relay carries the new master's event")
 }
+
+// TestRedisTLS_Sentinel applies an instruction through Sentinel when the
+// sentinels and the servers all speak TLS only: the same flags reach both.
+func TestRedisTLS_Sentinel(t *testing.T) {
+	needRedis(t)
+	t.Parallel()
+	tc, err := clustertest.NewTLS(t.TempDir())
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	s, err := clustertest.StartSentinel(ctx, clustertest.SentinelOptions{Sentinels: 1, TLS: tc})
+	cancel()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Stop() })
+	env := tlsEnv(tc, s.SentinelAddrs())
+	env["ENGINED_REDIS_MASTER"] = s.MasterName
+	holder := newID("tls")
+	open := instructionJSON(newID("open"), holder, `[{"op": "open"}]`)
+	code, out, errOut := runIn(env, open, "apply", "-f", "-")
+	require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", out, errOut)
+	var res instructions.Result
+	strictJSON(t, out, &res)
+	assert.Equal(t, int64(1), res.Seq)
+
+	delete(env, "ENGINED_REDIS_TLS_CERT")
+	delete(env, "ENGINED_REDIS_TLS_KEY")
+	code, out, _ = runIn(env, instructionJSON(newID("open"), newID("tls"), `[{"op": "open"}]`), "apply", "-f", "-")
+	assert.NotEqual(t, exitOK, code, "without the client certificate: %s", out)
+}
