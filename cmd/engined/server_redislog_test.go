@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,4 +36,19 @@ func TestServe_RedisClientLogIsJSON(t *testing.T) {
 		}
 	}
 	assert.Positive(t, fromRedis, "go-redis's failed dials are in the log:\n%s", d.stderr.String())
+}
+
+// TestRelay_RedisClientLogIsStructured runs engined relay against a Redis
+// that does not answer: go-redis's own messages come out as lines of the
+// relay's log, never as go-redis's plain "redis: <date> pool.go:..." lines.
+func TestRelay_RedisClientLogIsStructured(t *testing.T) {
+	t.Parallel()
+	d := startEngined(t, "", map[string]string{"ENGINED_REDIS_ADDRS": deadAddr(t), "ENGINED_PG_DSN": "postgres://nobody@" + deadAddr(t) + "/ledger"}, "relay")
+	require.Eventually(t, func() bool { return strings.Contains(d.stderr.String(), `msg="redis client"`) || !d.running() },
+		time.Minute, 20*time.Millisecond, "go-redis's failed dials are in the log")
+	require.Equal(t, 0, d.stop(t))
+	for _, line := range strings.Split(strings.TrimSpace(d.stderr.String()), "\n") {
+		assert.True(t, strings.HasPrefix(line, "time="), "a line of the relay's log: %s", line)
+	}
+	assert.Contains(t, d.stderr.String(), `msg="redis client"`)
 }
