@@ -104,8 +104,9 @@ func (a *authenticator) open() bool { return len(*a.tokens.Load()) == 0 }
 // that the time taken does not tell which token matched.
 func (a *authenticator) lookup(tok string) (token, bool) {
 	d := sha256.Sum256([]byte(tok))
+	tokens := *a.tokens.Load() // one set for the whole lookup, whatever SIGHUP does meanwhile
 	found := -1
-	for i, t := range *a.tokens.Load() {
+	for i, t := range tokens {
 		if subtle.ConstantTimeCompare(d[:], t.digest[:]) == 1 {
 			found = i
 		}
@@ -113,7 +114,7 @@ func (a *authenticator) lookup(tok string) (token, bool) {
 	if found < 0 {
 		return token{}, false
 	}
-	return (*a.tokens.Load())[found], true
+	return tokens[found], true
 }
 
 // require answers 401 UNAUTHENTICATED, with a WWW-Authenticate challenge,
