@@ -14,7 +14,7 @@ import (
 func TestErrors_NamesAreTheCodes(t *testing.T) {
 	names := []error{
 		engine.ErrInvalidInstruction, engine.ErrInvalidAmount, engine.ErrInvalidID, engine.ErrUnknownAsset,
-		engine.ErrTooManyOps, engine.ErrUnauthenticated, engine.ErrHolderNotFound, engine.ErrTransferNotFound,
+		engine.ErrTooManyOps, engine.ErrUnauthenticated, engine.ErrForbidden, engine.ErrHolderNotFound, engine.ErrTransferNotFound,
 		engine.ErrInstructionNotFound, engine.ErrIdempotencyConflict, engine.ErrPayloadTooLarge,
 		engine.ErrHolderExists, engine.ErrHolderSuspended, engine.ErrInsufficientFunds, engine.ErrInsufficientPoints,
 		engine.ErrHoldNotFound, engine.ErrHoldExists, engine.ErrHoldExpired, engine.ErrExceedsHold,

@@ -23,6 +23,7 @@ var (
 	ErrUnknownAsset        = instructions.ErrUnknownAsset
 	ErrTooManyOps          = instructions.ErrTooManyOps
 	ErrUnauthenticated     = instructions.ErrUnauthenticated
+	ErrForbidden           = instructions.ErrForbidden
 	ErrHolderNotFound      = instructions.ErrHolderNotFound
 	ErrTransferNotFound    = instructions.ErrTransferNotFound
 	ErrInstructionNotFound = instructions.ErrInstructionNotFound

@@ -21,6 +21,7 @@ const (
 	CodeUnknownAsset        Code = "UNKNOWN_ASSET"
 	CodeTooManyOps          Code = "TOO_MANY_OPS"
 	CodeUnauthenticated     Code = "UNAUTHENTICATED"
+	CodeForbidden           Code = "FORBIDDEN" // the project's addition: a token without the route's scope
 	CodeHolderNotFound      Code = "HOLDER_NOT_FOUND"
 	CodeTransferNotFound    Code = "TRANSFER_NOT_FOUND"
 	CodeInstructionNotFound Code = "INSTRUCTION_NOT_FOUND"
@@ -46,7 +47,7 @@ const (
 // Codes lists every code of the contract, in the order of its error table.
 var Codes = []Code{
 	CodeInvalidInstruction, CodeInvalidAmount, CodeInvalidID, CodeUnknownAsset, CodeTooManyOps,
-	CodeUnauthenticated, CodeHolderNotFound, CodeTransferNotFound, CodeInstructionNotFound, CodeIdempotencyConflict, CodePayloadTooLarge,
+	CodeUnauthenticated, CodeForbidden, CodeHolderNotFound, CodeTransferNotFound, CodeInstructionNotFound, CodeIdempotencyConflict, CodePayloadTooLarge,
 	CodeHolderExists, CodeHolderSuspended, CodeInsufficientFunds, CodeInsufficientPoints,
 	CodeHoldNotFound, CodeHoldExists, CodeHoldExpired, CodeExceedsHold, CodeCouponNotFound,
 	CodeCouponExists, CodeCouponUnavailable, CodeCouponExpired, CodeOverflow,
@@ -63,6 +64,7 @@ var (
 	ErrUnknownAsset        error = CodeUnknownAsset
 	ErrTooManyOps          error = CodeTooManyOps
 	ErrUnauthenticated     error = CodeUnauthenticated
+	ErrForbidden           error = CodeForbidden
 	ErrHolderNotFound      error = CodeHolderNotFound
 	ErrTransferNotFound    error = CodeTransferNotFound
 	ErrInstructionNotFound error = CodeInstructionNotFound

@@ -104,7 +104,7 @@ func (c *Cluster) Restart(ctx context.Context, addr string) error {
 		return errors.New("restart: cluster stopped")
 	}
 	_ = n.rdb.Close()
-	n.rdb = adminClient(n.Addr)
+	n.rdb = adminClient(n.Addr, n.tls)
 	return nil
 }
 

@@ -38,6 +38,9 @@ type Options struct {
 	// cluster (Masters and Replicas are then ignored): for testing the
 	// engine against a single Redis. Default false.
 	Standalone bool
+	// TLS, if set, makes every server speak TLS only (see TLS): Node.Addr is
+	// then its TLS port, and clients need TLS.ClientConfig.
+	TLS *TLS
 }
 
 // Cluster is a running Redis Cluster: servers started by Start, or the
@@ -52,6 +55,7 @@ type Cluster struct {
 	tempDir bool
 	bin     string   // the server binary
 	extra   []string // extra config lines of every node
+	tls     *TLS     // nil for plain TCP
 
 	mu       sync.Mutex // guards the unexported fields of every Node, and stopped
 	stopped  bool
@@ -83,7 +87,7 @@ func Start(ctx context.Context, opt Options) (_ *Cluster, err error) {
 		return nil, fmt.Errorf("start cluster: %w", err)
 	}
 
-	c := &Cluster{dir: opt.Dir, bin: bin, extra: opt.ExtraConfig}
+	c := &Cluster{dir: opt.Dir, bin: bin, extra: opt.ExtraConfig, tls: opt.TLS}
 	if c.dir != "" {
 		// Each server runs in its own node directory: a relative path would
 		// be taken from there.
@@ -138,7 +142,16 @@ func Start(ctx context.Context, opt Options) (_ *Cluster, err error) {
 
 // startNode starts one server on a free port.
 func (c *Cluster) startNode(ctx context.Context, bin string, extra []string) (*Node, error) {
-	return startOnFreePort(ctx, func(port int) (*Node, error) { return newNode(c.dir, bin, port, extra) })
+	return startOnFreePort(ctx, func(port int) (*Node, error) {
+		if c.tls == nil {
+			return newNode(c.dir, bin, port, extra)
+		}
+		n, err := newNode(c.dir, bin, port, append(extra[:len(extra):len(extra)], c.tls.serverConfig(port)...))
+		if n != nil {
+			n.tls = c.tls.ClientConfig()
+		}
+		return n, err
+	})
 }
 
 // create joins the started servers into one cluster, the way redis-cli
@@ -433,6 +446,9 @@ func (c *Cluster) Client(opt *redis.ClusterOptions) *redis.ClusterClient {
 	}
 	o.Addrs = c.Addrs()
 	o.ContextTimeoutEnabled = true
+	if c.tls != nil && o.TLSConfig == nil {
+		o.TLSConfig = c.tls.ClientConfig()
+	}
 	if o.ReadTimeout == 0 {
 		o.ReadTimeout = 10 * time.Second
 	}
@@ -467,7 +483,7 @@ func (c *Cluster) Stop() error {
 				wg.Go(func() { n.proc.stop(5 * time.Second) })
 			}
 			if n.rdb != nil {
-				errs = append(errs, n.rdb.Close())
+				errs = append(errs, closeAdmin(n))
 			}
 		}
 		c.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ type Node struct {
 	Log    string // path of the log: the server's stdout and stderr, appended to on Restart
 
 	bin string
+	tls *tls.Config // the harness's client configuration; nil for plain TCP
 
 	// Guarded by Cluster.mu.
 	rdb      *redis.Client // administrative connection, no retries
@@ -175,7 +177,7 @@ func (n *Node) waitUp(ctx context.Context, p *process) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if pid, err := serverPID(ctx, n.Addr); err == nil && pid == p.cmd.Process.Pid {
+		if pid, err := serverPID(ctx, n.Addr, n.tls); err == nil && pid == p.cmd.Process.Pid {
 			return nil
 		}
 		select {
@@ -189,18 +191,14 @@ func (n *Node) waitUp(ctx context.Context, p *process) error {
 }
 
 // serverPID asks the server at addr for its process id (INFO server).
-func serverPID(ctx context.Context, addr string) (int, error) {
+func serverPID(ctx context.Context, addr string, tlsConfig *tls.Config) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := dial(ctx, addr, tlsConfig)
 	if err != nil {
 		return 0, err
 	}
 	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
-	}
 	if _, err := io.WriteString(conn, "*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n"); err != nil {
 		return 0, err
 	}
@@ -225,18 +223,33 @@ func serverPID(ctx context.Context, addr string) (int, error) {
 	return 0, errors.New("INFO has no process_id")
 }
 
+// dial connects to addr, over TLS if tlsConfig is set, with the deadline of
+// ctx on the connection.
+func dial(ctx context.Context, addr string, tlsConfig *tls.Config) (net.Conn, error) {
+	var conn net.Conn
+	var err error
+	if tlsConfig == nil {
+		conn, err = new(net.Dialer).DialContext(ctx, "tcp", addr)
+	} else {
+		conn, err = (&tls.Dialer{Config: tlsConfig}).DialContext(ctx, "tcp", addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	return conn, nil
+}
+
 func ping(ctx context.Context, addr string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := dial(ctx, addr, nil)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
-	}
 	if _, err := io.WriteString(conn, "*1\r\n$4\r\nPING\r\n"); err != nil {
 		return err
 	}
@@ -272,9 +285,10 @@ func tail(path string, lines int) string {
 // adminClient returns a connection to addr for the harness's own polling:
 // one dial attempt and no retries, since every caller polls anyway, and
 // RESP2 without client-side extras, which an old server would refuse.
-func adminClient(addr string) *redis.Client {
+func adminClient(addr string, tlsConfig *tls.Config) *redis.Client {
 	return redis.NewClient(&redis.Options{
 		Addr:                  addr,
+		TLSConfig:             tlsConfig,
 		Protocol:              2,
 		DialTimeout:           time.Second,
 		DialerRetries:         1,
@@ -288,6 +302,17 @@ func adminClient(addr string) *redis.Client {
 			Mode: maintnotifications.ModeDisabled,
 		},
 	})
+}
+
+// closeAdmin closes the administrative connection of n. Over TLS, closing
+// says goodbye to the server, which fails once the server is gone (killed,
+// or stopping meanwhile): that is no error of the harness's.
+func closeAdmin(n *Node) error {
+	err := n.rdb.Close()
+	if n.tls != nil {
+		return nil
+	}
+	return err
 }
 
 var (
@@ -349,7 +374,7 @@ func startOnFreePort(ctx context.Context, prepare func(port int) (*Node, error))
 		}
 		if err = n.waitUp(ctx, p); err == nil {
 			n.proc = p
-			n.rdb = adminClient(n.Addr)
+			n.rdb = adminClient(n.Addr, n.tls)
 			return n, nil
 		}
 		p.kill()

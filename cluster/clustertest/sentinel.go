@@ -30,6 +30,9 @@ type SentinelOptions struct {
 	// DownAfter is how long a master must not answer before the sentinels
 	// call it down. Default 1s.
 	DownAfter time.Duration
+	// TLS, if set, makes the servers and the sentinels speak TLS only, as
+	// Options.TLS does for a cluster.
+	TLS *TLS
 }
 
 // Sentinel is a master, one replica and a group of sentinels watching them,
@@ -82,7 +85,7 @@ func StartSentinel(ctx context.Context, opt SentinelOptions) (_ *Sentinel, err e
 	}()
 
 	// The cluster harness's node start, with cluster mode off.
-	c := &Cluster{dir: s.dir}
+	c := &Cluster{dir: s.dir, tls: opt.TLS}
 	master, err := c.startNode(ctx, server, []string{"cluster-enabled no"})
 	if err != nil {
 		return nil, fmt.Errorf("start sentinel: master: %w", err)
@@ -96,7 +99,7 @@ func StartSentinel(ctx context.Context, opt SentinelOptions) (_ *Sentinel, err e
 
 	quorum := opt.Sentinels/2 + 1
 	for range opt.Sentinels {
-		n, err := startSentinelNode(ctx, s.dir, sentinel, []string{
+		n, err := startSentinelNode(ctx, s.dir, sentinel, opt.TLS, []string{
 			fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d %d", opt.MasterName, master.Port, quorum),
 			fmt.Sprintf("sentinel down-after-milliseconds %s %d", opt.MasterName, opt.DownAfter.Milliseconds()),
 			// The least Sentinel allows between two failover attempts of the
@@ -159,7 +162,7 @@ func StartSentinelForTest(tb TB, opt SentinelOptions) *Sentinel {
 }
 
 // startSentinelNode starts one sentinel on a free port.
-func startSentinelNode(ctx context.Context, root, bin string, conf []string) (*Node, error) {
+func startSentinelNode(ctx context.Context, root, bin string, t *TLS, conf []string) (*Node, error) {
 	return startOnFreePort(ctx, func(port int) (*Node, error) {
 		dir := filepath.Join(root, "sentinel-"+strconv.Itoa(port))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -169,6 +172,11 @@ func startSentinelNode(ctx context.Context, root, bin string, conf []string) (*N
 			Config: filepath.Join(dir, "sentinel.conf"), Log: filepath.Join(dir, "sentinel.log"), bin: bin}
 		lines := append([]string{"port " + strconv.Itoa(port), "bind 127.0.0.1", "protected-mode no",
 			"daemonize no", `logfile ""`, "dir " + dir}, conf...)
+		if t != nil {
+			// Sentinel reaches the servers over TLS too (tls-replication).
+			lines = append(lines, t.serverConfig(port)...)
+			n.tls = t.ClientConfig()
+		}
 		// Sentinel rewrites its config file as it learns: it must be its own.
 		if err := os.WriteFile(n.Config, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 			return nil, err
@@ -300,7 +308,7 @@ func (s *Sentinel) Stop() error {
 				wg.Go(func() { n.proc.stop(5 * time.Second) })
 			}
 			if n.rdb != nil {
-				errs = append(errs, n.rdb.Close())
+				errs = append(errs, closeAdmin(n))
 			}
 		}
 		s.mu.Unlock()

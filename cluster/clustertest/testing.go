@@ -68,7 +68,7 @@ func attach(ctx context.Context, addrs []string) (_ *Cluster, err error) {
 			return
 		}
 		seen[addr] = true
-		n := &Node{Addr: addr, ID: id, rdb: adminClient(addr)}
+		n := &Node{Addr: addr, ID: id, rdb: adminClient(addr, nil)}
 		if _, port, err := net.SplitHostPort(addr); err == nil {
 			n.Port, _ = strconv.Atoi(port)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -138,9 +137,7 @@ func runBench(args []string, c cli) int {
 	if given["redis"] {
 		opt.Redis, opt.RedisCluster = cfg.RedisAddrs, cfg.RedisCluster
 		opt.Username, opt.Password = cfg.RedisUsername, cfg.RedisPassword
-		if cfg.RedisTLS {
-			opt.TLS = &tls.Config{} // as Config.RedisClient: the system's roots
-		}
+		opt.TLS = cfg.redisTLSConfig()
 	}
 	if given["pg"] {
 		opt.PGDSN = cfg.PGDSN

@@ -25,6 +25,9 @@ import (
 // devDir is where engined dev keeps its cluster, under the working directory.
 var devDir = filepath.Join(".run", "redis")
 
+// devTLSDir is where engined dev --tls keeps the certificates it makes.
+var devTLSDir = filepath.Join(".run", "tls")
+
 // devStartTimeout bounds the start of the dev cluster.
 const devStartTimeout = 60 * time.Second
 
@@ -47,7 +50,11 @@ Flags:
 
   --log-level LEVEL
         debug, info, warn or error (default info)
-`, devDir)
+  --tls
+        serve HTTPS with a certificate made for this run, signed by an
+        authority made for it too (its certificate is written to
+        %s/ca.pem, which the printed commands trust)
+`, devDir, devTLSDir)
 	printConfigUsage(w)
 }
 
@@ -56,6 +63,7 @@ func runDev(args []string, c cli) int {
 	f := newCommandFlags("dev", c, devUsage)
 	fs := f.fs
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	withTLS := fs.Bool("tls", false, "serve HTTPS with a certificate made for this run")
 	if status, ok := f.parse(args); !ok {
 		return status
 	}
@@ -73,7 +81,8 @@ func runDev(args []string, c cli) int {
 		return f.fail("%v", err)
 	}
 	devToken := newDevToken()
-	tokens = append([]string{devToken}, tokens...)
+	fixed := []token{newToken("dev", devToken, allScopes)}
+	tokens = append(fixed, tokens...)
 
 	// The address is taken before anything starts: a second engined dev
 	// fails here, without touching the cluster of the first.
@@ -125,12 +134,45 @@ func runDev(args []string, c cli) int {
 	if err != nil {
 		self = os.Args[0]
 	}
-	banner := func() { printDevBanner(c.stdout, self, baseURL(ln.Addr()), devToken, cl, cfg.PGDSN) }
-	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, log: log, onServing: banner}); err != nil {
+	var cert *certHolder
+	curl := []string{"curl", "-sS"}
+	if *withTLS {
+		caFile, h, err := devCert()
+		if err != nil {
+			log.Error("make the HTTPS certificate", "error", err.Error())
+			return exitFailed
+		}
+		defer os.RemoveAll(devTLSDir)
+		cert = h
+		curl = append(curl, "--cacert", shellQuote(caFile))
+	}
+	banner := func() {
+		printDevBanner(c.stdout, self, curl, baseURL(ln.Addr(), cert != nil), devToken, cl, cfg.PGDSN)
+	}
+	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, reloadTokens: reloadTokens(cfg, fixed), cert: cert, log: log, onServing: banner}); err != nil {
 		log.Error("engined dev stopped", "error", err.Error())
 		return exitFailed
 	}
 	return exitOK
+}
+
+// devCert makes an authority and a certificate for 127.0.0.1, ::1 and
+// localhost under devTLSDir, and gives the absolute path of the authority's
+// certificate, which clients trust.
+func devCert() (caFile string, cert *certHolder, err error) {
+	dir, err := filepath.Abs(devTLSDir)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", nil, err
+	}
+	tc, err := clustertest.NewTLS(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	cert, err = loadCert(tc.ServerCert, tc.ServerKey)
+	return tc.CAFile, cert, err
 }
 
 func startDevCluster(ctx context.Context, log *slog.Logger) (*clustertest.Cluster, error) {
@@ -245,7 +287,7 @@ func startDevLedger(ctx context.Context, log *slog.Logger) (*pgtest.Server, erro
 	return pgtest.Start(ctx)
 }
 
-func printDevBanner(w io.Writer, self, base, token string, cl *clustertest.Cluster, pgDSN string) {
+func printDevBanner(w io.Writer, self string, curl []string, base, token string, cl *clustertest.Cluster, pgDSN string) {
 	fmt.Fprintf(w, `
 engined dev is ready.
 
@@ -259,7 +301,7 @@ Paste these commands in order:
 
 `, base, token, strings.Join(cl.Addrs(), " "), strings.Join(cl.Addrs(), ","), devDir)
 	for i, s := range devSteps {
-		fmt.Fprintf(w, "%d. %s:\n   %s\n\n", i+1, s.title, curlCommand(base, token, s))
+		fmt.Fprintf(w, "%d. %s:\n   %s\n\n", i+1, s.title, curlCommand(curl, base, token, s))
 	}
 	fmt.Fprintf(w, "The ledger in PostgreSQL (the relay brings each instruction there within a second):\n   psql %s -c %s\n\n",
 		shellQuote(pgDSN), shellQuote("select holder, seq, id, counterparty from ledger.events order by ts_ms desc limit 5"))
@@ -267,12 +309,13 @@ Paste these commands in order:
 	fmt.Fprintf(w, "Compare every holder in Redis with the ledger (exit 0: no drift):\n   %s reconcile --redis %s --redis-cluster --pg %s\n\n",
 		shellQuote(self), redis, shellQuote(pgDSN))
 	fmt.Fprintf(w, "Carol's statement from the ledger:\n   %s events --holder carol --pg %s\n\n", shellQuote(self), shellQuote(pgDSN))
-	fmt.Fprint(w, "Metrics: curl -sS "+base+"/metrics   Stop: Ctrl-C\n\n")
+	fmt.Fprint(w, "Metrics: "+strings.Join(curl, " ")+" "+base+"/metrics   Stop: Ctrl-C\n\n")
 }
 
-// curlCommand spells a step as a curl command line for a POSIX shell.
-func curlCommand(base, token string, s devStep) string {
-	args := []string{"curl", "-sS", "-H", shellQuote("Authorization: Bearer " + token)}
+// curlCommand spells a step as a curl command line for a POSIX shell,
+// starting with curl (the command and its options, quoted).
+func curlCommand(curl []string, base, token string, s devStep) string {
+	args := append(curl[:len(curl):len(curl)], "-H", shellQuote("Authorization: Bearer "+token))
 	if s.body != nil {
 		body, _ := json.Marshal(s.body) // fixed values of plain types: it cannot fail
 		args = append(args, "-H", shellQuote("Content-Type: application/json"), "-d", shellQuote(string(body)))
@@ -288,13 +331,17 @@ func shellQuote(s string) string {
 
 // baseURL is the URL of the daemon listening at addr, with a loopback host
 // where it listens on every address.
-func baseURL(addr net.Addr) string {
+func baseURL(addr net.Addr, https bool) string {
+	scheme := "http://"
+	if https {
+		scheme = "https://"
+	}
 	host, port, err := net.SplitHostPort(addr.String())
 	if err != nil {
-		return "http://" + addr.String()
+		return scheme + addr.String()
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1"
 	}
-	return "http://" + net.JoinHostPort(host, port)
+	return scheme + net.JoinHostPort(host, port)
 }

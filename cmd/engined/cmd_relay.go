@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/ledger"
 )
@@ -53,6 +55,7 @@ func runRelay(args []string, c cli) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(c.stderr, nil))
+	redis.SetLogger(redisLogger{log: log})
 	rdb := cfg.RedisClient()
 	defer rdb.Close()
 	eo := cfg.EngineOptions()

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,7 +27,9 @@ Serve runs the HTTP daemon (the API is described in docs/openapi.yaml):
 
 Every /v1/ request needs "Authorization: Bearer <token>" with one of the
 configured tokens: serve refuses to start without tokens unless --dev is
-given. Logs are JSON lines on stderr: one per request, at debug level for
+given. A token of --tokens-file may be limited to scopes: read for the GETs
+under /v1/, write for the POSTs; another route is 403 FORBIDDEN. SIGHUP
+reads the tokens file and the HTTPS certificate again (docs/security.md). Logs are JSON lines on stderr: one per request, at debug level for
 a success, warn for a client error, error for a server error, with the
 error code. Serve also runs the hold-expiry sweeper and the transfer
 recovery worker (with --pg, the outbox relay too). SIGTERM or SIGINT stops
@@ -44,7 +44,9 @@ Flags:
   --dev
         allow serving /v1/ without tokens (never in production)
   --tls-cert FILE, --tls-key FILE
-        serve HTTPS with this certificate chain and key (PEM)
+        serve HTTPS (TLS 1.2 or newer) with this certificate chain and key
+        (PEM); SIGHUP reads them again, so a renewed certificate needs no
+        restart
   --log-level LEVEL
         debug, info, warn or error (default info)
   --bench-floor
@@ -75,7 +77,7 @@ func runServe(args []string, c cli) int {
 	if len(tokens) == 0 && !*dev {
 		return f.fail("no bearer tokens: give --tokens or --tokens-file (or ENGINED_TOKENS, ENGINED_TOKENS_FILE), or --dev to serve /v1/ without authentication")
 	}
-	tlsConfig, err := loadTLS(*tlsCert, *tlsKey)
+	cert, err := loadCert(*tlsCert, *tlsKey)
 	if err != nil {
 		return f.fail("%v", err)
 	}
@@ -88,7 +90,7 @@ func runServe(args []string, c cli) int {
 		return exitFailed
 	}
 	log := newLogger(c.stderr, level)
-	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, tls: tlsConfig, log: log, benchFloor: *benchFloor}); err != nil {
+	if err := serve(ctx, ln, cfg, serveOptions{tokens: tokens, reloadTokens: reloadTokens(cfg, nil), cert: cert, log: log, benchFloor: *benchFloor}); err != nil {
 		log.Error("engined serve stopped", "error", err.Error())
 		return exitFailed
 	}
@@ -97,7 +99,7 @@ func runServe(args []string, c cli) int {
 
 // daemonConfig resolves what serve and dev share: the configuration, the
 // log level and the bearer tokens.
-func daemonConfig(f *commandFlags, logLevel string) (*Config, slog.Level, []string, error) {
+func daemonConfig(f *commandFlags, logLevel string) (*Config, slog.Level, []token, error) {
 	cfg, err := f.config()
 	if err != nil {
 		return nil, 0, nil, err
@@ -113,19 +115,16 @@ func daemonConfig(f *commandFlags, logLevel string) (*Config, slog.Level, []stri
 	return cfg, level, tokens, nil
 }
 
-// loadTLS reads --tls-cert and --tls-key; both empty means plain HTTP.
-func loadTLS(cert, key string) (*tls.Config, error) {
-	switch {
-	case cert == "" && key == "":
-		return nil, nil
-	case cert == "" || key == "":
-		return nil, errors.New("--tls-cert and --tls-key go together")
+// reloadTokens reads the tokens again on SIGHUP, with fixed ones first; nil
+// without a tokens file, which is all that can change.
+func reloadTokens(cfg *Config, fixed []token) func() ([]token, error) {
+	if cfg.TokensFile == "" {
+		return nil
 	}
-	pair, err := tls.LoadX509KeyPair(cert, key)
-	if err != nil {
-		return nil, fmt.Errorf("--tls-cert, --tls-key: %w", err)
+	return func() ([]token, error) {
+		tokens, err := loadTokens(cfg)
+		return append(fixed[:len(fixed):len(fixed)], tokens...), err
 	}
-	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // notifyContext is done at the first SIGINT or SIGTERM; a second one then

@@ -146,6 +146,9 @@ func TestServe_EveryStatusOfTheTable(t *testing.T) {
 	user, password := aclUser(t)
 	noScripts := startServe(t, map[string]string{"ENGINED_REDIS_PASSWORD": password}, "--redis-username", user)
 	dead := startServe(t, nil, "--redis", deadAddr(t))
+	readerSecret := newID("s-read")
+	reader := startServe(t, map[string]string{"ENGINED_TOKENS_FILE": writeFile(t, t.TempDir(), "tokens", "ci read "+readerSecret+"\n")})
+	reader.token = readerSecret
 	conflictID := newID("c")
 	d.post(t, instructionJSON(conflictID, h, `[{"op": "earn_points", "amount": "1"}]`))
 
@@ -169,6 +172,7 @@ func TestServe_EveryStatusOfTheTable(t *testing.T) {
 			body: instructionJSON(newID("i"), h, `[{"op": "credit", "asset": "XYZ", "amount": "1"}]`), status: 400, code: "UNKNOWN_ASSET"},
 		{name: "65 ops is 400 TOO_MANY_OPS", body: instructionWithOps(newID("i"), h, 65), status: 400, code: "TOO_MANY_OPS"},
 		{name: "no token is 401 UNAUTHENTICATED", auth: "-", body: credit(h, "1.00"), status: 401, code: "UNAUTHENTICATED"},
+		{name: "a read-only token applying is 403 FORBIDDEN", d: reader, body: credit(h, "1.00"), status: 403, code: "FORBIDDEN"},
 		{name: "reading an unknown holder is 404 HOLDER_NOT_FOUND", method: http.MethodGet, path: "/v1/holders/" + newID("nobody"),
 			status: 404, code: "HOLDER_NOT_FOUND"},
 		{name: "an instruction for an unknown holder is 422 HOLDER_NOT_FOUND", body: credit(newID("nobody"), "1.00"),

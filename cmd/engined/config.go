@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +41,12 @@ type Config struct {
 	MinReplicaAcks  int                    // --min-replica-acks, ENGINED_MIN_REPLICA_ACKS; default 0
 	Webhooks        []string               // --webhook (several times), ENGINED_WEBHOOKS; default none
 	WebhookSecret   string                 // --webhook-secret, ENGINED_WEBHOOK_SECRET; default ""
+	RedisTLSCA      string                 // --redis-tls-ca, ENGINED_REDIS_TLS_CA; default "" (the system's roots)
+	RedisTLSCert    string                 // --redis-tls-cert, ENGINED_REDIS_TLS_CERT; default "" (no client certificate)
+	RedisTLSKey     string                 // --redis-tls-key, ENGINED_REDIS_TLS_KEY; default ""
+	RedisTLSName    string                 // --redis-tls-server-name, ENGINED_REDIS_TLS_SERVER_NAME; default "" (the address's host)
+
+	redisTLS *tls.Config // built from the four above by config; nil for Go's defaults
 }
 
 // option is one row of the contract's configuration table.
@@ -79,7 +87,7 @@ var options = []option{
 		usage: "Redis password (prefer the environment variable)",
 		set:   func(c *Config, v string) error { c.RedisPassword = v; return nil }},
 	{flag: "redis-tls", env: "ENGINED_REDIS_TLS", def: "false",
-		usage: "connect to Redis over TLS, verified against the system's roots",
+		usage: "connect to Redis over TLS, verified against the system's roots unless --redis-tls-ca names others",
 		set:   func(c *Config, v string) (err error) { c.RedisTLS, err = parseBool(v); return err }},
 	{flag: "listen", env: "ENGINED_LISTEN", def: "127.0.0.1:8080", arg: "ADDR",
 		usage: "HTTP address",
@@ -97,13 +105,13 @@ var options = []option{
 			return err
 		}},
 	{flag: "tokens", env: "ENGINED_TOKENS", arg: "TOKEN[,TOKEN...]", secret: true,
-		usage: "bearer tokens accepted on /v1/ (prefer the environment variable or --tokens-file)",
+		usage: "bearer tokens accepted on /v1/, with every scope (prefer the environment variable or --tokens-file)",
 		set: func(c *Config, v string) (err error) {
 			c.Tokens, err = splitList(v, checkToken)
 			return err
 		}},
 	{flag: "tokens-file", env: "ENGINED_TOKENS_FILE", arg: "FILE",
-		usage: "file of bearer tokens, one a line",
+		usage: "file of bearer tokens, one a line: a token (every scope), or NAME SCOPES TOKEN with SCOPES of read,write,admin; read again on SIGHUP",
 		set:   func(c *Config, v string) error { c.TokensFile = v; return nil }},
 	{flag: "pg", env: "ENGINED_PG_DSN", arg: "DSN", secret: true,
 		usage: "PostgreSQL connection string of the ledger",
@@ -146,6 +154,21 @@ var options = []option{
 			c.WebhookSecret = v
 			return nil
 		}},
+	// Not in the contract's table either: Redis over TLS with a private
+	// authority and client certificates (docs/security.md). Each implies
+	// --redis-tls.
+	{flag: "redis-tls-ca", env: "ENGINED_REDIS_TLS_CA", arg: "FILE",
+		usage: "PEM file of the certificate authorities that sign the Redis servers' certificates, instead of the system's roots (implies --redis-tls)",
+		set:   func(c *Config, v string) error { c.RedisTLSCA = v; return nil }},
+	{flag: "redis-tls-cert", env: "ENGINED_REDIS_TLS_CERT", arg: "FILE",
+		usage: "PEM file of the client certificate shown to Redis (mutual TLS; with --redis-tls-key; implies --redis-tls)",
+		set:   func(c *Config, v string) error { c.RedisTLSCert = v; return nil }},
+	{flag: "redis-tls-key", env: "ENGINED_REDIS_TLS_KEY", arg: "FILE",
+		usage: "PEM file of the private key of --redis-tls-cert",
+		set:   func(c *Config, v string) error { c.RedisTLSKey = v; return nil }},
+	{flag: "redis-tls-server-name", env: "ENGINED_REDIS_TLS_SERVER_NAME", arg: "NAME",
+		usage: "the name the Redis servers' certificates are verified against, instead of each address's host (implies --redis-tls)",
+		set:   func(c *Config, v string) error { c.RedisTLSName = v; return nil }},
 }
 
 // configFlags are the shared flags as registered on one command's FlagSet.
@@ -191,6 +214,9 @@ func (cf *configFlags) config(getenv func(string) string) (*Config, error) {
 	if c.RedisMaster != "" && c.RedisCluster {
 		errs = append(errs, errors.New("--redis-master and --redis-cluster exclude each other: Sentinel serves a single master"))
 	}
+	if err := c.loadRedisTLS(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(c.Webhooks) > 0 && c.WebhookSecret == "" {
 		errs = append(errs, errors.New("--webhook needs --webhook-secret (ENGINED_WEBHOOK_SECRET): receivers verify each batch by it"))
 	}
@@ -198,6 +224,53 @@ func (cf *configFlags) config(getenv func(string) string) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// loadRedisTLS reads the files of the --redis-tls-* flags into the TLS
+// configuration of the Redis clients. Any of those flags implies --redis-tls.
+func (c *Config) loadRedisTLS() error {
+	if c.RedisTLSCA == "" && c.RedisTLSCert == "" && c.RedisTLSKey == "" && c.RedisTLSName == "" {
+		return nil
+	}
+	c.RedisTLS = true
+	conf := &tls.Config{ServerName: c.RedisTLSName, MinVersion: tls.VersionTLS12}
+	var errs []error
+	if c.RedisTLSCA != "" {
+		pem, err := os.ReadFile(c.RedisTLSCA)
+		conf.RootCAs = x509.NewCertPool()
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("--redis-tls-ca: %w", err))
+		case !conf.RootCAs.AppendCertsFromPEM(pem):
+			errs = append(errs, fmt.Errorf("--redis-tls-ca %q: no PEM certificate in the file", c.RedisTLSCA))
+		}
+	}
+	switch {
+	case (c.RedisTLSCert == "") != (c.RedisTLSKey == ""):
+		errs = append(errs, errors.New("--redis-tls-cert and --redis-tls-key go together: the client certificate and its private key"))
+	case c.RedisTLSCert != "":
+		cert, err := tls.LoadX509KeyPair(c.RedisTLSCert, c.RedisTLSKey)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--redis-tls-cert %q with --redis-tls-key %q: %w", c.RedisTLSCert, c.RedisTLSKey, err))
+		}
+		conf.Certificates = []tls.Certificate{cert}
+	}
+	c.redisTLS = conf
+	return errors.Join(errs...)
+}
+
+// redisTLSConfig is the TLS configuration of the Redis clients, nil without
+// --redis-tls. Without the --redis-tls-* flags it is Go's defaults: the
+// system's roots, the server name taken from each address, TLS 1.2 or newer.
+func (c *Config) redisTLSConfig() *tls.Config {
+	switch {
+	case !c.RedisTLS:
+		return nil
+	case c.redisTLS != nil:
+		return c.redisTLS.Clone()
+	default:
+		return &tls.Config{MinVersion: tls.VersionTLS12}
+	}
 }
 
 // Redis modes of the configuration.
@@ -234,12 +307,7 @@ func (c *Config) redisMode() string {
 // plain client. Context deadlines always reach the socket. The caller
 // closes the client.
 func (c *Config) RedisClient() redis.UniversalClient {
-	var tlsConfig *tls.Config
-	if c.RedisTLS {
-		// Go's defaults: the system's roots, the server name taken from the
-		// address, TLS 1.2 or newer.
-		tlsConfig = &tls.Config{}
-	}
+	tlsConfig := c.redisTLSConfig()
 	switch c.redisMode() {
 	case redisSentinel:
 		return redis.NewFailoverClient(&redis.FailoverOptions{
@@ -280,6 +348,9 @@ func (c *Config) LogValue() slog.Value {
 		slog.String("redis_username", c.RedisUsername),
 		slog.Bool("redis_password_set", c.RedisPassword != ""),
 		slog.Bool("redis_tls", c.RedisTLS),
+		slog.String("redis_tls_ca", c.RedisTLSCA),
+		slog.String("redis_tls_cert", c.RedisTLSCert),
+		slog.String("redis_tls_server_name", c.RedisTLSName),
 		slog.String("listen", c.Listen),
 		slog.String("assets", c.Assets.String()),
 		slog.String("idempotency_ttl", c.IdempotencyTTL.String()),

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"flag"
 	"io"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -50,6 +53,10 @@ func TestConfig_TableIsTheContracts(t *testing.T) {
 		{"min-replica-acks", "ENGINED_MIN_REPLICA_ACKS", "0"},
 		{"webhook", "ENGINED_WEBHOOKS", ""},
 		{"webhook-secret", "ENGINED_WEBHOOK_SECRET", ""},
+		{"redis-tls-ca", "ENGINED_REDIS_TLS_CA", ""},
+		{"redis-tls-cert", "ENGINED_REDIS_TLS_CERT", ""},
+		{"redis-tls-key", "ENGINED_REDIS_TLS_KEY", ""},
+		{"redis-tls-server-name", "ENGINED_REDIS_TLS_SERVER_NAME", ""},
 	}
 	var got [][3]string
 	for _, o := range options {
@@ -265,6 +272,61 @@ func TestConfig_RedisClient(t *testing.T) {
 			assert.Equal(t, "u", o.Username)
 			assert.Equal(t, "p", o.Password)
 			assert.NotNil(t, o.TLSConfig)
+		})
+	}
+}
+
+func TestConfig_RedisTLSFiles(t *testing.T) {
+	dir := t.TempDir()
+	tc, err := clustertest.NewTLS(dir)
+	require.NoError(t, err)
+	t.Run("the authority, the client certificate and the server name reach every kind of client", func(t *testing.T) {
+		for _, mode := range [][]string{{"--redis", "127.0.0.1:6380"}, {"--redis-cluster"}, {"--redis-master", "m"}} {
+			c, err := parseConfig(t, map[string]string{"ENGINED_REDIS_TLS_CA": tc.CAFile, "ENGINED_REDIS_TLS_SERVER_NAME": "redis.internal"},
+				append([]string{"--redis-tls-cert", tc.ClientCert, "--redis-tls-key", tc.ClientKey}, mode...)...)
+			require.NoError(t, err)
+			assert.True(t, c.RedisTLS, "implied")
+			rdb := c.RedisClient()
+			var o *tls.Config
+			switch r := rdb.(type) {
+			case *redis.ClusterClient:
+				o = r.Options().TLSConfig
+			case *redis.Client:
+				o = r.Options().TLSConfig
+			}
+			_ = rdb.Close()
+			require.NotNil(t, o, "%v", mode)
+			assert.Equal(t, "redis.internal", o.ServerName)
+			assert.Len(t, o.Certificates, 1)
+			require.NotNil(t, o.RootCAs)
+			assert.False(t, o.RootCAs.Equal(x509.NewCertPool()), "the authority is in the pool")
+			assert.Equal(t, uint16(tls.VersionTLS12), o.MinVersion)
+		}
+	})
+	t.Run("the server name alone implies TLS with the system's roots", func(t *testing.T) {
+		c, err := parseConfig(t, nil, "--redis-tls-server-name", "redis.internal")
+		require.NoError(t, err)
+		o := c.redisTLSConfig()
+		require.NotNil(t, o)
+		assert.Nil(t, o.RootCAs)
+		assert.Empty(t, o.Certificates)
+	})
+	bad := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a certificate without its key", []string{"--redis-tls-cert", tc.ClientCert}, "--redis-tls-cert and --redis-tls-key go together"},
+		{"a key without its certificate", []string{"--redis-tls-key", tc.ClientKey}, "--redis-tls-cert and --redis-tls-key go together"},
+		{"a missing authority file", []string{"--redis-tls-ca", dir + "/nothing.pem"}, "--redis-tls-ca"},
+		{"an authority file without a certificate", []string{"--redis-tls-ca", tc.ClientKey}, "no PEM certificate"},
+		{"a key that is not the certificate's", []string{"--redis-tls-cert", tc.ClientCert, "--redis-tls-key", tc.ServerKey}, "--redis-tls-cert"},
+	}
+	for _, tt := range bad {
+		t.Run("refused: "+tt.name, func(t *testing.T) {
+			_, err := parseConfig(t, nil, tt.args...)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
 }

@@ -93,6 +93,7 @@ func TestOpenAPI_PublicRoutesAreTheUnauthenticatedOnes(t *testing.T) {
 		assert.Equal(t, strings.HasPrefix(path, "/v1/"), !rt.public, "%s: a token is needed exactly under /v1/", rt.pattern)
 		if !rt.public {
 			assert.Contains(t, op.Responses, "401", "%s documents 401", rt.pattern)
+			assert.Contains(t, op.Responses, "403", "%s documents 403", rt.pattern)
 		}
 	}
 }
@@ -132,10 +133,10 @@ func TestOpenAPI_TransfersDocumentTheirStatuses(t *testing.T) {
 	for status := range doc.Paths["/v1/transfers"]["post"].Responses {
 		got = append(got, status)
 	}
-	assert.ElementsMatch(t, []string{"200", "202", "400", "401", "409", "413", "422", "500", "503"}, got)
+	assert.ElementsMatch(t, []string{"200", "202", "400", "401", "403", "409", "413", "422", "500", "503"}, got)
 	got = nil
 	for status := range doc.Paths["/v1/transfers/{id}"]["get"].Responses {
 		got = append(got, status)
 	}
-	assert.ElementsMatch(t, []string{"200", "400", "401", "404", "500", "503"}, got)
+	assert.ElementsMatch(t, []string{"200", "400", "401", "403", "404", "500", "503"}, got)
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -55,9 +57,11 @@ func newServer(eng *engine.Engine, rdb redis.UniversalClient, tokens []string, l
 
 // serveOptions are the settings of serve beyond the shared Config.
 type serveOptions struct {
-	tokens []string    // empty: /v1/ is open (serve --dev only)
-	tls    *tls.Config // nil: plain HTTP
-	log    *slog.Logger
+	tokens []token // empty: /v1/ is open (serve --dev only)
+	// reloadTokens, if not nil, gives the tokens again at SIGHUP.
+	reloadTokens func() ([]token, error)
+	cert         *certHolder // nil: plain HTTP
+	log          *slog.Logger
 	// onServing, when not nil, is called once requests are being served.
 	onServing func()
 	// benchFloor serves the system bench's floor (server_floor.go).
@@ -76,7 +80,8 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 	eo := cfg.EngineOptions()
 	eo.Logger = log // a transfer step left for the recovery worker shows in the daemon's own log
 	eng := engine.New(rdb, eo)
-	s := newServer(eng, rdb, opt.tokens, log)
+	s := newServer(eng, rdb, nil, log)
+	s.auth.set(opt.tokens)
 	defer s.openLedgerReader(ctx, cfg)() // closed once the requests in flight are answered
 	workersCtx, stopWorkers := context.WithCancel(context.Background())
 	workersDone := make(chan struct{})
@@ -101,7 +106,6 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 	}
 	srv := &http.Server{
 		Handler:           handler,
-		TLSConfig:         opt.tls,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -109,15 +113,19 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	if opt.cert != nil {
+		srv.TLSConfig = opt.cert.config()
+	}
+	defer onHangUp(func() { s.reload(opt) })()
 	served := make(chan error, 1)
 	go func() {
-		if opt.tls != nil {
+		if opt.cert != nil {
 			served <- srv.ServeTLS(ln, "", "")
 		} else {
 			served <- srv.Serve(ln)
 		}
 	}()
-	log.Info("listening", "addr", ln.Addr().String(), "tls", opt.tls != nil)
+	log.Info("listening", "addr", ln.Addr().String(), "tls", opt.cert != nil)
 	// Not ready is no reason to stop: /readyz says so until Redis answers.
 	go func() {
 		ctx, cancel := context.WithTimeout(ctx, readyTimeout)
@@ -157,4 +165,49 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// onHangUp calls reload at each SIGHUP until the returned function is
+// called.
+func onHangUp(reload func()) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				reload()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(done) }
+}
+
+// reload reads again what SIGHUP renews: the HTTPS certificate and the
+// tokens file. A file that cannot be read keeps what is in use, and says so
+// in the log; so does a tokens file without a token, which would open /v1/
+// to anyone.
+func (s *server) reload(opt serveOptions) {
+	if opt.cert != nil {
+		if err := opt.cert.reload(); err != nil {
+			s.log.Error("SIGHUP: the HTTPS certificate stays the one in use", "error", err.Error())
+		} else {
+			s.log.Info("SIGHUP: the HTTPS certificate was read again", "cert", opt.cert.certFile)
+		}
+	}
+	if opt.reloadTokens != nil {
+		tokens, err := opt.reloadTokens()
+		switch {
+		case err != nil:
+			s.log.Error("SIGHUP: the tokens stay the ones in use", "error", err.Error())
+		case len(tokens) == 0:
+			s.log.Error("SIGHUP: the tokens stay the ones in use", "error", "no token left: /v1/ would be open to anyone")
+		default:
+			s.auth.set(tokens)
+			s.log.Info("SIGHUP: the tokens were read again", "tokens_accepted", len(tokens))
+		}
+	}
 }

@@ -28,7 +28,7 @@ type floorBody struct {
 // withFloor serves the floor beside h.
 func (s *server) withFloor(h http.Handler, rdb redis.UniversalClient) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("POST "+bench.FloorPath+"{holder}", s.auth.require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("POST "+bench.FloorPath+"{holder}", s.auth.require(scopeWrite, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		floorDeduct(w, r, rdb)
 	})))
 	mux.Handle("/", h)

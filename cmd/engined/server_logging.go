@@ -76,7 +76,8 @@ func note(w http.ResponseWriter, attrs ...slog.Attr) {
 }
 
 // observe logs one line per request and measures its latency. The line is
-// at debug for a success or a rejection, warn for a wrong token, error for a server error
+// at debug for a success or a rejection, warn for a wrong token or a token
+// without the route's scope, error for a server error
 // (a batch: by its worst entry), and carries the error code. Only the
 // method, the route, the path and the remote address are taken from the
 // request: never a header, so never a token.
@@ -129,7 +130,7 @@ func levelOf(status int) slog.Level {
 	switch {
 	case status >= 500:
 		return slog.LevelError
-	case status == http.StatusUnauthorized:
+	case status == http.StatusUnauthorized, status == http.StatusForbidden:
 		return slog.LevelWarn
 	default:
 		return slog.LevelDebug

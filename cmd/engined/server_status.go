@@ -30,6 +30,7 @@ var statusTable = []statusRow{
 	{code: instructions.CodeUnknownAsset, status: http.StatusBadRequest},
 	{code: instructions.CodeTooManyOps, status: http.StatusBadRequest},
 	{code: instructions.CodeUnauthenticated, status: http.StatusUnauthorized},
+	{code: instructions.CodeForbidden, status: http.StatusForbidden}, // the project's addition: a token without the route's scope
 	{code: instructions.CodeHolderNotFound, status: http.StatusUnprocessableEntity, read: http.StatusNotFound},
 	// The project's addition to the contract's table. Only GET
 	// /v1/transfers/{id} answers it: a transfer id names no account, so an

@@ -17,6 +17,7 @@ func TestStatus_TableIsTheContracts(t *testing.T) {
 	want := map[instructions.Code]int{
 		"INVALID_INSTRUCTION": 400, "INVALID_AMOUNT": 400, "INVALID_ID": 400, "UNKNOWN_ASSET": 400, "TOO_MANY_OPS": 400,
 		"UNAUTHENTICATED":       401,
+		"FORBIDDEN":             403, // the project's addition: a token without the route's scope
 		"HOLDER_NOT_FOUND":      422,
 		"TRANSFER_NOT_FOUND":    404, // the project's addition to the contract's table: GET /v1/transfers/{id}
 		"INSTRUCTION_NOT_FOUND": 404, // GET /v1/holders/{holder}/instructions/{id}
