@@ -133,13 +133,13 @@ func watchNotices(ctx context.Context, node *redis.Client, w *relayWatch, notice
 		// with E, t and z): a write of a hash or a string costs the server
 		// nothing then, where a broadcast tracking prefix costs every written
 		// key a walk over all the prefixes (docs/events.md, Change notices).
-		channels := keyEventChannels(ctx, node)
+		if c != nil {
+			_ = c.Close() // the last subscription's, done with: its settings change below
+		}
 		o.OnConnect = nil
+		channels := keyEventChannels(ctx, &o)
 		if channels == nil {
 			o.OnConnect, channels = tracking, []string{"__redis__:invalidate"}
-		}
-		if c != nil {
-			_ = c.Close()
 		}
 		c = redis.NewClient(&o)
 		ps := c.Subscribe(ctx, channels...)
@@ -239,9 +239,15 @@ func (r *Relay) takeNotices() {
 // watch (an entry added to an outbox, to an expiry index or to a transfer
 // index) when node sends those events, or nil: notify-keyspace-events must
 // have E (keyevent) and the stream and sorted-set classes (t and z, or A).
-// A server that refuses CONFIG GET is taken not to send them.
-func keyEventChannels(ctx context.Context, node *redis.Client) []string {
-	v, err := node.ConfigGet(ctx, "notify-keyspace-events").Result()
+// A server that refuses CONFIG GET is taken not to send them. o are the
+// watch's settings, without an OnConnect.
+func keyEventChannels(ctx context.Context, o *redis.Options) []string {
+	// A client of its own, from the watch's copy of the node's settings:
+	// a command on the node's client would open a connection of the node's
+	// at the same time as its first one (TestRelayWatch_NoRaceWithTheNodesFirstConnection).
+	c := redis.NewClient(o)
+	defer c.Close()
+	v, err := c.ConfigGet(ctx, "notify-keyspace-events").Result()
 	if err != nil {
 		return nil
 	}
@@ -250,6 +256,5 @@ func keyEventChannels(ctx context.Context, node *redis.Client) []string {
 	if !has("E") || !has("t") || !has("z") {
 		return nil
 	}
-	db := node.Options().DB
-	return []string{fmt.Sprintf("__keyevent@%d__:xadd", db), fmt.Sprintf("__keyevent@%d__:zadd", db)}
+	return []string{fmt.Sprintf("__keyevent@%d__:xadd", o.DB), fmt.Sprintf("__keyevent@%d__:zadd", o.DB)}
 }
