@@ -122,6 +122,20 @@ func record(fp, outcome string) string {
 	return fp + outcome
 }
 
+// recordApplied tells whether raw, an idempotency record, records an
+// applied instruction of fingerprint fp (a rejection's outcome begins "err").
+func recordApplied(raw, fp string) bool {
+	p := record(fp, "")
+	return len(raw) > len(p) && raw[:len(p)] == p && raw[len(p)] != 'e'
+}
+
+// fenceRecord is the rejection a transfer writes under a step's id so that
+// the step, sent again, replays it instead of applying: UNAVAILABLE, which
+// the library never answers itself.
+func fenceRecord(fp, transfer, what string) string {
+	return record(fp, "err\n"+string(instructions.CodeUnavailable)+"\n-1\ntransfer "+transfer+" was "+what)
+}
+
 // keptResult is what an idempotency record keeps of a result json as apply
 // writes it (an event's state): "<seq>", then for each account in the
 // result's order " b<asset>/<available>/<frozen>", " c<coupon>/<state>",

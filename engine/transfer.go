@@ -425,7 +425,7 @@ func (e *Engine) abortParts(ctx context.Context, n instructions.NormalizedTransf
 // exists, to live as long as the prepare's would.
 func (e *Engine) fence(ctx context.Context, id string, prep *call) error {
 	key := prep.keys[keyTx]
-	rejection := record(prep.args[argFP].(string), "err\n"+string(instructions.CodeUnavailable)+"\n-1\ntransfer "+id+" was aborted")
+	rejection := fenceRecord(prep.args[argFP].(string), id, "aborted")
 	got := e.submit(ctx, []req{{keys: []string{key}, args: []any{"set", key, rejection, "nx", "px", prep.args[argTTL]}}})
 	if err := got[0].cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
 		return err

@@ -94,24 +94,29 @@ func (e *Engine) claim(ctx context.Context, n instructions.NormalizedTransfer, b
 
 // booking is a one-payer transfer's record marked committed and done.
 func (e *Engine) booking(n instructions.NormalizedTransfer, rec transferRecord) []req {
+	// The whole record but its body, so that a record lost since the claim
+	// (a failover) comes back whole for its readers.
+	ms := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return e.recordDone(n, rec, "status", TransferCommitted, "err", "",
+		"decided_ms", strconv.FormatInt(time.Now().UnixMilli(), 10), "fp", transferPrint(n), "holders", holdersOf(n),
+		"created_ms", ms(rec.createdMs), "deadline_ms", ms(rec.deadline), "payer", strconv.Itoa(rec.payer),
+		"until_ms", ms(rec.untilMs), "ttl_ms", e.stepTTL(rec))
+}
+
+// recordDone writes fields to transfer n's record with every part finished
+// and the record done, gives it its life (it outlives its steps' records, as
+// the transfer function's finish writes it) and takes it out of its index.
+// In this order on one connection: cut short, the record stays in its index,
+// where the recovery worker meets it (and removes a done one).
+func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecord, fields ...any) []req {
 	key := cluster.Transfer(n.ID)
-	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	finished := make([]byte, len(n.Parts))
 	for i := range finished {
 		finished[i] = '1'
 	}
-	// The record outlives its steps' records (as the transfer function's
-	// finish writes it). Written in this order on one connection: a booking
-	// cut short leaves the record in its index, where the recovery worker
-	// meets it (and removes a done one).
-	// The whole record but its body, so that a record lost since the claim
-	// (a failover) comes back whole for its readers.
-	ms := func(v int64) string { return strconv.FormatInt(v, 10) }
+	fields = append(fields, "finished", string(finished), "done", "1", "done_ms", strconv.FormatInt(time.Now().UnixMilli(), 10))
 	return []req{
-		{keys: []string{key}, args: []any{"hset", key, "status", TransferCommitted, "err", "", "decided_ms", now,
-			"finished", string(finished), "done", "1", "done_ms", now, "fp", transferPrint(n), "holders", holdersOf(n),
-			"created_ms", ms(rec.createdMs), "deadline_ms", ms(rec.deadline), "payer", strconv.Itoa(rec.payer),
-			"until_ms", ms(rec.untilMs), "ttl_ms", e.stepTTL(rec)}},
+		{keys: []string{key}, args: append([]any{"hset", key}, fields...)},
 		{keys: []string{key}, args: []any{"pexpire", key, e.stepTTL(rec)}},
 		{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}},
 	}
@@ -204,7 +209,7 @@ func (e *Engine) paymentState(ctx context.Context, id string, rec transferRecord
 	for i, p := range n.Parts {
 		c := e.payCall(n, p)
 		key := c.keys[keyTx]
-		reqs[i], prints[i] = req{keys: []string{key}, args: []any{"get", key}}, record(c.args[argFP].(string), "")
+		reqs[i], prints[i] = req{keys: []string{key}, args: []any{"get", key}}, c.args[argFP].(string)
 	}
 	got := e.submit(ctx, reqs)
 	applied := func(i int) (bool, error) {
@@ -215,7 +220,7 @@ func (e *Engine) paymentState(ctx context.Context, id string, rec transferRecord
 		if err != nil {
 			return false, redisFailure(id, err)
 		}
-		return len(raw) > len(prints[i]) && raw[:len(prints[i])] == prints[i] && raw[len(prints[i])] != 'e', nil
+		return recordApplied(raw, prints[i]), nil
 	}
 	if ok, err := applied(rec.payer); err != nil || !ok {
 		return st, err

@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
 )
 
@@ -64,14 +63,7 @@ func (e *Engine) giveBack(ctx context.Context, n instructions.NormalizedTransfer
 			"err", o.Err)
 		return stateOf(n.ID, rec), false
 	}
-	key := cluster.Transfer(n.ID)
-	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	got := e.submit(ctx, []req{
-		{keys: []string{key}, args: []any{"hset", key, "status", TransferAborted, "err", reason, "finished", "11",
-			"done", "1", "done_ms", now}},
-		{keys: []string{key}, args: []any{"pexpire", key, e.stepTTL(rec)}},
-		{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}},
-	})
+	got := e.submit(ctx, e.recordDone(n, rec, "status", TransferAborted, "err", reason))
 	for _, s := range got {
 		if err := s.cmd.Err(); err != nil {
 			e.log.Warn("transfer: record a payment given back", "transfer", n.ID, "err", err)
@@ -92,7 +84,7 @@ func (e *Engine) giveBack(ctx context.Context, n instructions.NormalizedTransfer
 func (e *Engine) fenceCredit(ctx context.Context, n instructions.NormalizedTransfer, i int, c call) (reason string, applied bool, err error) {
 	key := c.keys[keyTx]
 	print := record(c.args[argFP].(string), "")
-	fence := record(c.args[argFP].(string), "err\n"+string(instructions.CodeUnavailable)+"\n-1\ntransfer "+n.ID+" was given back")
+	fence := fenceRecord(c.args[argFP].(string), n.ID, "given back")
 	why := Error{Code: instructions.CodeHolderNotFound, OpIndex: 0,
 		Message: e.describe(n.Parts[i], 0, instructions.CodeHolderNotFound, "")}
 	err = e.rdb.Watch(ctx, func(tx *redis.Tx) error {
@@ -101,7 +93,7 @@ func (e *Engine) fenceCredit(ctx context.Context, n instructions.NormalizedTrans
 		case errors.Is(err, redis.Nil):
 		case err != nil:
 			return err
-		case strings.HasPrefix(v, print) && len(v) > len(print) && v[len(print)] != 'e':
+		case recordApplied(v, c.args[argFP].(string)):
 			applied = true
 			return nil
 		case strings.HasPrefix(v, print+"err\n"+string(instructions.CodeUnavailable)+"\n"):
