@@ -122,18 +122,9 @@ func TestRedisTLS_Cluster(t *testing.T) {
 	d.url, d.token = "http://"+addr, token
 	d.waitHealthy(t)
 
-	payer := newID("payer")
+	payer, payee := idsOnTwoMasters(t, c)
 	first, err := c.MasterOf(ctx, cluster.HolderSlot(payer))
 	require.NoError(t, err)
-	var payee string
-	for {
-		payee = newID("payee")
-		m, err := c.MasterOf(ctx, cluster.HolderSlot(payee))
-		require.NoError(t, err)
-		if m != first {
-			break
-		}
-	}
 	d.mustApply(t, instructions.New(newID("open"), payer).Open().Credit("CNY", "100.00"))
 	d.mustApply(t, instructions.New(newID("open"), payee).Open())
 	st := wantTransfer(t, d.do(t, http.MethodPost, "/v1/transfers", payment(newID("pay"), payer, payee, "30.00")), http.StatusOK)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -40,22 +41,29 @@ func payment(id, from, to, amount string) string {
 // payee with 5.00 USD and an open hold.
 func twoMasters(t *testing.T, d *daemon) (payer, payee string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	payer = newID("payer")
-	first, err := testCluster.MasterOf(ctx, cluster.HolderSlot(payer))
-	require.NoError(t, err)
-	for {
-		payee = newID("payee")
-		m, err := testCluster.MasterOf(ctx, cluster.HolderSlot(payee))
-		require.NoError(t, err)
-		if m != first {
-			break
-		}
-	}
+	payer, payee = idsOnTwoMasters(t, testCluster)
 	d.mustApply(t, instructions.New(newID("open"), payer).Open().Credit("CNY", "100.00"))
 	d.mustApply(t, instructions.New(newID("open"), payee).Open().Credit("USD", "5.00").Freeze("USD", "1.00", "order-1", 0))
 	return payer, payee
+}
+
+// idsOnTwoMasters gives a payer's and a payee's ids whose slots c serves
+// on two masters.
+func idsOnTwoMasters(t *testing.T, c *clustertest.Cluster) (payer, payee string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	payer = newID("payer")
+	first, err := c.MasterOf(ctx, cluster.HolderSlot(payer))
+	require.NoError(t, err)
+	for {
+		payee = newID("payee")
+		m, err := c.MasterOf(ctx, cluster.HolderSlot(payee))
+		require.NoError(t, err)
+		if m != first {
+			return payer, payee
+		}
+	}
 }
 
 // holderValue reads a holder through the daemon without its seq: the two
