@@ -89,6 +89,13 @@ func Transfers(slot int) string {
 	return "{" + SlotTag(slot) + "}:transfers"
 }
 
+// HotHolders returns the key of the set of hot holders' names (a holder
+// with lanes: docs/hot-holders.md), which their sweep reads. It is written
+// before a holder's lanes are opened or raised.
+func HotHolders() string {
+	return "{hot}:holders"
+}
+
 // SlotKeyPrefixes are key prefixes that together cover every per-slot key
 // ("{<slot tag>}:outbox", ":expiry", ":transfers") and no key of a holder
 // ("{h:...") or of a transfer ("{x:..."), and none of which begins another:

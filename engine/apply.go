@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -34,8 +35,21 @@ func (e *Engine) Apply(ctx context.Context, in instructions.Instruction) (instru
 	if err != nil {
 		return instructions.Result{}, err
 	}
-	o := e.applyGrouped(ctx, c)
+	o := e.applyRouted(ctx, c)
 	return o.Result, o.Err
+}
+
+// applyRouted applies c where it belongs (hot.go): a credit-only
+// instruction on its lane, an instruction that opens or raises lanes after
+// them, anything else on lane 0.
+func (e *Engine) applyRouted(ctx context.Context, c call) Outcome {
+	if count := setsLanes(c.n); count > 0 {
+		return e.applyLanes(ctx, c, count)
+	}
+	if creditOnly(c.n) {
+		return e.applyCredit(ctx, c)
+	}
+	return e.waitingNote(ctx, c, e.applyGrouped(ctx, c))
 }
 
 // ApplyBatch applies many instructions in pipelines, one round trip per
@@ -57,7 +71,40 @@ func (e *Engine) ApplyBatch(ctx context.Context, ins []instructions.Instruction)
 		calls[i] = c
 		pending = append(pending, i)
 	}
-	e.run(ctx, calls, pending, out)
+	// Credit-only instructions go to their lanes (hot.go), checked; those
+	// refused, and those that open or raise lanes, are applied one by one.
+	routed := slices.Clone(calls)
+	var alone []int
+	batch := pending[:0]
+	for _, i := range pending {
+		switch {
+		case setsLanes(calls[i].n) > 0:
+			alone = append(alone, i)
+			continue
+		case creditOnly(calls[i].n):
+			rc, err := e.routeCredit(ctx, calls[i])
+			if err != nil {
+				out[i].Err = err
+				continue
+			}
+			routed[i] = rc
+		}
+		batch = append(batch, i)
+	}
+	e.run(ctx, routed, batch, out)
+	for _, i := range batch {
+		switch {
+		case lanesChanged(out[i].Err):
+			alone = append(alone, i)
+		case creditOnly(calls[i].n):
+			out[i] = onHolder(out[i], calls[i].n.Holder)
+		default:
+			out[i] = e.waitingNote(ctx, calls[i], out[i])
+		}
+	}
+	for _, i := range alone {
+		out[i] = e.applyRouted(ctx, calls[i])
+	}
 	return out
 }
 

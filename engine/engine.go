@@ -80,6 +80,7 @@ type Engine struct {
 
 	group group         // Apply's shared pipelines (group.go)
 	books transferBooks // one-payer transfers' records to mark done (transfer_claim.go)
+	lanes laneCache     // hot holders' lanes (hot.go)
 }
 
 // New builds an Engine on a go-redis client: a *redis.ClusterClient for a

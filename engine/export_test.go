@@ -90,3 +90,6 @@ func (e *Engine) GroupQueued() int {
 	}
 	return n
 }
+
+// LaneOf is the lane a credit of id reaches among count lanes.
+func LaneOf(id string, count int) int { return laneOf(id, count) }

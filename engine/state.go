@@ -17,16 +17,54 @@ func (e *Engine) State(ctx context.Context, holder string) (instructions.State, 
 	if err := instructions.CheckID(instructions.NoOp, "holder", holder); err != nil {
 		return instructions.State{}, err
 	}
+	hs, err := e.hashes(ctx, holder)
+	if err != nil {
+		return instructions.State{}, err
+	}
+	if hs[0][cluster.FieldStatus] == "" {
+		return instructions.State{}, instructions.Errorf(instructions.CodeHolderNotFound, instructions.NoOp, "holder %s not found", holder)
+	}
+	st := e.stateOf(holder, hs[0])
+	if len(hs) == 1 {
+		return st, nil
+	}
+	return e.sumLanes(st, hs)
+}
+
+// hashes reads the holder's hash and, for a hot holder, every lane's, each
+// in one step (a lane's figures may move between the reads: a sweep's
+// transfer is in one lane and not yet in the other; the sum is then short
+// or long by what is in flight, and right again once it is done).
+func (e *Engine) hashes(ctx context.Context, holder string) ([]map[string]string, error) {
 	key := cluster.Holder(holder)
 	got := e.submit(ctx, []req{{keys: []string{key}, args: []any{"hgetall", key}}})
 	v, err := got[0].cmd.Result()
 	if err != nil {
-		return instructions.State{}, redisFailure("", err)
+		return nil, redisFailure("", err)
 	}
 	h := hashOf(v)
-	if h[cluster.FieldStatus] == "" {
-		return instructions.State{}, instructions.Errorf(instructions.CodeHolderNotFound, instructions.NoOp, "holder %s not found", holder)
+	count, _ := strconv.Atoi(h[cluster.FieldLanes])
+	if count < 2 {
+		return []map[string]string{h}, nil
 	}
+	reqs := make([]req, count-1)
+	for i := range reqs {
+		k := cluster.Holder(instructions.LaneHolder(holder, i+1))
+		reqs[i] = req{keys: []string{k}, args: []any{"hgetall", k}}
+	}
+	hs := []map[string]string{h}
+	for _, got := range e.submit(ctx, reqs) {
+		v, err := got.cmd.Result()
+		if err != nil {
+			return nil, redisFailure("", err)
+		}
+		hs = append(hs, hashOf(v))
+	}
+	return hs, nil
+}
+
+// stateOf reads one hash.
+func (e *Engine) stateOf(holder string, h map[string]string) instructions.State {
 	seq, _ := strconv.ParseInt(h[cluster.FieldSeq], 10, 64)
 	st := instructions.State{
 		Holder: holder, Status: h[cluster.FieldStatus], Seq: seq,
@@ -49,6 +87,46 @@ func (e *Engine) State(ctx context.Context, holder string) (instructions.State, 
 			st.Holds[f[2:]] = e.hold(raw)
 		}
 	}
+	return st
+}
+
+// sumLanes gives a hot holder's state: lane 0's status, seq, coupons and
+// holds; balances and points summed over the lanes; each lane's share. A
+// lane that is missing (its master lost its data) is UNAVAILABLE: the sum
+// would be wrong until it is rebuilt.
+func (e *Engine) sumLanes(st instructions.State, hs []map[string]string) (instructions.State, error) {
+	units := map[string][2]int64{}
+	var points [2]int64
+	for i, h := range hs {
+		name := instructions.LaneHolder(st.Holder, i)
+		if h[cluster.FieldStatus] == "" {
+			return instructions.State{}, instructions.Errorf(instructions.CodeUnavailable, instructions.NoOp,
+				"lane %d of hot holder %s (%s) is missing: rebuild it from the ledger (engined rebuild)", i, st.Holder, name)
+		}
+		ls := e.stateOf(name, h)
+		st.Lanes = append(st.Lanes, instructions.Lane{Lane: i, Holder: name, Seq: ls.Seq, Balances: ls.Balances, Points: ls.Points})
+		for f, raw := range h {
+			v, _ := strconv.ParseInt(raw, 10, 64)
+			switch {
+			case strings.HasPrefix(f, cluster.PrefixBalance):
+				u := units[f[2:]]
+				u[0] += v
+				units[f[2:]] = u
+			case strings.HasPrefix(f, cluster.PrefixFrozen):
+				u := units[f[2:]]
+				u[1] += v
+				units[f[2:]] = u
+			case f == cluster.FieldPointsAvailable:
+				points[0] += v
+			case f == cluster.FieldPointsFrozen:
+				points[1] += v
+			}
+		}
+	}
+	for a, u := range units {
+		st.Balances[a] = instructions.Balance{Available: e.amount(a, strconv.FormatInt(u[0], 10)), Frozen: e.amount(a, strconv.FormatInt(u[1], 10))}
+	}
+	st.Points = instructions.Points{Available: strconv.FormatInt(points[0], 10), Frozen: strconv.FormatInt(points[1], 10)}
 	return st, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -60,10 +61,22 @@ const DefaultTransferTimeout = 30 * time.Second
 // not be read or written (retry with the same id). A part's rejection is not
 // an error: it is the Error of an aborted state.
 func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (TransferState, error) {
+	if strings.HasPrefix(t.ID, instructions.HotSweepPrefix) {
+		return TransferState{}, &Error{ID: t.ID, Code: instructions.CodeInvalidID, OpIndex: instructions.NoOp,
+			Message: fmt.Sprintf("transfer id %q: ids beginning with %q are kept for the sweep of hot holders; choose another", t.ID, instructions.HotSweepPrefix)}
+	}
 	n, err := t.Normalize(e.assets)
 	if err != nil {
 		return TransferState{}, err
 	}
+	if err := e.routeParts(ctx, &n); err != nil {
+		return TransferState{}, err
+	}
+	return e.transfer(ctx, t, n)
+}
+
+// transfer runs normalized transfer n of body t.
+func (e *Engine) transfer(ctx context.Context, t instructions.Transfer, n instructions.NormalizedTransfer) (TransferState, error) {
 	// What EncodeTransfer writes, without reflection (a normalized
 	// transfer's strings are valid UTF-8).
 	body := t.AppendJSON(make([]byte, 0, 256))
@@ -74,6 +87,9 @@ func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (Transfe
 	rec, reads, err := e.begin(ctx, n, body, payer)
 	if err != nil {
 		return TransferState{}, err
+	}
+	if pinLanes(&n, rec.holders) {
+		reads = e.submit(ctx, checkReads(n, payer))
 	}
 	if rec.outcome == "conflict" {
 		return TransferState{}, &Error{ID: n.ID, Code: instructions.CodeIdempotencyConflict, OpIndex: instructions.NoOp,
@@ -478,8 +494,9 @@ func transferPrint(n instructions.NormalizedTransfer) string {
 	var stack [1024]byte
 	b := stack[:0]
 	for _, p := range n.Parts {
-		b = strconv.AppendInt(b, int64(len(p.Holder)), 10)
-		b = append(append(append(b, ':'), p.Holder...), '|')
+		holder, _ := instructions.ParentOf(p.Holder) // the same transfer whatever lane it credits
+		b = strconv.AppendInt(b, int64(len(holder)), 10)
+		b = append(append(append(b, ':'), holder...), '|')
 		for _, s := range p.Steps {
 			b = append(append(b, s.Op...), '|')
 			b = append(append(b, s.Asset...), '|')

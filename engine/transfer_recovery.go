@@ -146,6 +146,7 @@ func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 	if err != nil {
 		return err
 	}
+	pinLanes(&n, rec.holders)
 	// The next look, should this one not get to the end.
 	next := float64(en.now + r.e.xferTimeout.Milliseconds())
 	if err := r.e.rdb.ZAddXX(ctx, index, redis.Z{Score: next, Member: id}).Err(); err != nil {

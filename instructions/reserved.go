@@ -14,6 +14,10 @@ const (
 	// SweepIDPrefix begins the ids of the hold-expiry sweeper's releases
 	// ("sweep-<hash of holder, hold and expiry>").
 	SweepIDPrefix = "sweep-"
+	// HotSweepPrefix begins the ids of the transfers that move a hot
+	// holder's receiving lanes into lane 0 ("hot-<hash of holder, lane and
+	// seq>"): the only transfers whose parts name lanes.
+	HotSweepPrefix = "hot-"
 )
 
 // reserved lists, once, every prefix of the engine's own names, whose they

@@ -18,6 +18,9 @@ type Result struct {
 	Points   *Points            `json:"points,omitempty"`
 	Coupons  map[string]string  `json:"coupons"`
 	Holds    map[string]Hold    `json:"holds"` // open holds only: a closed hold is absent
+	// Lane is the lane of a hot holder a credit went to (its figures are that
+	// lane's); absent for lane 0 and plain holders.
+	Lane int `json:"lane,omitempty"`
 }
 
 // State is everything a holder has.
@@ -29,6 +32,19 @@ type State struct {
 	Points   Points             `json:"points"`
 	Coupons  map[string]string  `json:"coupons"`
 	Holds    map[string]Hold    `json:"holds"`
+	// Lanes is each lane's share of a hot holder, whose figures above are the
+	// sum of its lanes; absent for a plain holder.
+	Lanes []Lane `json:"lanes,omitempty"`
+}
+
+// Lane is one lane's share of a hot holder (docs/hot-holders.md): lane 0 is
+// the holder itself, lane i the holder named "<holder>#i".
+type Lane struct {
+	Lane     int                `json:"lane"`
+	Holder   string             `json:"holder"`
+	Seq      int64              `json:"seq"`
+	Balances map[string]Balance `json:"balances"`
+	Points   Points             `json:"points"`
 }
 
 // Holder statuses.
@@ -86,6 +102,10 @@ func (r Result) AppendJSON(b []byte) []byte {
 	b = appendMap(b, r.Coupons, appendString)
 	b = append(b, `,"holds":`...)
 	b = appendMap(b, r.Holds, appendHold)
+	if r.Lane != 0 {
+		b = append(b, `,"lane":`...)
+		b = strconv.AppendInt(b, int64(r.Lane), 10)
+	}
 	return append(b, '}')
 }
 

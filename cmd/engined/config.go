@@ -38,6 +38,7 @@ type Config struct {
 	TokensFile      string                 // --tokens-file, ENGINED_TOKENS_FILE; default ""
 	PGDSN           string                 // --pg, ENGINED_PG_DSN; default ""
 	TransferTimeout time.Duration          // --transfer-timeout, ENGINED_TRANSFER_TIMEOUT; default 30s
+	HotSweep        time.Duration          // --hot-sweep, ENGINED_HOT_SWEEP; default 1s, 0 off
 	MinReplicaAcks  int                    // --min-replica-acks, ENGINED_MIN_REPLICA_ACKS; default 0
 	Webhooks        []string               // --webhook (several times), ENGINED_WEBHOOKS; default none
 	WebhookSecret   string                 // --webhook-secret, ENGINED_WEBHOOK_SECRET; default ""
@@ -122,6 +123,12 @@ var options = []option{
 		usage: "how long a transfer may stay undecided before the recovery worker aborts it, or decided with parts unfinished before it finishes them",
 		set: func(c *Config, v string) (err error) {
 			c.TransferTimeout, err = parseDuration(v)
+			return err
+		}},
+	{flag: "hot-sweep", env: "ENGINED_HOT_SWEEP", def: "1s", arg: "DURATION",
+		usage: "how often hot holders' receiving lanes are swept into lane 0 (docs/hot-holders.md); 0 turns the sweep off here",
+		set: func(c *Config, v string) (err error) {
+			c.HotSweep, err = parseDuration(v)
 			return err
 		}},
 	// Not in the contract's table either: engine.Options.MinReplicaAcks, for
@@ -358,6 +365,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.String("tokens_file", c.TokensFile),
 		slog.Bool("pg_set", c.PGDSN != ""),
 		slog.String("transfer_timeout", c.TransferTimeout.String()),
+		slog.String("hot_sweep", c.HotSweep.String()),
 		slog.Int("min_replica_acks", c.MinReplicaAcks),
 		slog.Int("webhooks", len(c.Webhooks)),
 		slog.Bool("webhook_secret_set", c.WebhookSecret != ""),

@@ -67,6 +67,7 @@ func commands() []command {
 		{name: "events", summary: "print a page of a holder's statement from the PostgreSQL ledger", run: runEvents, usage: eventsUsage},
 		{name: "tail", summary: "print the feed of every holder's events as JSON lines, following it with --follow", run: runTail, usage: tailUsage},
 		{name: "rebuild", summary: "write holders' Redis state from the PostgreSQL ledger", run: runRebuild, usage: rebuildUsage},
+		{name: "sweep-hot", summary: "move a hot holder's receiving lanes into its lane 0 now", run: runSweepHot, usage: sweepHotUsage},
 		{name: "repair", summary: "apply an event the ledger set aside, as read or corrected", run: runRepair, usage: repairUsage},
 		{name: "bench", summary: "measure the engine against its baselines (starts its own cluster)", run: runBench, usage: benchUsage},
 	}

@@ -165,6 +165,19 @@ func (s *server) holder(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, st)
 }
 
+// sweepHot sweeps a hot holder's receiving lanes into lane 0 now
+// (engine.SweepHot), answering what it did.
+func (s *server) sweepHot(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	got, err := s.eng.SweepHot(ctx, r.PathValue("holder"))
+	if err != nil {
+		writeError(w, err, true)
+		return
+	}
+	writeJSON(w, http.StatusOK, got)
+}
+
 // readBody reads the request body, answering 413 PAYLOAD_TOO_LARGE past
 // maxBody. ok is false when an answer was written.
 func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {

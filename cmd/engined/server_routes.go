@@ -19,6 +19,7 @@ func (s *server) routes() []route {
 		{pattern: "POST /v1/instructions/batch", scope: scopeWrite, handle: s.applyBatch},
 		{pattern: "GET /v1/holders/{holder}", scope: scopeRead, handle: s.holder},
 		{pattern: "GET /v1/holders/{holder}/events", scope: scopeRead, handle: s.events},
+		{pattern: "POST /v1/holders/{holder}/sweep", scope: scopeAdmin, handle: s.sweepHot},
 		{pattern: "GET /v1/holders/{holder}/instructions/{id}", scope: scopeRead, handle: s.instruction},
 		{pattern: "GET /v1/events", scope: scopeRead, handle: s.feed},
 		{pattern: "POST /v1/transfers", scope: scopeWrite, handle: s.postTransfer},

@@ -45,6 +45,16 @@ func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng
 		func() int64 { return recovery.Stats().Errors })
 	register(reg, "atomledger_transfer_recovery_stuck_parts_total", "Committed transfer parts found with no transfer hold to consume, left unfinished for an operator.", true,
 		func() int64 { return recovery.Stats().Stuck })
+	if cfg.HotSweep > 0 {
+		hot := engine.NewHotSweeper(eng, cfg.HotSweep, log)
+		wg.Go(func() { _ = hot.Run(ctx) })
+		register(reg, "atomledger_hot_sweep_moved_total", "Transfers that moved a hot holder's receiving lane into lane 0.", true,
+			func() int64 { return hot.Stats().Moved })
+		register(reg, "atomledger_hot_sweep_missing_lanes_total", "Hot holders' lanes found missing from Redis by a sweep (counted each pass): rebuild them.", true,
+			func() int64 { return hot.Stats().Missing })
+		register(reg, "atomledger_hot_sweep_errors_total", "Sweeps of a hot holder that failed, tried again next pass.", true,
+			func() int64 { return hot.Stats().Errors })
+	}
 	if cfg.PGDSN == "" {
 		log.Info("no ledger configured (--pg): the outbox relay does not run here")
 		if len(cfg.Webhooks) > 0 {

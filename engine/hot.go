@@ -1,0 +1,363 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// Hot holders (docs/hot-holders.md): a holder of N lanes keeps its spending
+// state in lane 0, the holder itself, and receives in lanes 1..N-1, holders
+// named X#1 ... in other slots. A credit-only instruction, or a transfer's
+// credit part, goes to the lane jump(hash(id), N); everything else goes to
+// lane 0 whole.
+//
+// Every lane stores the count (field lanes), and the engine's door of the
+// library refuses a credit routed with another count (LANES_CHANGED): an
+// engine that routed by a count it cached learns of a raise from the first
+// lane that refuses it. A raise reaches the lanes before lane 0 (raiseLanes),
+// and engines learn counts only from lane 0, so no engine routes by a new
+// count before every lane refuses the old one. An id applied before a raise
+// and sent again after it is found in the lane its count then gave it: lane 0
+// keeps the counts of the raises still inside the idempotency window
+// (lanes_hist), and the engine looks for the id's record there first.
+
+// laneCacheTTL is how long a transfer trusts a holder's count read for its
+// payees (a plain instruction needs no freshness: the lane it reaches checks).
+const laneCacheTTL = 30 * time.Second
+
+// lanes is what lane 0 says of a holder's lanes.
+type lanes struct {
+	count int      // 1 for a plain holder
+	eras  []laneEra // earlier counts whose raise is inside the idempotency window
+	read  time.Time
+}
+
+// laneEra is an earlier count and when (Redis ms) it ended.
+type laneEra struct {
+	count int
+	endMs int64
+}
+
+// laneCache keeps what the engine knows of holders' lanes. Plain holders
+// enter it only through a transfer's read of its payees.
+type laneCache struct {
+	mu sync.Mutex
+	m  map[string]lanes
+}
+
+func (c *laneCache) get(holder string) (lanes, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, ok := c.m[holder]
+	return l, ok
+}
+
+func (c *laneCache) size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
+func (c *laneCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = nil
+}
+
+func (c *laneCache) put(holder string, l lanes) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]lanes{}
+	}
+	c.m[holder] = l
+}
+
+// parseLanes reads lane 0's fields lanes and lanes_hist.
+func parseLanes(count, hist string) lanes {
+	l := lanes{count: 1, read: time.Now()}
+	if n, err := strconv.Atoi(count); err == nil && n > 1 {
+		l.count = n
+	}
+	for _, e := range strings.Split(hist, ";") {
+		c, ms, ok := strings.Cut(e, "@")
+		n, err1 := strconv.Atoi(c)
+		end, err2 := strconv.ParseInt(ms, 10, 64)
+		if ok && err1 == nil && err2 == nil {
+			l.eras = append(l.eras, laneEra{count: n, endMs: end})
+		}
+	}
+	return l
+}
+
+// readLanes reads holder's lanes from lane 0 and caches them.
+func (e *Engine) readLanes(ctx context.Context, holder string) (lanes, error) {
+	v, err := e.rdb.HMGet(ctx, cluster.Holder(holder), cluster.FieldLanes, cluster.FieldLanesHist).Result()
+	if err != nil {
+		return lanes{}, redisFailure("", err)
+	}
+	s0, _ := v[0].(string)
+	s1, _ := v[1].(string)
+	l := parseLanes(s0, s1)
+	e.lanes.put(holder, l)
+	return l, nil
+}
+
+// laneOf is the lane of an instruction (or transfer) id among count lanes:
+// jump consistent hashing (Lamping and Veach), so that a raise from n to m
+// lanes moves an id only to one of the new lanes.
+func laneOf(id string, count int) int {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(id))
+	key := h.Sum64()
+	b, j := int64(-1), int64(0)
+	for j < int64(count) {
+		b = j
+		key = key*2862933555777941757 + 1
+		j = int64(float64(b+1) * (float64(int64(1)<<31) / float64((key>>33)+1)))
+	}
+	return int(b)
+}
+
+// creditOnly tells whether every op of n only adds value: such an
+// instruction to a hot holder goes to a lane picked by its id.
+func creditOnly(n instructions.Normalized) bool {
+	for _, s := range n.Steps {
+		if s.Op != instructions.OpCredit && s.Op != instructions.OpEarnPoints {
+			return false
+		}
+	}
+	return true
+}
+
+// setsLanes tells whether n opens a hot holder or raises its lanes, and to how many.
+func setsLanes(n instructions.Normalized) int {
+	for _, s := range n.Steps {
+		if (s.Op == instructions.OpOpen || s.Op == instructions.OpSetLanes) && s.Units > 1 {
+			return int(s.Units)
+		}
+	}
+	return 0
+}
+
+// onLane gives c sent to lane of its holder, checked against count (0: not checked).
+func (e *Engine) onLane(c call, lane, count int) call {
+	if lane > 0 {
+		n := c.n
+		n.Holder = instructions.LaneHolder(n.Holder, lane)
+		c = e.build(n)
+	}
+	return c.routed(count)
+}
+
+// routeCredit gives the call of a credit-only instruction: to the lane its
+// id picks among the lanes the engine knows, or, for a holder it knows as
+// plain, to the holder checked as plain. An id applied before a raise still
+// inside the idempotency window goes where it went then, if its record is there.
+func (e *Engine) routeCredit(ctx context.Context, c call) (call, error) {
+	l, ok := e.lanes.get(c.n.Holder)
+	if !ok || l.count < 2 {
+		return e.onLane(c, 0, 1), nil
+	}
+	lane := laneOf(c.n.ID, l.count)
+	var earlier []int
+	now := time.Now().UnixMilli()
+	for _, era := range l.eras {
+		if old := laneOf(c.n.ID, era.count); old != lane && era.endMs+e.ttl.Milliseconds() > now {
+			earlier = append(earlier, old)
+		}
+	}
+	if len(earlier) > 0 {
+		reqs := make([]req, len(earlier))
+		for i, old := range earlier {
+			k := cluster.Tx(instructions.LaneHolder(c.n.Holder, old), c.n.ID)
+			reqs[i] = req{keys: []string{k}, args: []any{"exists", k}}
+		}
+		for i, got := range e.submit(ctx, reqs) {
+			n, err := got.cmd.Int64()
+			if err != nil {
+				return call{}, redisFailure(c.n.ID, err)
+			}
+			if n == 1 {
+				return e.onLane(c, earlier[i], 0), nil
+			}
+		}
+	}
+	return e.onLane(c, lane, l.count), nil
+}
+
+// applyCredit applies a credit-only instruction on the lane it belongs to.
+// A lane that refuses the count it was routed by (the holder's lanes were
+// raised, or it is hot and the engine did not know) sends it to lane 0 for
+// the count; a lane ahead of lane 0 (raised, and lane 0's raise not yet
+// there) takes it unchecked, as every engine then routes by lane 0's count.
+func (e *Engine) applyCredit(ctx context.Context, c call) Outcome {
+	var o Outcome
+	for range 4 {
+		rc, err := e.routeCredit(ctx, c)
+		if err != nil {
+			return Outcome{Err: err}
+		}
+		o = e.applyGrouped(ctx, rc)
+		if !lanesChanged(o.Err) {
+			return onHolder(o, c.n.Holder)
+		}
+		routed, _ := e.lanes.get(c.n.Holder)
+		l, err := e.readLanes(ctx, c.n.Holder)
+		if err != nil {
+			return Outcome{Err: err}
+		}
+		if l.count == max(routed.count, 1) {
+			return onHolder(e.applyGrouped(ctx, e.onLane(c, laneOf(c.n.ID, l.count), 0)), c.n.Holder)
+		}
+	}
+	return onHolder(o, c.n.Holder)
+}
+
+func lanesChanged(err error) bool {
+	var ierr *Error
+	return errors.As(err, &ierr) && ierr.Code == instructions.CodeLanesChanged
+}
+
+// onHolder answers for the holder a lane's outcome: its holder, and which lane.
+func onHolder(o Outcome, holder string) Outcome {
+	if o.Err == nil && o.Result.Holder != holder {
+		_, o.Result.Lane = instructions.ParentOf(o.Result.Holder)
+		o.Result.Holder = holder
+	}
+	return o
+}
+
+// raiseLanes makes lanes 1..count-1 of holder exist with count, before lane
+// 0 says so: new lanes are opened, the others raised (ids "lanes-<count>",
+// so that a retry replays). The holder joins the hot holders' set, which the
+// sweep reads.
+func (e *Engine) raiseLanes(ctx context.Context, holder string, count int) error {
+	if err := e.rdb.SAdd(ctx, cluster.HotHolders(), holder).Err(); err != nil {
+		return redisFailure("", err)
+	}
+	id := "lanes-" + strconv.Itoa(count)
+	ins := make([]instructions.Instruction, count-1)
+	for i := range ins {
+		ins[i] = instructions.New(id, holder).OpenHot(count)
+	}
+	// Lanes are not a client's names: normalized here under the holder's
+	// name, sent under the lane's.
+	calls := make([]call, len(ins))
+	for i, in := range ins {
+		c, err := e.prepare(in)
+		if err != nil {
+			return err
+		}
+		calls[i] = e.onLane(c, i+1, 0)
+	}
+	out := make([]Outcome, len(calls))
+	e.run(ctx, calls, indexes(len(calls)), out)
+	var raise []int
+	for i, o := range out {
+		var ierr *Error
+		switch {
+		case o.Err == nil:
+		case errors.As(o.Err, &ierr) && ierr.Code == instructions.CodeHolderExists:
+			raise = append(raise, i)
+			c, err := e.prepare(instructions.New(id, holder).SetLanes(count))
+			if err != nil {
+				return err
+			}
+			calls[i] = e.onLane(c, i+1, 0)
+		default:
+			return o.Err
+		}
+	}
+	e.run(ctx, calls, raise, out)
+	for _, i := range raise {
+		if err := out[i].Err; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func indexes(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// applyLanes applies an instruction that opens a hot holder or raises its
+// lanes: its lanes first, then the instruction on lane 0.
+//
+// The lanes are left as they are when lane 0 will refuse the instruction
+// or has nothing to raise (an open of a holder that exists, a set_lanes of
+// a holder missing, suspended or at count already: lane 0 then answers its
+// error, or its replay); a holder suspended between that look and lane 0's
+// run leaves its lanes ahead of lane 0, which routing allows (applyCredit).
+func (e *Engine) applyLanes(ctx context.Context, c call, count int) Outcome {
+	v, err := e.rdb.HMGet(ctx, cluster.Holder(c.n.Holder), cluster.FieldStatus, cluster.FieldLanes).Result()
+	if err != nil {
+		return Outcome{Err: redisFailure(c.n.ID, err)}
+	}
+	status, _ := v[0].(string)
+	now, _ := v[1].(string)
+	has, _ := strconv.Atoi(now)
+	opens := c.n.Steps[0].Op == instructions.OpOpen
+	if opens && status == "" || !opens && status == instructions.StatusActive && has < count {
+		if err := e.raiseLanes(ctx, c.n.Holder, count); err != nil {
+			return Outcome{Err: err}
+		}
+	}
+	o := e.applyGrouped(ctx, c)
+	if o.Err == nil {
+		_, _ = e.readLanes(ctx, c.n.Holder)
+	}
+	return o
+}
+
+// waitingNote adds to an INSUFFICIENT_FUNDS or INSUFFICIENT_POINTS of a hot
+// holder's lane 0 how much of it waits in the receiving lanes.
+func (e *Engine) waitingNote(ctx context.Context, c call, o Outcome) Outcome {
+	var ierr *Error
+	if !errors.As(o.Err, &ierr) || (ierr.Code != instructions.CodeInsufficientFunds && ierr.Code != instructions.CodeInsufficientPoints) ||
+		ierr.OpIndex < 0 || ierr.OpIndex >= len(c.n.Steps) {
+		return o
+	}
+	l, err := e.readLanes(ctx, c.n.Holder)
+	if err != nil || l.count < 2 {
+		return o
+	}
+	field, asset := cluster.FieldPointsAvailable, ""
+	if ierr.Code == instructions.CodeInsufficientFunds {
+		asset = c.n.Steps[ierr.OpIndex].Asset
+		field = cluster.PrefixBalance + asset
+	}
+	reqs := make([]req, l.count-1)
+	for i := range reqs {
+		k := cluster.Holder(instructions.LaneHolder(c.n.Holder, i+1))
+		reqs[i] = req{keys: []string{k}, args: []any{"hget", k, field}}
+	}
+	var sum int64
+	for _, got := range e.submit(ctx, reqs) {
+		v, _ := got.cmd.Text()
+		n, _ := strconv.ParseInt(v, 10, 64)
+		sum += n
+	}
+	what := "points"
+	if asset != "" {
+		what = e.amount(asset, strconv.FormatInt(sum, 10)) + " " + asset
+	} else {
+		what = strconv.FormatInt(sum, 10) + " points"
+	}
+	cp := *ierr
+	cp.Message += "; " + what + " more waits in the holder's " + strconv.Itoa(l.count-1) + " receiving lanes until the next sweep moves it to lane 0"
+	return Outcome{Err: &cp}
+}

@@ -1,0 +1,185 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/instructions"
+)
+
+// HotSwept is what one sweep of a hot holder did.
+type HotSwept struct {
+	Holder string   `json:"holder"`
+	Lanes  int      `json:"lanes"`   // the holder's lane count (1: a plain holder, nothing to do)
+	Moved  int      `json:"moved"`   // transfers from a receiving lane into lane 0 that committed
+	Missing []string `json:"missing,omitempty"` // lanes not in Redis (a master lost its data): rebuild them
+}
+
+// HotSweepID is the id of the transfer that moves what lane (1..) of
+// holder holds at its seq into lane 0: a sweep that runs twice, or two
+// sweepers at once, find the same lane at the same seq and run one transfer;
+// once it has run, the lane's seq has moved and its figures with it.
+func HotSweepID(holder string, lane int, seq int64) string {
+	sum := sha256.Sum256([]byte(holder + "\x00" + strconv.Itoa(lane) + "\x00" + strconv.FormatInt(seq, 10)))
+	return instructions.HotSweepPrefix + hex.EncodeToString(sum[:])[:24]
+}
+
+// SweepHot moves the available balances and points of holder's receiving
+// lanes into lane 0, one one-payer transfer per lane that holds anything
+// (HotSweepID). A plain holder has nothing to sweep.
+//
+// Errors: INVALID_ID, HOLDER_NOT_FOUND, UNAVAILABLE; a lane's transfer
+// that could not be decided is left to transfer recovery and tried again by
+// the next sweep, which finds the lane at the same seq if it did not run.
+func (e *Engine) SweepHot(ctx context.Context, holder string) (HotSwept, error) {
+	if err := instructions.CheckID(instructions.NoOp, "holder", holder); err != nil {
+		return HotSwept{}, err
+	}
+	hs, err := e.hashes(ctx, holder)
+	if err != nil {
+		return HotSwept{}, err
+	}
+	if hs[0][cluster.FieldStatus] == "" {
+		return HotSwept{}, instructions.Errorf(instructions.CodeHolderNotFound, instructions.NoOp, "holder %s not found", holder)
+	}
+	out := HotSwept{Holder: holder, Lanes: len(hs)}
+	var errs []error
+	for lane := 1; lane < len(hs); lane++ {
+		h, name := hs[lane], instructions.LaneHolder(holder, lane)
+		if h[cluster.FieldStatus] == "" {
+			out.Missing = append(out.Missing, name)
+			continue
+		}
+		t, ok := e.sweepTransfer(holder, lane, h)
+		if !ok {
+			continue
+		}
+		n, err := t.Normalize(e.assets)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		st, err := e.transfer(ctx, t, n)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case st.Status == TransferCommitted:
+			out.Moved++
+		case st.Status == TransferAborted && st.Error != nil:
+			errs = append(errs, st.Error)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// sweepTransfer is the transfer that empties lane's available figures (h,
+// its hash) into lane 0; false when there is nothing to move.
+func (e *Engine) sweepTransfer(holder string, lane int, h map[string]string) (instructions.Transfer, bool) {
+	var take, give []instructions.Op
+	for f, raw := range h {
+		units, _ := strconv.ParseInt(raw, 10, 64)
+		switch {
+		case units <= 0:
+		case strings.HasPrefix(f, cluster.PrefixBalance):
+			a := f[len(cluster.PrefixBalance):]
+			amount := instructions.Amount(e.amount(a, raw))
+			take = append(take, instructions.Op{Op: instructions.OpDebit, Asset: a, Amount: amount})
+			give = append(give, instructions.Op{Op: instructions.OpCredit, Asset: a, Amount: amount})
+		case f == cluster.FieldPointsAvailable:
+			take = append(take, instructions.Op{Op: instructions.OpSpendPoints, Amount: instructions.Amount(raw)})
+			give = append(give, instructions.Op{Op: instructions.OpEarnPoints, Amount: instructions.Amount(raw)})
+		}
+	}
+	if len(take) == 0 {
+		return instructions.Transfer{}, false
+	}
+	// The same lane at the same seq gives the same body: ops in one order.
+	byName := func(a, b instructions.Op) int { return cmp.Compare(a.Op+a.Asset, b.Op+b.Asset) }
+	slices.SortFunc(take, byName)
+	slices.SortFunc(give, byName)
+	seq, _ := strconv.ParseInt(h[cluster.FieldSeq], 10, 64)
+	return instructions.Transfer{ID: HotSweepID(holder, lane, seq), Parts: []instructions.Part{
+		{Holder: instructions.LaneHolder(holder, lane), Ops: take},
+		{Holder: holder, Ops: give},
+	}}, true
+}
+
+// HotSweeperStats are a hot sweeper's counters, for metrics.
+type HotSweeperStats struct {
+	Passes  int64 // completed passes over every hot holder
+	Moved   int64 // lane-to-lane-0 transfers committed
+	Missing int64 // lanes found missing (counted each pass)
+	Errors  int64 // failed sweeps of a holder, tried again next pass
+}
+
+// HotSweeper sweeps every hot holder (the set cluster.HotHolders) on a schedule.
+type HotSweeper struct {
+	e        *Engine
+	interval time.Duration
+	log      *slog.Logger
+
+	passes, moved, missing, errs atomic.Int64
+}
+
+// NewHotSweeper builds a sweeper that sweeps every interval (at least 10ms).
+func NewHotSweeper(e *Engine, interval time.Duration, log *slog.Logger) *HotSweeper {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &HotSweeper{e: e, interval: max(interval, 10*time.Millisecond), log: log}
+}
+
+// Stats reads the counters; safe to call while it runs.
+func (s *HotSweeper) Stats() HotSweeperStats {
+	return HotSweeperStats{Passes: s.passes.Load(), Moved: s.moved.Load(), Missing: s.missing.Load(), Errors: s.errs.Load()}
+}
+
+// Run sweeps until ctx is done, then returns nil.
+func (s *HotSweeper) Run(ctx context.Context) error {
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		s.pass(ctx)
+	}
+}
+
+// pass sweeps each hot holder once.
+func (s *HotSweeper) pass(ctx context.Context) {
+	holders, err := s.e.rdb.SMembers(ctx, cluster.HotHolders()).Result()
+	if err != nil {
+		if ctx.Err() == nil {
+			s.errs.Add(1)
+			s.log.Warn("hot sweep: read the hot holders", "err", err)
+		}
+		return
+	}
+	for _, h := range holders {
+		got, err := s.e.SweepHot(ctx, h)
+		s.moved.Add(int64(got.Moved))
+		s.missing.Add(int64(len(got.Missing)))
+		if len(got.Missing) > 0 {
+			s.log.Error("hot sweep: lanes missing from Redis (their master lost its data?): rebuild them from the ledger",
+				"holder", h, "lanes", strings.Join(got.Missing, ","))
+		}
+		if err != nil && ctx.Err() == nil {
+			s.errs.Add(1)
+			s.log.Warn("hot sweep: left for the next pass", "holder", h, "err", err)
+		}
+	}
+	s.passes.Add(1)
+}
