@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,7 +63,9 @@ func fingerprintOrig(args []any) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// buildArgsOrig is the first implementation of build's arguments.
+// buildArgsOrig is the first implementation of build's arguments, with the
+// route ("", unrouted) added since at its place: the print is still the one
+// of the first implementation's arguments.
 func buildArgsOrig(e *Engine, n instructions.Normalized) []any {
 	args := make([]any, 7, 7+6*len(n.Steps))
 	args[0], args[1], args[3], args[4], args[5], args[6] = n.Holder, n.ID, e.idemTTL, n.Counterparty, n.Memo, n.Transfer
@@ -70,7 +73,25 @@ func buildArgsOrig(e *Engine, n instructions.Normalized) []any {
 		args = append(args, s.Op, s.Asset, strconv.FormatInt(s.Units, 10), s.Hold, s.Coupon, strconv.FormatInt(s.Ms, 10))
 	}
 	args[2] = fingerprintOrig(args)
-	return args
+	return slices.Insert(args, argRoute, any(""))
+}
+
+// The route is not in the fingerprint: the same body routed by two lane
+// counts, or not routed, is one body, and its retry after a raise of the
+// lanes replays. routed leaves the call it was given as it was.
+func TestBuild_TheRouteIsNotInTheFingerprint(t *testing.T) {
+	e := New(nil, nil)
+	c, err := e.prepare(instructions.New("r-1", "m").Credit("CNY", "1.00"))
+	require.NoError(t, err)
+	r4, r8 := c.routed(4), c.routed(8)
+	assert.Equal(t, "", c.args[argRoute])
+	assert.Equal(t, "4", r4.args[argRoute])
+	assert.Equal(t, "8", r8.args[argRoute])
+	assert.Equal(t, c.args[argFP], r4.args[argFP])
+	assert.Equal(t, c.args[argFP], fingerprint(r4.args))
+	assert.Equal(t, fingerprint(r4.args), fingerprint(r8.args))
+	r4.args[argRoute] = ""
+	assert.Equal(t, c.args, r4.args, "only the route differs")
 }
 
 // build is free to compute differently, never to answer differently: on

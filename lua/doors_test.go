@@ -92,9 +92,9 @@ func doorCalls(id string) []doorCall {
 	return []doorCall{
 		{lua.FuncApplyJSON, doorJSONKeys(id), []string{`{"id":"` + id + `","holder":"rz","ops":[{"op":"settle","hold":"o1","leg":"CNY","amount":"10"},{"op":"credit","asset":"CNY","amount":"500"}]}`, "86400000"}},
 		{lua.FuncApplyJSON, doorJSONKeys(id), []string{`{"id":"` + id + `","holder":"rz","memo":"m","ops":[{"op":"freeze","asset":"CNY","amount":"100","hold":"h` + id + `","ttl_ms":60000},{"op":"grant_coupon","coupon":"c` + id + `","expires_ms":4102444800000},{"op":"release","hold":"o1","leg":"CNY","amount":"10"}]}`}},
-		{lua.FuncApply, doorJSONKeys(id), []string{doorHolder, id, testFP, "86400000", "external", "", "",
+		{lua.FuncApply, doorJSONKeys(id), []string{doorHolder, id, testFP, "86400000", "external", "", "", "",
 			"settle", "CNY", "10", "o1", "", "0", "credit", "CNY", "500", "", "", "0", "freeze", "CNY", "100", "h" + id, "", "60000"}},
-		{lua.FuncApply, doorJSONKeys(id), []string{doorHolder, id, testFP, "86400000", "external", "", "",
+		{lua.FuncApply, doorJSONKeys(id), []string{doorHolder, id, testFP, "86400000", "external", "", "", "",
 			"release", "CNY", "10", "o1", "", "0", "grant_coupon", "", "0", "", "c" + id, "4102444800000"}},
 		{lua.FuncTransfer, transferKeys("t" + id), []string{"begin", "t" + id, "fp", "{}", "30000", "a,b", "0", "60000", "86400000"}},
 		{lua.FuncTransfer, transferKeys("t1"), []string{"decide", "t1", "committed", "", "30000", "86400000", "2", "0", "1"}},
@@ -355,7 +355,7 @@ func TestDoors_ATTLRedisWouldRefuseWritesNothing(t *testing.T) {
 		assert.True(t, strings.HasPrefix(out, "err\nINVALID_INSTRUCTION\n-1\n"), "ttl %q: %q", ttl, out)
 		assert.Equal(t, before, dumpAll(t, c), "ttl %q: nothing written", ttl)
 
-		v, err := c.FCall(context.Background(), lua.FuncApply, doorJSONKeys("a1"), doorHolder, "a1", testFP, ttl, "external", "", "",
+		v, err := c.FCall(context.Background(), lua.FuncApply, doorJSONKeys("a1"), doorHolder, "a1", testFP, ttl, "external", "", "", "",
 			"credit", "CNY", "500", "", "", "0").Slice()
 		require.NoError(t, err)
 		assert.Equal(t, "err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments", v[1], "ttl %q", ttl)
@@ -419,7 +419,7 @@ func TestDoors_ApplyRefusesAKeyGivenTwice(t *testing.T) {
 	} {
 		before := dumpAll(t, c)
 		v, err := c.FCall(context.Background(), lua.FuncApply, keys,
-			append([]any{doorHolder, "k1", testFP, "86400000", "external", "", "", "open", "", "0", "", "", "0"}, ops...)...).Slice()
+			append([]any{doorHolder, "k1", testFP, "86400000", "external", "", "", "", "open", "", "0", "", "", "0"}, ops...)...).Slice()
 		require.NoError(t, err, "%q", keys)
 		assert.Equal(t, "err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments", v[1], "%q", keys)
 		assert.Equal(t, before, dumpAll(t, c), "%q: nothing written", keys)
