@@ -131,3 +131,18 @@ func TestBuild_ArgsAsTheFirstImplementation(t *testing.T) {
 		require.Equal(t, buildArgsOrig(e, n), got.args, "%+v", n)
 	}
 }
+
+// apply's LANES_CHANGED reaches the engine as that code, for no op, its
+// message the holder's count, never as a replay (it is not recorded).
+func TestParseReply_LanesChangedGivesTheCount(t *testing.T) {
+	e := New(nil, nil)
+	n, err := instructions.New("r-1", "m").Credit("CNY", "1.00").Normalize(instructions.MustParseAssets("CNY:2"))
+	require.NoError(t, err)
+	_, err = e.parseReply(n, []any{int64(0), "err\nLANES_CHANGED\n-1\n8"})
+	var ie *instructions.Error
+	require.ErrorAs(t, err, &ie)
+	assert.ErrorIs(t, err, instructions.CodeLanesChanged)
+	assert.Equal(t, instructions.NoOp, ie.OpIndex)
+	assert.Equal(t, "8", ie.Message)
+	assert.False(t, ie.Replayed)
+}
