@@ -116,3 +116,13 @@ func SlotKeyPrefixes() []string {
 	}
 	return out
 }
+
+// Fields of a hot holder's hash (DESIGN.md, "Hot holders"). FieldLanes, on
+// every lane, is the lane count in decimal (absent: a plain holder, one
+// lane); FieldLanesHist, on lane 0 only, the earlier counts still within the
+// idempotency window, "<count>@<ms>;" per raise, ms the server time the count
+// ended.
+const (
+	FieldLanes     = "lanes"
+	FieldLanesHist = "lanes_hist"
+)

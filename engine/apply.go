@@ -166,14 +166,14 @@ func (e *Engine) prepare(in instructions.Instruction) (call, error) {
 // (even spelled "80.0" once and "80.00" the next time) gives the same print.
 // Idempotency records and the ledger keep it, so its value never changes: the
 // first 16 bytes of the SHA-256 of "<length>:<bytes>" of each argument but
-// the print and the TTL, in hex. The text is hashed in one piece, on the
+// the print, the TTL and the route, in hex. The text is hashed in one piece, on the
 // stack when it fits, rather than written piece by piece to a hash.Hash,
 // which cost an allocation per piece.
 func fingerprint(args []any) string {
 	var stack [512]byte
 	b := stack[:0]
 	for i, a := range args {
-		if i == 2 || i == 3 { // the fingerprint itself, and the TTL, which is configuration
+		if i == argFP || i == argTTL || i == argRoute { // the fingerprint itself, the TTL (configuration), the route
 			continue
 		}
 		s := a.(string)

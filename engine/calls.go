@@ -32,6 +32,7 @@ const (
 	argCP     = libcall.CP
 	argMemo   = libcall.Memo
 	argXfer   = libcall.Xfer
+	argRoute  = libcall.Route
 	argsFixed = libcall.Fixed
 	argsPerOp = libcall.PerOp
 	recordFP  = libcall.RecordFP
@@ -46,14 +47,24 @@ type call struct {
 
 func (c call) req() req { return req{fn: lua.FuncApply, keys: c.keys, args: c.args} }
 
+// routed gives c routed by a hot holder's lane count: apply refuses it
+// LANES_CHANGED, writing nothing, if the holder's count is not count. The
+// arguments are copied (c's stay unrouted); the fingerprint stays, as the
+// route is not in it.
+func (c call) routed(count int) call {
+	c.args = append([]any(nil), c.args...)
+	c.args[argRoute] = strconv.Itoa(count)
+	return c
+}
+
 // build gives apply's keys and arguments for a normalized instruction.
 func (e *Engine) build(n instructions.Normalized) call {
 	slot := cluster.HolderSlot(n.Holder)
 	keys := []string{cluster.Holder(n.Holder), cluster.Tx(n.Holder, n.ID), cluster.Outbox(slot), cluster.Expiry(slot)}
 
 	args := make([]any, argsFixed, argsFixed+argsPerOp*len(n.Steps))
-	args[argHolder], args[argID], args[argTTL], args[argCP], args[argMemo], args[argXfer] =
-		n.Holder, n.ID, e.idemTTL, n.Counterparty, n.Memo, n.Transfer
+	args[argHolder], args[argID], args[argTTL], args[argCP], args[argMemo], args[argXfer], args[argRoute] =
+		n.Holder, n.ID, e.idemTTL, n.Counterparty, n.Memo, n.Transfer, noRoute
 	for _, s := range n.Steps {
 		args = append(args, opArg(s.Op), s.Asset, numArg(s.Units), s.Hold, s.Coupon, numArg(s.Ms))
 	}
@@ -73,6 +84,7 @@ func transferReq(id, action string, args ...any) req {
 var (
 	opArgs      = map[string]any{}
 	zeroArg any = "0"
+	noRoute any = ""
 )
 
 func init() {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,7 +63,9 @@ func fingerprintOrig(args []any) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// buildArgsOrig is the first implementation of build's arguments.
+// buildArgsOrig is the first implementation of build's arguments, with the
+// route ("", unrouted) added since at its place: the print is still the one
+// of the first implementation's arguments.
 func buildArgsOrig(e *Engine, n instructions.Normalized) []any {
 	args := make([]any, 7, 7+6*len(n.Steps))
 	args[0], args[1], args[3], args[4], args[5], args[6] = n.Holder, n.ID, e.idemTTL, n.Counterparty, n.Memo, n.Transfer
@@ -70,7 +73,25 @@ func buildArgsOrig(e *Engine, n instructions.Normalized) []any {
 		args = append(args, s.Op, s.Asset, strconv.FormatInt(s.Units, 10), s.Hold, s.Coupon, strconv.FormatInt(s.Ms, 10))
 	}
 	args[2] = fingerprintOrig(args)
-	return args
+	return slices.Insert(args, argRoute, any(""))
+}
+
+// The route is not in the fingerprint: the same body routed by two lane
+// counts, or not routed, is one body, and its retry after a raise of the
+// lanes replays. routed leaves the call it was given as it was.
+func TestBuild_TheRouteIsNotInTheFingerprint(t *testing.T) {
+	e := New(nil, nil)
+	c, err := e.prepare(instructions.New("r-1", "m").Credit("CNY", "1.00"))
+	require.NoError(t, err)
+	r4, r8 := c.routed(4), c.routed(8)
+	assert.Equal(t, "", c.args[argRoute])
+	assert.Equal(t, "4", r4.args[argRoute])
+	assert.Equal(t, "8", r8.args[argRoute])
+	assert.Equal(t, c.args[argFP], r4.args[argFP])
+	assert.Equal(t, c.args[argFP], fingerprint(r4.args))
+	assert.Equal(t, fingerprint(r4.args), fingerprint(r8.args))
+	r4.args[argRoute] = ""
+	assert.Equal(t, c.args, r4.args, "only the route differs")
 }
 
 // build is free to compute differently, never to answer differently: on
@@ -109,4 +130,19 @@ func TestBuild_ArgsAsTheFirstImplementation(t *testing.T) {
 		got := e.build(n)
 		require.Equal(t, buildArgsOrig(e, n), got.args, "%+v", n)
 	}
+}
+
+// apply's LANES_CHANGED reaches the engine as that code, for no op, its
+// message the holder's count, never as a replay (it is not recorded).
+func TestParseReply_LanesChangedGivesTheCount(t *testing.T) {
+	e := New(nil, nil)
+	n, err := instructions.New("r-1", "m").Credit("CNY", "1.00").Normalize(instructions.MustParseAssets("CNY:2"))
+	require.NoError(t, err)
+	_, err = e.parseReply(n, []any{int64(0), "err\nLANES_CHANGED\n-1\n8"})
+	var ie *instructions.Error
+	require.ErrorAs(t, err, &ie)
+	assert.ErrorIs(t, err, instructions.CodeLanesChanged)
+	assert.Equal(t, instructions.NoOp, ie.OpIndex)
+	assert.Equal(t, "8", ie.Message)
+	assert.False(t, ie.Replayed)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/internal/libcall"
 	"github.com/atomledger/atomledger/lua"
 )
 
@@ -257,10 +258,10 @@ func TestHoldsAdversary_DirectCallerNamesWithTheHoldSeparators(t *testing.T) {
 		at   int // the argument edited
 		to   string
 	}{
-		{"a coupon with a comma", newIn(h).GrantCoupon("a-b", time.Time{}), 11, "a,b"},
-		{"a hold with a bar", newIn(h).Freeze("CNY", "1.00", "o-1", 0), 10, "o|1"},
-		{"an asset with an equals sign", newIn(h).Credit("CNY", "1.00"), 8, "CNY=5"},
-		{"an asset with a comma", newIn(h).Credit("CNY", "1.00"), 8, "CNY,B"},
+		{"a coupon with a comma", newIn(h).GrantCoupon("a-b", time.Time{}), libcall.Fixed + 4, "a,b"},
+		{"a hold with a bar", newIn(h).Freeze("CNY", "1.00", "o-1", 0), libcall.Fixed + 3, "o|1"},
+		{"an asset with an equals sign", newIn(h).Credit("CNY", "1.00"), libcall.Fixed + 1, "CNY=5"},
+		{"an asset with a comma", newIn(h).Credit("CNY", "1.00"), libcall.Fixed + 1, "CNY,B"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			keys, args, err := eng.Encode(c.in)

@@ -12,6 +12,7 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/internal/libcall"
 	"github.com/atomledger/atomledger/lua"
 )
 
@@ -65,11 +66,11 @@ func TestApply_MalformedFunctionArgumentsWriteNothing(t *testing.T) {
 		name string
 		edit func(args []any)
 	}{
-		{"a TTL of 0", func(a []any) { a[3] = "0" }},
-		{"a TTL of 00", func(a []any) { a[3] = "00" }},
-		{"a TTL that is not digits", func(a []any) { a[3] = "1e3" }},
-		{"a quote in the asset", func(a []any) { a[8] = `CNY"` }},
-		{"a newline in the hold", func(a []any) { a[10] = "o\n1" }},
+		{"a TTL of 0", func(a []any) { a[libcall.TTL] = "0" }},
+		{"a TTL of 00", func(a []any) { a[libcall.TTL] = "00" }},
+		{"a TTL that is not digits", func(a []any) { a[libcall.TTL] = "1e3" }},
+		{"a quote in the asset", func(a []any) { a[libcall.Fixed+1] = `CNY"` }},
+		{"a newline in the hold", func(a []any) { a[libcall.Fixed+3] = "o\n1" }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			id := newID("bad")

@@ -88,7 +88,7 @@ func decodeOps(raws []json.RawMessage) ([]Op, *Error) {
 // The keys of an instruction and of an op, spelled exactly.
 var (
 	instructionKeys = []string{"id", "holder", "counterparty", "memo", "ops"}
-	opKeys          = []string{"op", "asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms"}
+	opKeys          = []string{"op", "asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms", "lanes"}
 )
 
 // CheckKeys refuses, in the JSON object data, a key given twice or a key not

@@ -44,6 +44,13 @@ const (
 	CodeInternal            Code = "INTERNAL"
 )
 
+// CodeLanesChanged is the engine's own, never a client's (not in Codes):
+// the library's apply refuses with it an instruction the engine routed by a
+// lane count the holder no longer has, changing nothing and recording nothing;
+// the message is the holder's count. The engine routes again; were it ever
+// to reach a client, it would be INTERNAL.
+const CodeLanesChanged Code = "LANES_CHANGED"
+
 // Codes lists every code of the contract, in the order of its error table.
 var Codes = []Code{
 	CodeInvalidInstruction, CodeInvalidAmount, CodeInvalidID, CodeUnknownAsset, CodeTooManyOps,

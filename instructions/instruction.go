@@ -18,6 +18,7 @@ const (
 	OpRedeemCoupon = "redeem_coupon"
 	OpSuspend      = "suspend"
 	OpResume       = "resume"
+	OpSetLanes     = "set_lanes"
 
 	// The ops that serve transfers; the engine alone sends them.
 	OpCheck = "check" // opens the transfer's hold; with units, a credit of them must fit
@@ -51,6 +52,7 @@ type Op struct {
 	Coupon    string `json:"coupon,omitempty"`
 	TTLMs     *int64 `json:"ttl_ms,omitempty"`     // freeze, freeze_points, lock_coupon: the hold's lifetime
 	ExpiresMs *int64 `json:"expires_ms,omitempty"` // grant_coupon: Unix time in ms
+	Lanes     *int   `json:"lanes,omitempty"`      // open (optional), set_lanes: a hot holder's lanes, MinLanes .. MaxLanes
 }
 
 // Amount is a decimal string such as "80.00". In JSON it must be a string:
@@ -80,6 +82,16 @@ func (in Instruction) WithMemo(memo string) Instruction { in.Memo = memo; return
 
 // Open creates the holder.
 func (in Instruction) Open() Instruction { return in.with(Op{Op: OpOpen}) }
+
+// OpenHot creates the holder hot, over lanes lanes (MinLanes .. MaxLanes):
+// credits to it spread over that many slots.
+func (in Instruction) OpenHot(lanes int) Instruction { return in.with(Op{Op: OpOpen, Lanes: &lanes}) }
+
+// SetLanes makes a plain holder hot over lanes lanes, or raises a hot
+// holder's lanes to that many; a count lower than the holder's is refused.
+func (in Instruction) SetLanes(lanes int) Instruction {
+	return in.with(Op{Op: OpSetLanes, Lanes: &lanes})
+}
 
 // Credit adds amount of asset to the available balance.
 func (in Instruction) Credit(asset, amount string) Instruction {

@@ -36,7 +36,7 @@ func decodeOnePass(data []byte) (in Instruction, ok bool) {
 	if !ok {
 		return Instruction{}, false
 	}
-	ok = p.object(func(key string) (uint8, bool) {
+	ok = p.object(func(key string) (uint16, bool) {
 		switch key {
 		case "id":
 			return 1, p.str(&in.ID)
@@ -63,14 +63,14 @@ func decodeTransferOnePass(data []byte) (t Transfer, ok bool) {
 	if !ok {
 		return Transfer{}, false
 	}
-	ok = p.object(func(key string) (uint8, bool) {
+	ok = p.object(func(key string) (uint16, bool) {
 		switch key {
 		case "id":
 			return 1, p.str(&t.ID)
 		case "parts":
 			return 2, p.list(func() bool {
 				var part Part
-				ok := p.object(func(key string) (uint8, bool) {
+				ok := p.object(func(key string) (uint16, bool) {
 					switch key {
 					case "holder":
 						return 1, p.str(&part.Holder)
@@ -96,7 +96,7 @@ func decodeTransferOnePass(data []byte) (t Transfer, ok bool) {
 func (p *onePass) ops(ops *[]Op) bool {
 	return p.list(func() bool {
 		var op Op
-		ok := p.object(func(key string) (uint8, bool) {
+		ok := p.object(func(key string) (uint16, bool) {
 			switch key {
 			case "op":
 				return 1, p.str(&op.Op) && op.Op != ""
@@ -117,6 +117,14 @@ func (p *onePass) ops(ops *[]Op) bool {
 				return 64, p.int(&op.TTLMs)
 			case "expires_ms":
 				return 128, p.int(&op.ExpiresMs)
+			case "lanes":
+				var n *int64
+				ok := p.int(&n)
+				if ok {
+					lanes := int(*n)
+					op.Lanes = &lanes
+				}
+				return 256, ok
 			}
 			return 0, false
 		})
@@ -157,11 +165,11 @@ func (p *onePass) end() bool {
 // key and its colon, to read the value. member answers whether it read it
 // and the key's bit, one per known key (0: unknown), so that a key given
 // twice is refused here.
-func (p *onePass) object(member func(key string) (bit uint8, ok bool)) bool {
+func (p *onePass) object(member func(key string) (bit uint16, ok bool)) bool {
 	if !p.next('{') {
 		return false
 	}
-	var seen uint8
+	var seen uint16
 	for {
 		var key string
 		if !p.str(&key) || !p.next(':') {

@@ -21,6 +21,7 @@ var onePassBodies = []string{
 	`{"id":"a","holder":"h","ops":[{"op":"credit","asset":"CNY","amount":"1","ttl_ms":999999999999999999}]}`, // 18 digits
 	`{"id":"","holder":"h","ops":[{"op":"steal"},{"op":"open"}]}`,
 	"{\"id\":\"a\",\"holder\":\"h\",\"ops\":[{\"op\":\"open\"}],\"memo\":\"<&> \x7f\"}",
+	`{"id":"a","holder":"h","ops":[{"op":"open","lanes":4},{"op":"set_lanes","lanes":-7},{"op":"credit","lanes":999999999999999999}]}`,
 }
 
 // Transfer bodies the one-pass decoder must read itself.
@@ -60,6 +61,11 @@ var strictBodies = []string{
 	`{"id":"a","holder":"h","ops":[{"op":"open","ttl_ms":-}]}`,                      // no digits
 	`{"id":"a","holder":"h","ops":[{"op":"open","ttl_ms":9223372036854775808}]}`,    // overflow
 	`{"id":"a","holder":"h","ops":[{"op":"open","ttl_ms":1234567890123456789}]}`,    // 19 digits
+	`{"id":"a","holder":"h","ops":[{"op":"set_lanes","lanes":"3"}]}`,                // a string
+	`{"id":"a","holder":"h","ops":[{"op":"set_lanes","lanes":3.0}]}`,                // a fraction
+	`{"id":"a","holder":"h","ops":[{"op":"set_lanes","lanes":1e1}]}`,                // an exponent
+	`{"id":"a","holder":"h","ops":[{"op":"set_lanes","lanes":null}]}`,               // null
+	`{"id":"a","holder":"h","ops":[{"op":"set_lanes","lanes":3,"lanes":4}]}`,        // a duplicate op key
 	`{"id":"a","holder":"h","ops":[]}`,                                              // no ops
 	`{"id":"a","holder":"h","ops":null}`,                                            // no ops
 	`{"id":"a","holder":"h"}`,                                                       // no ops

@@ -65,7 +65,7 @@ type Normalized struct {
 type Step struct {
 	Op     string
 	Asset  string // asset code; for settle and release the leg ("" = the whole hold)
-	Units  int64  // amount in minor units; 0 for none (settle/release of a whole leg)
+	Units  int64  // amount in minor units; 0 for none (settle/release of a whole leg); open and set_lanes: the lanes
 	Hold   string
 	Coupon string
 	Ms     int64 // ttl_ms (hold-creating ops) or expires_ms (grant_coupon); 0 for none
@@ -92,11 +92,12 @@ const (
 	fCoupon
 	fTTL
 	fExpires
+	fLanes
 )
 
 // fieldNames are the JSON keys of Op but op, in Op's order, which is the
 // order they are checked in (TestFieldNames_AreOpsJSONKeysInOrder).
-var fieldNames = []string{"asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms"}
+var fieldNames = []string{"asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms", "lanes"}
 
 // OpSpec is one op: the one row that says what it is. The library
 // (lua/atomledger.lua) has this table in its generated part (internal/luagen)
@@ -109,12 +110,15 @@ type OpSpec struct {
 	// TakesOut: it takes value out of the holder, so a suspended holder is
 	// refused it (HOLDER_SUSPENDED).
 	TakesOut bool
+	// NotWhenSuspended: a suspended holder is refused it although it takes
+	// nothing out (set_lanes: a suspended holder's lanes stay as they are).
+	NotWhenSuspended bool
 
 	required, optional field
 }
 
 var opTable = []OpSpec{
-	{Name: OpOpen, Client: true},
+	{Name: OpOpen, Client: true, optional: fLanes},
 	{Name: OpCredit, Client: true, required: fAsset | fAmount},
 	{Name: OpDebit, Client: true, TakesOut: true, required: fAsset | fAmount},
 	{Name: OpFreeze, Client: true, TakesOut: true, required: fAsset | fAmount | fHold, optional: fTTL},
@@ -128,11 +132,16 @@ var opTable = []OpSpec{
 	{Name: OpRedeemCoupon, Client: true, TakesOut: true, required: fCoupon},
 	{Name: OpSuspend, Client: true},
 	{Name: OpResume, Client: true},
+	{Name: OpSetLanes, Client: true, NotWhenSuspended: true, required: fLanes},
 	{Name: OpCheck},
 	{Name: OpTake},
 	{Name: OpGive},
 	{Name: OpClose},
 }
+
+// RefusedWhenSuspended tells whether a suspended holder is refused the op
+// (HOLDER_SUSPENDED): it takes value out, or it is NotWhenSuspended.
+func (s OpSpec) RefusedWhenSuspended() bool { return s.TakesOut || s.NotWhenSuspended }
 
 // Ops lists every op, clients' and the engine's own.
 func Ops() []OpSpec { return opTable }
@@ -150,7 +159,7 @@ var opSpecs = func() map[string]OpSpec {
 
 func (op *Op) fields() field {
 	var f field
-	for bit, present := range []bool{op.Asset != "", op.Amount != "", op.Hold != "", op.Leg != "", op.Coupon != "", op.TTLMs != nil, op.ExpiresMs != nil} {
+	for bit, present := range []bool{op.Asset != "", op.Amount != "", op.Hold != "", op.Leg != "", op.Coupon != "", op.TTLMs != nil, op.ExpiresMs != nil, op.Lanes != nil} {
 		if present {
 			f |= 1 << bit
 		}
@@ -302,6 +311,12 @@ func normalizeOp(op *Op, i int, reg *Registry) (Step, *Error) {
 			return s, Errorf(CodeInvalidInstruction, i, "expires_ms must be a Unix time in ms")
 		}
 		s.Ms = *op.ExpiresMs
+	case op.Lanes != nil:
+		// In the step, the count travels in Units: the arguments' layout is one for every op.
+		if *op.Lanes < MinLanes || *op.Lanes > MaxLanes {
+			return s, Errorf(CodeInvalidInstruction, i, "lanes must be %d .. %d, not %d", MinLanes, MaxLanes, *op.Lanes)
+		}
+		s.Units = int64(*op.Lanes)
 	}
 	return s, nil
 }

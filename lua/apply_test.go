@@ -20,7 +20,7 @@ const testFP = "0123456789abcdef0123456789abcdef01234567"
 // given ops (six arguments each), the outbox key as given.
 func fcallApply(ctx context.Context, c *redis.Client, outbox, h, id string, ops ...string) (string, error) {
 	keys := []string{"{h:" + h + "}", "{h:" + h + "}:tx:" + id, outbox, "{t}:expiry"}
-	args := []any{h, id, testFP, "86400000", "external", "", ""}
+	args := []any{h, id, testFP, "86400000", "external", "", "", ""}
 	for _, o := range ops {
 		args = append(args, o)
 	}

@@ -6,11 +6,16 @@
 --   (four distinct keys; the engine's door, so their names are not checked: the JSON door's are)
 --   SHARED.args_fixed arguments (SHARED is generated, below): holder, instruction id, request
 --   fingerprint, idempotency ttl (ms, at least 1, no leading zero: it reaches SET ... PX after the
---   first write), counterparty, memo, transfer id ("" outside a transfer); then
---   SHARED.args_per_op per op, 1 to SHARED.max_ops ops: op, asset or leg, units, hold, coupon
---   (for take and give: the other hold), ms (ttl_ms of a new hold, a coupon's expires_ms, or the
---   expiry a sweeper's release requires of its hold). Units and ms are decimal digits, "0" when
---   absent.
+--   first write), counterparty, memo, transfer id ("" outside a transfer), route (the lane count
+--   the engine routed the instruction by, "" when it did not route it by a count); then
+--   SHARED.args_per_op per op, 1 to SHARED.max_ops ops: op, asset or leg, units (for open and
+--   set_lanes: the lanes), hold, coupon (for take and give: the other hold), ms (ttl_ms of a new
+--   hold, a coupon's expires_ms, or the expiry a sweeper's release requires of its hold). Units
+--   and ms are decimal digits, "0" when absent.
+--   A route that is not the holder's count (its lanes field, "1" when absent) is refused with the
+--   engine's own code LANES_CHANGED, the detail the holder's count: after the replay of a
+--   recorded id and after the holder's existence (an unknown holder is HOLDER_NOT_FOUND), before
+--   every other check; nothing is recorded or written, so that the engine routes again.
 --   Besides the contract's ops, four serve transfers (the engine sends them, clients cannot):
 --   check (opens the transfer's hold, empty if nothing else fills it, so that the part's commit
 --   or abort has a hold to consume; with units, checks that a credit of them to the asset or
@@ -64,7 +69,10 @@
 --
 -- The holder hash: status, seq, digest, created_ms; b:<asset> and f:<asset> available and frozen
 -- minor units; p:a and p:f points; c:<coupon> "<state>" or "<state>|<expires ms>"; h:<hold>
--- "<expires ms or 0>|<leg>=<units>,...|<coupon>,...". A frozen field at zero and a closed hold
+-- "<expires ms or 0>|<leg>=<units>,...|<coupon>,..."; a hot holder's lanes (its lane count, on
+-- every lane; absent: one) and, on lane 0, lanes_hist, the counts it had within the
+-- idempotency window, "<count>@<ms the count ended>;" per raise (open with lanes writes lanes,
+-- set_lanes raises it and keeps the count it ends in lanes_hist). A frozen field at zero and a closed hold
 -- are deleted; status and seq never are, so the hash never vanishes under a call.
 -- The idempotency record: the first SHARED.record_fp characters of the fingerprint, then, for an
 -- applied instruction, what its answer needs of the result, short: "<seq>" and for each touched
@@ -112,7 +120,7 @@ local MAX_PARTS = 16
 -- The fields each client op takes: true required, false optional (instructions.Ops). The
 -- engine's own ops (check, take, give, close) are not here: clients are refused them.
 local JSON_OPS = {
-  open = {},
+  open = {lanes = false},
   credit = {asset = true, amount = true},
   debit = {asset = true, amount = true},
   freeze = {asset = true, amount = true, hold = true, ttl_ms = false},
@@ -126,28 +134,32 @@ local JSON_OPS = {
   redeem_coupon = {coupon = true},
   suspend = {},
   resume = {},
+  set_lanes = {lanes = true},
 }
--- The ops that take value out: a suspended holder is refused them (OpSpec.TakesOut).
-local TAKES_OUT = {debit = true, freeze = true, freeze_points = true, lock_coupon = true,
-  spend_points = true, redeem_coupon = true}
+-- The ops a suspended holder is refused: those that take value out, and set_lanes
+-- (OpSpec.RefusedWhenSuspended).
+local REFUSED_SUSPENDED = {debit = true, freeze = true, freeze_points = true, lock_coupon = true,
+  spend_points = true, redeem_coupon = true, set_lanes = true}
 -- The keys of an op and of an instruction (instructions.Op, instructions.Instruction), an op's
 -- fields in the order the engine checks their presence, an instruction's fields that are text.
 local JSON_OP_KEYS = {op = true, asset = true, amount = true, hold = true, leg = true,
-  coupon = true, ttl_ms = true, expires_ms = true}
-local JSON_FIELDS = {"asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms"}
+  coupon = true, ttl_ms = true, expires_ms = true, lanes = true}
+local JSON_FIELDS = {"asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms", "lanes"}
 local JSON_TOP = {id = true, holder = true, counterparty = true, memo = true, ops = true}
 local JSON_TEXT_FIELDS = {"id", "holder", "counterparty", "memo"}
 -- The Go side's numbers and names, in one table (apply is at Lua's limit of 60 upvalues):
 -- apply's arguments (internal/libcall), args_fixed, then args_per_op per op, 1 to max_ops ops
 -- (instructions.MaxOps); how many characters of the fingerprint an idempotency record keeps;
 -- the longest ttl_ms, memo and instruction text (instructions.MaxTTLMs, MaxMemo, MaxPayload);
+-- the fewest and most lanes of a hot holder (instructions.MinLanes, MaxLanes);
 -- the counterparty of an instruction that names none (DefaultCounterparty); the idempotency ttl
 -- (ms) of a call that gives none (libcall.DefaultTTL); the prefixes of the names the engine
 -- makes for itself (instructions/reserved.go): the holds, counterparty and ids of transfers,
 -- the ids of the sweeper's releases.
-local SHARED = {args_fixed = 7, args_per_op = 6, max_ops = 64, record_fp = 16,
-  max_ttl = 315360000000, max_memo = 256, max_payload = 65536, default_counterparty = "external",
-  default_idem_ttl = "86400000", transfer_prefix = "x:", sweep_prefix = "sweep-"}
+local SHARED = {args_fixed = 8, args_per_op = 6, max_ops = 64, record_fp = 16,
+  max_ttl = 315360000000, max_memo = 256, min_lanes = 2, max_lanes = 64, max_payload = 65536,
+  default_counterparty = "external", default_idem_ttl = "86400000", transfer_prefix = "x:",
+  sweep_prefix = "sweep-"}
 -- cluster.SlotTag of every slot, padded with spaces to 4 characters, 64 slots a line: slot s's tag
 -- starts at byte (s // 64) * 257 + (s % 64) * 4 + 1.
 local SLOT_TAGS = [[
@@ -482,7 +494,10 @@ local nmv                            -- movements in the op under way
 local ev, ne = {}, 0
 -- The same for the result's JSON (RB), the idempotency record (KB) and the HSET (HS).
 local RB, rn, KB, kn, HS, hn = {}, 0, {}, 0, {}, 0
-local incoming                       -- per asset or leg, the credits check has let through
+-- What few ops need, per call (nil until one does): incoming, per asset or leg, the credits check
+-- has let through; lanes, the lane count open or set_lanes writes (text); hist, the lanes_hist
+-- set_lanes writes. (One table: apply is at Lua's limit of 60 upvalues.)
+local rare
 
 local NONE = {} -- an empty list, never written
 -- Text that JSON need not escape, without the stored hold's separators ("|", ",", "=": a name
@@ -540,6 +555,7 @@ local NAMES = {
   give = function(a, h, c) want('h:' .. h); want('h:' .. c); want_leg(a) end,
   close = function(_, h) want('h:' .. h) end,
   check = function(a, h) want('h:' .. h); want_leg(a) end,
+  set_lanes = function() want('lanes'); want('lanes_hist') end,
 }
 
 local function asset(a)
@@ -710,16 +726,53 @@ end
 -- One handler per op: (asset or leg, units, hold, coupon or other hold, ms as a number) ->
 -- nothing, or an error code and its detail.
 local OPS = {}
-function OPS.open()
+-- A lane count: digits, SHARED.min_lanes .. SHARED.max_lanes, as text without leading zeros.
+local function lane_count(amt)
+  local n = units(amt)
+  if not n or n < SHARED.min_lanes or n > SHARED.max_lanes then return nil end
+  return n, fmt('%d', n)
+end
+local LANES_RANGE = 'lanes must be an integer in ' .. SHARED.min_lanes .. ' .. ' .. SHARED.max_lanes
+
+-- open: with units, a hot holder of that many lanes.
+function OPS.open(_, amt)
   if status then return 'HOLDER_EXISTS' end
+  if amt ~= '0' then
+    local n, text = lane_count(amt)
+    if not n then return 'INVALID_INSTRUCTION', LANES_RANGE end
+    rare = rare or {}
+    rare.lanes = text
+  end
   status = 'active'
+end
+-- set_lanes: the holder's lanes raised to amt, never lowered; the same count changes nothing
+-- (the instruction applies all the same). A raise keeps the count it ends, with the server time,
+-- in lanes_hist, with the entries of earlier raises still within the call's idempotency ttl: an
+-- id applied under an earlier count may come back as long as its record lives, and the engine
+-- looks for it in the lane that count gave it.
+function OPS.set_lanes(_, amt)
+  local n, text = lane_count(amt)
+  if not n then return 'INVALID_INSTRUCTION', LANES_RANGE end
+  local cur = rare and rare.lanes or get('lanes') or '1'
+  local c = tonumber(cur) or 1
+  if n < c then
+    return 'INVALID_INSTRUCTION', 'lanes ' .. text .. ' would lower ' .. cur .. ': a hot holder\'s lanes are raised, never lowered'
+  end
+  if n == c then return end
+  rare = rare or {}
+  local keep, ttl = {}, tonumber(ttl_ok)
+  for entry, ms in gmatch(rare.hist or get('lanes_hist') or '', '(%d+@(%d+);)') do
+    if tonumber(ms) + ttl > now then keep[#keep + 1] = entry end
+  end
+  keep[#keep + 1] = cur .. '@' .. fmt('%d', now) .. ';'
+  rare.lanes, rare.hist = text, concat(keep)
 end
 function OPS.suspend() status = 'suspended' end
 function OPS.resume() status = 'active' end
 -- check: a transfer part's prepare opens the transfer's hold h (a part that only receives leaves
 -- it empty: its commit consumes it all the same, so that a commit run twice fails HOLD_NOT_FOUND
 -- rather than credit twice), and checks that the credit its commit will make of amt of a fits,
--- with the call's earlier checks of a (incoming).
+-- with the call's earlier checks of a (rare.incoming).
 function OPS.check(a, amt, h)
   local v, code = hold_for_reserve(h, 0)
   if not v then return code end
@@ -734,10 +787,11 @@ function OPS.check(a, amt, h)
     asset(a)
     have = bal[a]
   end
-  incoming = incoming or {}
-  local total = (incoming[a] or 0) + n
+  rare = rare or {}
+  rare.incoming = rare.incoming or {}
+  local total = (rare.incoming[a] or 0) + n
   if have + total > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', have) end
-  incoming[a] = total
+  rare.incoming[a] = total
 end
 function OPS.credit(a, amt)
   local n = units(amt)
@@ -869,7 +923,8 @@ local function apply(keys, argv, keep_result)
   if not fmt then bind() end
   local K_TX, K_OUT, K_EXP = keys[2], keys[3], keys[4]
   K = keys[1]
-  local holder, id, fp, idem_ttl, cp, memo, xfer = argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[7]
+  local holder, id, fp, idem_ttl, cp, memo, xfer, route = argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[7],
+    argv[8]
   local nfp, fixed, per_op = SHARED.record_fp, SHARED.args_fixed, SHARED.args_per_op
   local fpk = sub(fp, 1, nfp)
 
@@ -929,10 +984,19 @@ local function apply(keys, argv, keep_result)
   if not find(text, SAFE) then
     return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments'}
   end
+  if route ~= '' and not fields.lanes then
+    nn = nn + 1
+    fields[nn], fields.lanes = 'lanes', nn
+  end
   raw = call('HMGET', K, unpk(fields, 1, nn))
   -- stage: op loop: checks, event ops JSON
   status = raw[1] or nil
   local existed, status0 = status ~= nil, status
+  -- Routed by a count the holder no longer has (or not yet has): the engine reads the count
+  -- and routes again. Not recorded: the id has not been judged.
+  if route ~= '' and existed and route ~= (raw[fields.lanes] or '1') then
+    return {0, 'err\nLANES_CHANGED\n-1\n' .. (raw[fields.lanes] or '1')}
+  end
   local seq = raw[2] or '0'
   local digest = raw[3] or ''
 
@@ -944,7 +1008,7 @@ local function apply(keys, argv, keep_result)
   pa, pf, pa0, pf0 = nil, nil, nil, nil
   cpn, cpn_dirty, cpn_order = nil, nil, nil
   hld, hld_order = nil, nil
-  ne, nmv, incoming = 0, 0, nil
+  ne, nmv, rare = 0, 0, nil
 
   for i = 0, nops - 1 do
     local b = fixed + 1 + i * per_op
@@ -961,7 +1025,7 @@ local function apply(keys, argv, keep_result)
     nmv = 0
     local code, detail
     if not status and op ~= 'open' then code = 'HOLDER_NOT_FOUND'
-    elseif status == 'suspended' and TAKES_OUT[op] then code = 'HOLDER_SUSPENDED'
+    elseif status == 'suspended' and REFUSED_SUSPENDED[op] then code = 'HOLDER_SUSPENDED'
     else
       local f = OPS[op]
       -- Most ops have no ms: "0" skips the pattern and tonumber.
@@ -1070,6 +1134,8 @@ local function apply(keys, argv, keep_result)
   hn = hn + 1; HS[hn] = 'digest'; hn = hn + 1; HS[hn] = digest
   if status ~= status0 then hn = hn + 1; HS[hn] = 'status'; hn = hn + 1; HS[hn] = status end
   if not existed then hn = hn + 1; HS[hn] = 'created_ms'; hn = hn + 1; HS[hn] = ts end
+  if rare and rare.lanes then hn = hn + 1; HS[hn] = 'lanes'; hn = hn + 1; HS[hn] = rare.lanes end
+  if rare and rare.hist then hn = hn + 1; HS[hn] = 'lanes_hist'; hn = hn + 1; HS[hn] = rare.hist end
 
   if hn > MAX_WRITE_ARGS or (hdel and #hdel > MAX_WRITE_ARGS) then
     local out = 'err\nINVALID_INSTRUCTION\n-1\nthe instruction changes more accounts than one call can write: split it'
@@ -1278,7 +1344,7 @@ end
 -- scan reads a JSON text that cjson has accepted. cjson reads numbers with strtod, so it also
 -- takes hex, '+', leading zeros, '5.', inf and nan, whitespace JSON does not have, and raw
 -- control characters in strings: scan refuses every token outside the strings that is not a
--- literal of JSON (and a ttl_ms or expires_ms that is not a whole number, which cjson would
+-- literal of JSON (and a ttl_ms, expires_ms or lanes that is not a whole number, which cjson would
 -- round) and a raw control character in a string, as the engine's decoder does. It counts the
 -- keys the text has (the strings followed by a colon): cjson keeps the last of two equal keys;
 -- the engine refuses an instruction whose meaning depends on which one wins, and so does this
@@ -1311,7 +1377,7 @@ local function scan(text)
       n = n + 1
       key = sub(text, s + 1, j - 1)
       if find(key, '\\', 1, true) then key = cjson.decode('"' .. key .. '"') end
-      if key ~= 'ttl_ms' and key ~= 'expires_ms' then key = nil end
+      if key ~= 'ttl_ms' and key ~= 'expires_ms' and key ~= 'lanes' then key = nil end
     end
     i = j + 1
   end
@@ -1349,7 +1415,7 @@ local function json_op(o, i, out)
     end
     if spec[f] == true and v == nil then return nil, bad('INVALID_INSTRUCTION', i, op .. ' needs ' .. f) end
     if spec[f] == nil and v ~= nil then return nil, bad('INVALID_INSTRUCTION', i, op .. ' takes no ' .. f) end
-    if v ~= nil and f ~= 'amount' and type(v) ~= ((f == 'ttl_ms' or f == 'expires_ms') and 'number' or 'string') then
+    if v ~= nil and f ~= 'amount' and type(v) ~= ((f == 'ttl_ms' or f == 'expires_ms' or f == 'lanes') and 'number' or 'string') then
       return nil, bad('INVALID_INSTRUCTION', i, f .. ' has the wrong type')
     end
   end
@@ -1379,6 +1445,13 @@ local function json_op(o, i, out)
       return nil, bad('INVALID_INSTRUCTION', i, (o.ttl_ms and 'ttl_ms' or 'expires_ms') .. ' must be an integer in 1 .. ' .. fmt('%d', lim))
     end
     ms = fmt('%d', ms)
+  end
+  local lanes = o.lanes
+  if lanes ~= nil then
+    if lanes ~= lanes or lanes < SHARED.min_lanes or lanes > SHARED.max_lanes or lanes ~= floor(lanes) then
+      return nil, bad('INVALID_INSTRUCTION', i, LANES_RANGE)
+    end
+    amt = fmt('%d', lanes) -- open and set_lanes have no amount: the lanes travel as the units
   end
   local n = #out
   out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5], out[n + 6] =
@@ -1447,7 +1520,7 @@ local function apply_json(keys, argv)
         k == 1 and 'idempotency record of instruction ' .. id or k == 2 and 'outbox' or 'expiry index', holder, slot))
     end
   end
-  local flat = {holder, id, sha1hex(text), ttl, cp, memo, ''}
+  local flat = {holder, id, sha1hex(text), ttl, cp, memo, '', ''}
   for i = 1, nops do
     local done, reply = json_op(ops[i], i - 1, flat)
     if not done then return reply end

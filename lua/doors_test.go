@@ -87,18 +87,27 @@ func doorFixture(t testing.TB, c *redis.Client) {
 // doorCalls are the valid calls the mutations start from, under a fresh id
 // (an id already applied would only replay): the JSON door's and apply's
 // (each settling and releasing a little of o1, so that many apply before
-// the fixture is laid anew) and transfer's.
+// the fixture is laid anew; raising the holder's lanes, routed by a count)
+// and transfer's.
 func doorCalls(id string) []doorCall {
 	return []doorCall{
 		{lua.FuncApplyJSON, doorJSONKeys(id), []string{`{"id":"` + id + `","holder":"rz","ops":[{"op":"settle","hold":"o1","leg":"CNY","amount":"10"},{"op":"credit","asset":"CNY","amount":"500"}]}`, "86400000"}},
 		{lua.FuncApplyJSON, doorJSONKeys(id), []string{`{"id":"` + id + `","holder":"rz","memo":"m","ops":[{"op":"freeze","asset":"CNY","amount":"100","hold":"h` + id + `","ttl_ms":60000},{"op":"grant_coupon","coupon":"c` + id + `","expires_ms":4102444800000},{"op":"release","hold":"o1","leg":"CNY","amount":"10"}]}`}},
-		{lua.FuncApply, doorJSONKeys(id), []string{doorHolder, id, testFP, "86400000", "external", "", "",
+		{lua.FuncApply, doorJSONKeys(id), []string{doorHolder, id, testFP, "86400000", "external", "", "", "",
 			"settle", "CNY", "10", "o1", "", "0", "credit", "CNY", "500", "", "", "0", "freeze", "CNY", "100", "h" + id, "", "60000"}},
-		{lua.FuncApply, doorJSONKeys(id), []string{doorHolder, id, testFP, "86400000", "external", "", "",
+		{lua.FuncApply, doorJSONKeys(id), []string{doorHolder, id, testFP, "86400000", "external", "", "", "",
 			"release", "CNY", "10", "o1", "", "0", "grant_coupon", "", "0", "", "c" + id, "4102444800000"}},
 		{lua.FuncTransfer, transferKeys("t" + id), []string{"begin", "t" + id, "fp", "{}", "30000", "a,b", "0", "60000", "86400000"}},
 		{lua.FuncTransfer, transferKeys("t1"), []string{"decide", "t1", "committed", "", "30000", "86400000", "2", "0", "1"}},
 		{lua.FuncTransfer, transferKeys("t1"), []string{"decide", "t1", "aborted", "late", "30000"}},
+		// Lanes, after the calls above so that the corpus's choices keep their call (11 calls).
+		{lua.FuncApplyJSON, doorJSONKeys(id), []string{`{"id":"` + id + `","holder":"rz","ops":[{"op":"set_lanes","lanes":4},{"op":"earn_points","amount":"5"}]}`}},
+		{lua.FuncApplyJSON, doorJSONKeys(id), []string{`{"id":"` + id + `","holder":"rz","ops":[{"op":"open","lanes":2}]}`}},
+		// Routed by one lane, then made hot: routed so again, it is refused LANES_CHANGED.
+		{lua.FuncApply, doorJSONKeys(id), []string{doorHolder, id, testFP, "86400000", "external", "", "", "1",
+			"credit", "CNY", "500", "", "", "0", "set_lanes", "", "8", "", "", "0"}},
+		{lua.FuncApply, doorJSONKeys(id), []string{doorHolder, id, testFP, "86400000", "external", "", "", "",
+			"set_lanes", "", "2", "", "", "0", "grant_coupon", "", "0", "", "g" + id, "0"}},
 	}
 }
 
@@ -108,12 +117,12 @@ func doorCalls(id string) []doorCall {
 var doorEdgeArgs = []string{"", "0", "00", "086400000", "0086400000", "-1", "1e3", "0x10", " 1", "1 ", "+5", "5.",
 	"9007199254740992", "999999999999999", "9999999999999999", "99999999999999999999", "inf", "nan", "x", "{", "a b",
 	"ok\n", "\x00", strings.Repeat("i", 70), "86400000", "1000000", "committed", "begin", "finish", "decide", "read",
-	"settle", "check", "take", "CNY", "points", "o1", "x:t1", "sweep-1", "t1", "rz"}
+	"settle", "check", "take", "CNY", "points", "o1", "x:t1", "sweep-1", "t1", "rz", "set_lanes", "open", "1", "2", "8", "64", "65"}
 
 // Edge JSON values a value of the instruction is replaced with.
 var doorEdgeJSON = []string{"0x10", "0X1F", "007", "+5", "5.", "9007199254740990.7", "1e3", "1E3", "-0", "-1", "1.0", "inf",
 	"nan", "Infinity", "null", "true", `""`, `"0"`, `"086400000"`, "[]", "{}", `"x:1"`, `"{a}"`, `"sweep-1"`, "1000000",
-	"600000", "4102444800000", `"1000"`, `"settle"`, `"points"`, "\f1", "- 1"}
+	"600000", "4102444800000", `"1000"`, `"settle"`, `"points"`, "\f1", "- 1", "1", "2", "8", "64", "65", `"set_lanes"`, `"open"`}
 
 var jsonValue = regexp.MustCompile(`:("[^"]*"|[^,}\]]+)`)
 
@@ -355,7 +364,7 @@ func TestDoors_ATTLRedisWouldRefuseWritesNothing(t *testing.T) {
 		assert.True(t, strings.HasPrefix(out, "err\nINVALID_INSTRUCTION\n-1\n"), "ttl %q: %q", ttl, out)
 		assert.Equal(t, before, dumpAll(t, c), "ttl %q: nothing written", ttl)
 
-		v, err := c.FCall(context.Background(), lua.FuncApply, doorJSONKeys("a1"), doorHolder, "a1", testFP, ttl, "external", "", "",
+		v, err := c.FCall(context.Background(), lua.FuncApply, doorJSONKeys("a1"), doorHolder, "a1", testFP, ttl, "external", "", "", "",
 			"credit", "CNY", "500", "", "", "0").Slice()
 		require.NoError(t, err)
 		assert.Equal(t, "err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments", v[1], "ttl %q", ttl)
@@ -419,7 +428,7 @@ func TestDoors_ApplyRefusesAKeyGivenTwice(t *testing.T) {
 	} {
 		before := dumpAll(t, c)
 		v, err := c.FCall(context.Background(), lua.FuncApply, keys,
-			append([]any{doorHolder, "k1", testFP, "86400000", "external", "", "", "open", "", "0", "", "", "0"}, ops...)...).Slice()
+			append([]any{doorHolder, "k1", testFP, "86400000", "external", "", "", "", "open", "", "0", "", "", "0"}, ops...)...).Slice()
 		require.NoError(t, err, "%q", keys)
 		assert.Equal(t, "err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments", v[1], "%q", keys)
 		assert.Equal(t, before, dumpAll(t, c), "%q: nothing written", keys)

@@ -49,13 +49,14 @@ func TestLibrary_BuildsNoKeyNames(t *testing.T) {
 
 // The op table is generated into the library (internal/luagen); the code per
 // op is not: each op of instructions.Ops has its handler (OPS) and, unless it
-// is a client's op with no field, its list of the holder's fields it reads
+// is a client's op with no field, or open (whose lanes name no field: it reads
+// only the status every call reads), its list of the holder's fields it reads
 // (NAMES); neither has an op the table lacks.
 func TestLibrary_HandlesTheOpsOfTheTable(t *testing.T) {
 	var table, naming []string
 	for _, op := range instructions.Ops() {
 		table = append(table, op.Name)
-		if req, opt := op.Fields(); !op.Client || len(req)+len(opt) > 0 {
+		if req, opt := op.Fields(); !op.Client || (len(req)+len(opt) > 0 && op.Name != instructions.OpOpen) {
 			naming = append(naming, op.Name)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/atomledger/atomledger/instructions"
@@ -83,13 +84,23 @@ type errorObject struct {
 }
 
 // asError gives the *instructions.Error that err is or wraps; any other
-// error is a bug, reported as INTERNAL.
+// error, or one of a code outside the contract's table (the engine's own,
+// such as LANES_CHANGED, which it answers itself), is a bug, reported as
+// INTERNAL.
 func asError(err error) *instructions.Error {
 	var e *instructions.Error
-	if errors.As(err, &e) {
+	if errors.As(err, &e) && slices.Contains(instructions.Codes, e.Code) {
 		return e
 	}
-	return &instructions.Error{Code: instructions.CodeInternal, OpIndex: instructions.NoOp, Message: err.Error(), Err: err}
+	return &instructions.Error{ID: idOf(e), Code: instructions.CodeInternal, OpIndex: instructions.NoOp, Message: err.Error(), Err: err}
+}
+
+// idOf is e's instruction id, "" for none.
+func idOf(e *instructions.Error) string {
+	if e == nil {
+		return ""
+	}
+	return e.ID
 }
 
 // writeJSON answers v as JSON, one line.

@@ -57,3 +57,15 @@ func TestWriteError_AnyOtherErrorIsInternal(t *testing.T) {
 	assert.Equal(t, http.StatusInternalServerError, rec.Code)
 	assert.JSONEq(t, `{"error": {"code": "INTERNAL", "message": "`+assert.AnError.Error()+`"}}`, rec.Body.String())
 }
+
+// The engine's own codes (LANES_CHANGED: it routes again) never reach a
+// client: one that escaped would be a bug, answered INTERNAL.
+func TestWriteError_AnEngineCodeIsInternal(t *testing.T) {
+	rec := httptest.NewRecorder()
+	err := &instructions.Error{ID: "i-1", Code: instructions.CodeLanesChanged, OpIndex: instructions.NoOp, Message: "8"}
+	writeError(rec, err, false)
+	assert.Equal(t, http.StatusInternalServerError, rec.Code)
+	assert.JSONEq(t, `{"error": {"code": "INTERNAL", "message": "apply \"i-1\": LANES_CHANGED: 8"}}`, rec.Body.String())
+	assert.Equal(t, instructions.CodeInternal, asError(err).Code)
+	assert.ErrorIs(t, asError(err), instructions.CodeLanesChanged, "the cause is kept")
+}

@@ -40,7 +40,7 @@ const seedFn = "seed_deduct"
 // what the library's own work costs above the calls the design makes.
 const floorDebit = `#!lua name=atomledger_bench_floor
 redis.register_function('floor_debit', function(keys, argv)
-  local holder, id, fp, ttl, cp, memo, a, amt = argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[9], argv[10]
+  local holder, id, fp, ttl, cp, memo, a, amt = argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[10], argv[11]
   local rec = redis.call('GET', keys[2])
   if rec then return {1, rec} end
   local t = redis.call('TIME')
@@ -74,8 +74,8 @@ const floorFn = "floor_debit"
 const floorCheckout = `#!lua name=atomledger_bench_floor_checkout
 redis.register_function('floor_checkout', function(keys, argv)
   local holder, id, fp, ttl, cp, memo = argv[1], argv[2], argv[3], argv[4], argv[5], argv[6]
-  local a1, n1, n2, c = argv[9], argv[10], argv[16], argv[24]
-  local a4, n4, h, ms = argv[27], argv[28], argv[29], argv[31]
+  local a1, n1, n2, c = argv[10], argv[11], argv[17], argv[25]
+  local a4, n4, h, ms = argv[28], argv[29], argv[30], argv[32]
   local rec = redis.call('GET', keys[2])
   if rec then return {1, rec} end
   local t = redis.call('TIME')

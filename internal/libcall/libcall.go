@@ -17,6 +17,11 @@ const (
 	CP
 	Memo
 	Xfer
+	// Route is the lane count the engine routed the instruction by, "" when
+	// it did not route it by a count: apply refuses it LANES_CHANGED if the
+	// holder's count is another. Not in the fingerprint: the same body
+	// routed by two counts is one body.
+	Route
 	Fixed // how many come before the ops
 	PerOp = 6
 )

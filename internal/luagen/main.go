@@ -108,7 +108,7 @@ func ops(b *strings.Builder) {
 	var own, out []string
 	var rows strings.Builder
 	for _, op := range instructions.Ops() {
-		if op.TakesOut {
+		if op.RefusedWhenSuspended() {
 			out = append(out, op.Name)
 		}
 		if !op.Client {
@@ -128,8 +128,9 @@ func ops(b *strings.Builder) {
 	b.WriteString("-- The fields each client op takes: true required, false optional (instructions.Ops). The\n")
 	fmt.Fprintf(b, "-- engine's own ops (%s) are not here: clients are refused them.\n", strings.Join(own, ", "))
 	fmt.Fprintf(b, "local JSON_OPS = {\n%s}\n", rows.String())
-	b.WriteString("-- The ops that take value out: a suspended holder is refused them (OpSpec.TakesOut).\n")
-	fmt.Fprintf(b, "local TAKES_OUT = %s\n", set(out, nil))
+	b.WriteString("-- The ops a suspended holder is refused: those that take value out, and set_lanes\n")
+	b.WriteString("-- (OpSpec.RefusedWhenSuspended).\n")
+	fmt.Fprintf(b, "local REFUSED_SUSPENDED = %s\n", set(out, nil))
 	opKeys, _ := jsonKeys(reflect.TypeFor[instructions.Op]())
 	b.WriteString("-- The keys of an op and of an instruction (instructions.Op, instructions.Instruction), an op's\n")
 	b.WriteString("-- fields in the order the engine checks their presence, an instruction's fields that are text.\n")
@@ -142,6 +143,7 @@ func ops(b *strings.Builder) {
 -- apply's arguments (internal/libcall), args_fixed, then args_per_op per op, 1 to max_ops ops
 -- (instructions.MaxOps); how many characters of the fingerprint an idempotency record keeps;
 -- the longest ttl_ms, memo and instruction text (instructions.MaxTTLMs, MaxMemo, MaxPayload);
+-- the fewest and most lanes of a hot holder (instructions.MinLanes, MaxLanes);
 -- the counterparty of an instruction that names none (DefaultCounterparty); the idempotency ttl
 -- (ms) of a call that gives none (libcall.DefaultTTL); the prefixes of the names the engine
 -- makes for itself (instructions/reserved.go): the holds, counterparty and ids of transfers,
@@ -154,6 +156,8 @@ func ops(b *strings.Builder) {
 		fmt.Sprintf("record_fp = %d", libcall.RecordFP),
 		fmt.Sprintf("max_ttl = %d", instructions.MaxTTLMs),
 		fmt.Sprintf("max_memo = %d", instructions.MaxMemo),
+		fmt.Sprintf("min_lanes = %d", instructions.MinLanes),
+		fmt.Sprintf("max_lanes = %d", instructions.MaxLanes),
 		fmt.Sprintf("max_payload = %d", instructions.MaxPayload),
 		fmt.Sprintf("default_counterparty = %q", instructions.DefaultCounterparty),
 		fmt.Sprintf("default_idem_ttl = %q", strconv.FormatInt(libcall.DefaultTTL.Milliseconds(), 10)),
