@@ -50,10 +50,13 @@ func (c call) req() req { return req{fn: lua.FuncApply, keys: c.keys, args: c.ar
 // routed gives c routed by a hot holder's lane count: apply refuses it
 // LANES_CHANGED, writing nothing, if the holder's count is not count. The
 // arguments are copied (c's stay unrouted); the fingerprint stays, as the
-// route is not in it.
+// route is not in it. A count of 0 sends it unchecked.
 func (c call) routed(count int) call {
 	c.args = append([]any(nil), c.args...)
-	c.args[argRoute] = strconv.Itoa(count)
+	c.args[argRoute] = noRoute
+	if count > 0 {
+		c.args[argRoute] = strconv.Itoa(count)
+	}
 	return c
 }
 

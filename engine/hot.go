@@ -237,17 +237,17 @@ func onHolder(o Outcome, holder string) Outcome {
 }
 
 // raiseLanes makes lanes 1..count-1 of holder exist with count, before lane
-// 0 says so: new lanes are opened, the others raised (ids "lanes-<count>",
-// so that a retry replays). The holder joins the hot holders' set, which the
+// 0 says so: new lanes are opened, the others raised (ids "lanes-open-<count>"
+// and "lanes-set-<count>", so that a retry replays). The holder joins the hot holders' set, which the
 // sweep reads.
 func (e *Engine) raiseLanes(ctx context.Context, holder string, count int) error {
 	if err := e.rdb.SAdd(ctx, cluster.HotHolders(), holder).Err(); err != nil {
 		return redisFailure("", err)
 	}
-	id := "lanes-" + strconv.Itoa(count)
+	n := strconv.Itoa(count)
 	ins := make([]instructions.Instruction, count-1)
 	for i := range ins {
-		ins[i] = instructions.New(id, holder).OpenHot(count)
+		ins[i] = instructions.New("lanes-open-"+n, holder).OpenHot(count)
 	}
 	// Lanes are not a client's names: normalized here under the holder's
 	// name, sent under the lane's.
@@ -268,7 +268,7 @@ func (e *Engine) raiseLanes(ctx context.Context, holder string, count int) error
 		case o.Err == nil:
 		case errors.As(o.Err, &ierr) && ierr.Code == instructions.CodeHolderExists:
 			raise = append(raise, i)
-			c, err := e.prepare(instructions.New(id, holder).SetLanes(count))
+			c, err := e.prepare(instructions.New("lanes-set-"+n, holder).SetLanes(count))
 			if err != nil {
 				return err
 			}
