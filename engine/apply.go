@@ -2,10 +2,10 @@ package engine
 
 import (
 	"context"
-	"slices"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strconv"
 
 	"github.com/atomledger/atomledger/instructions"

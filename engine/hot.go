@@ -35,7 +35,7 @@ const laneCacheTTL = 30 * time.Second
 
 // lanes is what lane 0 says of a holder's lanes.
 type lanes struct {
-	count int      // 1 for a plain holder
+	count int       // 1 for a plain holder
 	eras  []laneEra // earlier counts whose raise is inside the idempotency window
 	read  time.Time
 }

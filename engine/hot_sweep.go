@@ -19,9 +19,9 @@ import (
 
 // HotSwept is what one sweep of a hot holder did.
 type HotSwept struct {
-	Holder string   `json:"holder"`
-	Lanes  int      `json:"lanes"`   // the holder's lane count (1: a plain holder, nothing to do)
-	Moved  int      `json:"moved"`   // transfers from a receiving lane into lane 0 that committed
+	Holder  string   `json:"holder"`
+	Lanes   int      `json:"lanes"`             // the holder's lane count (1: a plain holder, nothing to do)
+	Moved   int      `json:"moved"`             // transfers from a receiving lane into lane 0 that committed
 	Missing []string `json:"missing,omitempty"` // lanes not in Redis (a master lost its data): rebuild them
 }
 
