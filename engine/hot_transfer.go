@@ -18,7 +18,7 @@ const maxCachedLanes = 100_000
 // older than laneCacheTTL; a count read late only spreads credits less: the
 // record keeps the lanes the parts went to (pinLanes), whatever count an
 // engine knows later.
-func (e *Engine) routeParts(ctx context.Context, n *instructions.NormalizedTransfer) error {
+func (e *Engine) routeParts(ctx context.Context, n *instructions.NormalizedTransfer) {
 	var stale []int
 	for i, p := range n.Parts {
 		if l, ok := e.lanes.get(p.Holder); !creditOnly(p) || ok && time.Since(l.read) < laneCacheTTL {
@@ -38,7 +38,9 @@ func (e *Engine) routeParts(ctx context.Context, n *instructions.NormalizedTrans
 		for j, got := range e.submit(ctx, reqs) {
 			v, err := got.cmd.Slice()
 			if err != nil {
-				return redisFailure(n.ID, err)
+				// Sent to lane 0, uncached: any lane takes a transfer's
+				// credit, and the part's own call reports what is wrong.
+				continue
 			}
 			s0, _ := v[0].(string)
 			s1, _ := v[1].(string)
@@ -50,7 +52,6 @@ func (e *Engine) routeParts(ctx context.Context, n *instructions.NormalizedTrans
 			n.Parts[i].Holder = instructions.LaneHolder(p.Holder, laneOf(n.ID, l.count))
 		}
 	}
-	return nil
 }
 
 // pinLanes gives n's parts the lanes its record names (holders, as the

@@ -69,9 +69,7 @@ func (e *Engine) Transfer(ctx context.Context, t instructions.Transfer) (Transfe
 	if err != nil {
 		return TransferState{}, err
 	}
-	if err := e.routeParts(ctx, &n); err != nil {
-		return TransferState{}, err
-	}
+	e.routeParts(ctx, &n)
 	return e.transfer(ctx, t, n)
 }
 
@@ -490,11 +488,15 @@ func (e *Engine) appendFinishArgs(args []any, n instructions.NormalizedTransfer,
 // hold is not the same). Written into a buffer on the stack rather than
 // through fmt: the record keeps it, so it must not change
 // (TestTransferPrint_AsTheFirstImplementation).
+//
+// A lane of a hot holder is printed as its holder: the transfer is the
+// same whatever lane an engine sent its credit to (no client's holder
+// names a lane, so no print written before lanes existed changes).
 func transferPrint(n instructions.NormalizedTransfer) string {
 	var stack [1024]byte
 	b := stack[:0]
 	for _, p := range n.Parts {
-		holder, _ := instructions.ParentOf(p.Holder) // the same transfer whatever lane it credits
+		holder := printedHolder(p.Holder)
 		b = strconv.AppendInt(b, int64(len(holder)), 10)
 		b = append(append(append(b, ':'), holder...), '|')
 		for _, s := range p.Steps {
@@ -514,4 +516,13 @@ func transferPrint(n instructions.NormalizedTransfer) string {
 	var out [32]byte
 	hex.Encode(out[:], sum[:16])
 	return string(out[:])
+}
+
+// printedHolder is the name transferPrint writes for holder: its parent if
+// it is a lane.
+func printedHolder(holder string) string {
+	if parent, lane := instructions.ParentOf(holder); lane > 0 && instructions.ValidID(parent) {
+		return parent
+	}
+	return holder
 }
