@@ -77,6 +77,15 @@ func TestHot_CreditsSpreadAndReplayOnTheirLane(t *testing.T) {
 		assert.Equal(t, lane, again.Lane)
 	}
 	assert.Len(t, used, 4, "40 ids reach every one of 4 lanes")
+	// Outcome finds each on its lane.
+	for i := range 40 {
+		id := "c" + strconv.Itoa(i)
+		o, err := eng.Outcome(ctx, h, id)
+		require.NoError(t, err)
+		require.NoError(t, o.Err)
+		assert.Equal(t, engine.LaneOf(id, 4), o.Result.Lane, "id %s", id)
+		assert.True(t, o.Result.Replayed)
+	}
 	st := state(t, h)
 	assert.Equal(t, "40.00", st.Balances["CNY"].Available)
 	var sum int64

@@ -32,6 +32,10 @@ func (e *Engine) Outcome(ctx context.Context, holder, id string) (Outcome, error
 		}
 	}
 	raw, err := e.rdb.Get(ctx, cluster.Tx(holder, id)).Result()
+	lane := 0
+	if errors.Is(err, redis.Nil) {
+		raw, lane, err = e.laneRecord(ctx, holder, id)
+	}
 	if errors.Is(err, redis.Nil) {
 		err := instructions.Errorf(instructions.CodeInstructionNotFound, instructions.NoOp,
 			"Redis does not remember instruction %q of holder %s (ids are kept for %s)", id, holder, shortDuration(e.ttl))
@@ -52,7 +56,29 @@ func (e *Engine) Outcome(ctx context.Context, holder, id string) (Outcome, error
 	if errors.As(err, &ierr) && ierr.Code == instructions.CodeInternal {
 		return Outcome{}, err
 	}
+	res.Lane = lane
 	return Outcome{Result: res, Err: err}, nil
+}
+
+// laneRecord finds instruction id's record in the lane of a hot holder its
+// id went to: the lane of the holder's count, or of an earlier count still
+// inside the idempotency window. redis.Nil when there is none.
+func (e *Engine) laneRecord(ctx context.Context, holder, id string) (string, int, error) {
+	l, err := e.readLanes(ctx, holder)
+	if err != nil || l.count < 2 {
+		return "", 0, redis.Nil
+	}
+	lanes := []int{laneOf(id, l.count)}
+	for _, era := range l.eras {
+		lanes = append(lanes, laneOf(id, era.count))
+	}
+	for _, lane := range lanes {
+		raw, err := e.rdb.Get(ctx, cluster.Tx(instructions.LaneHolder(holder, lane), id)).Result()
+		if lane > 0 && !errors.Is(err, redis.Nil) {
+			return raw, lane, err
+		}
+	}
+	return "", 0, redis.Nil
 }
 
 // shortDuration writes 24h rather than 24h0m0s.
