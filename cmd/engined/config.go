@@ -113,7 +113,7 @@ var options = []option{
 			return err
 		}},
 	{flag: "tokens-file", env: "ENGINED_TOKENS_FILE", arg: "FILE",
-		usage: "file of bearer tokens, one a line: a token (every scope), or NAME SCOPES TOKEN with SCOPES of read,write,admin; read again on SIGHUP",
+		usage: "file of bearer tokens, one a line: a token (every scope), or NAME SCOPES TOKEN with SCOPES of read,write,admin, then optionally rate-limit=N rejection-limit=N; read again on SIGHUP",
 		set:   func(c *Config, v string) error { c.TokensFile = v; return nil }},
 	{flag: "pg", env: "ENGINED_PG_DSN", arg: "DSN", secret: true,
 		usage: "PostgreSQL connection string of the ledger",

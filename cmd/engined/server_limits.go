@@ -199,6 +199,9 @@ func (l *limiter) serve(w http.ResponseWriter, r *http.Request, t token, need sc
 // instruction's id: a fresh one (not a replay) of a 422 code, but
 // HOLDER_NOT_FOUND (nothing is written for an unknown holder).
 func remembered(err error) bool {
+	if err == nil {
+		return false // before e, which escapes: a success allocates nothing here
+	}
 	var e *instructions.Error
 	return errors.As(err, &e) && !e.Replayed && e.Code != instructions.CodeHolderNotFound &&
 		httpStatus(e.Code, false) == http.StatusUnprocessableEntity
