@@ -15,7 +15,7 @@ func TestErrors_NamesAreTheCodes(t *testing.T) {
 	names := []error{
 		engine.ErrInvalidInstruction, engine.ErrInvalidAmount, engine.ErrInvalidID, engine.ErrUnknownAsset,
 		engine.ErrTooManyOps, engine.ErrUnauthenticated, engine.ErrForbidden, engine.ErrHolderNotFound, engine.ErrTransferNotFound,
-		engine.ErrInstructionNotFound, engine.ErrIdempotencyConflict, engine.ErrPayloadTooLarge,
+		engine.ErrInstructionNotFound, engine.ErrIdempotencyConflict, engine.ErrPayloadTooLarge, engine.ErrRateLimited,
 		engine.ErrHolderExists, engine.ErrHolderSuspended, engine.ErrInsufficientFunds, engine.ErrInsufficientPoints,
 		engine.ErrHoldNotFound, engine.ErrHoldExists, engine.ErrHoldExpired, engine.ErrExceedsHold,
 		engine.ErrCouponNotFound, engine.ErrCouponExists, engine.ErrCouponUnavailable, engine.ErrCouponExpired,

@@ -29,6 +29,7 @@ var (
 	ErrInstructionNotFound = instructions.ErrInstructionNotFound
 	ErrIdempotencyConflict = instructions.ErrIdempotencyConflict
 	ErrPayloadTooLarge     = instructions.ErrPayloadTooLarge
+	ErrRateLimited         = instructions.ErrRateLimited
 	ErrHolderExists        = instructions.ErrHolderExists
 	ErrHolderSuspended     = instructions.ErrHolderSuspended
 	ErrInsufficientFunds   = instructions.ErrInsufficientFunds

@@ -27,6 +27,7 @@ const (
 	CodeInstructionNotFound Code = "INSTRUCTION_NOT_FOUND"
 	CodeIdempotencyConflict Code = "IDEMPOTENCY_CONFLICT"
 	CodePayloadTooLarge     Code = "PAYLOAD_TOO_LARGE"
+	CodeRateLimited         Code = "RATE_LIMITED" // the project's addition: a token over its requests or rejections a second
 	CodeHolderExists        Code = "HOLDER_EXISTS"
 	CodeHolderSuspended     Code = "HOLDER_SUSPENDED"
 	CodeInsufficientFunds   Code = "INSUFFICIENT_FUNDS"
@@ -55,7 +56,7 @@ const CodeLanesChanged Code = "LANES_CHANGED"
 var Codes = []Code{
 	CodeInvalidInstruction, CodeInvalidAmount, CodeInvalidID, CodeUnknownAsset, CodeTooManyOps,
 	CodeUnauthenticated, CodeForbidden, CodeHolderNotFound, CodeTransferNotFound, CodeInstructionNotFound, CodeIdempotencyConflict, CodePayloadTooLarge,
-	CodeHolderExists, CodeHolderSuspended, CodeInsufficientFunds, CodeInsufficientPoints,
+	CodeRateLimited, CodeHolderExists, CodeHolderSuspended, CodeInsufficientFunds, CodeInsufficientPoints,
 	CodeHoldNotFound, CodeHoldExists, CodeHoldExpired, CodeExceedsHold, CodeCouponNotFound,
 	CodeCouponExists, CodeCouponUnavailable, CodeCouponExpired, CodeOverflow,
 	CodeUnavailable, CodeInternal,
@@ -77,6 +78,7 @@ var (
 	ErrInstructionNotFound error = CodeInstructionNotFound
 	ErrIdempotencyConflict error = CodeIdempotencyConflict
 	ErrPayloadTooLarge     error = CodePayloadTooLarge
+	ErrRateLimited         error = CodeRateLimited
 	ErrHolderExists        error = CodeHolderExists
 	ErrHolderSuspended     error = CodeHolderSuspended
 	ErrInsufficientFunds   error = CodeInsufficientFunds

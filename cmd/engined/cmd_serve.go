@@ -28,7 +28,10 @@ Serve runs the HTTP daemon (the API is described in docs/openapi.yaml):
 Every /v1/ request needs "Authorization: Bearer <token>" with one of the
 configured tokens: serve refuses to start without tokens unless --dev is
 given. A token of --tokens-file may be limited to scopes: read for the GETs
-under /v1/, write for the POSTs; another route is 403 FORBIDDEN. SIGHUP
+under /v1/, write for the POSTs; another route is 403 FORBIDDEN.
+--rate-limit and --rejection-limit (or a line's rate-limit=N and
+rejection-limit=N) limit each token's requests and remembered rejected
+instructions a second: past them, 429 RATE_LIMITED with Retry-After. SIGHUP
 reads the tokens file and the HTTPS certificate again (docs/security.md). Logs are JSON lines on stderr: one per request, at debug level for
 a success, warn for a client error, error for a server error, with the
 error code. Serve also runs the hold-expiry sweeper and the transfer

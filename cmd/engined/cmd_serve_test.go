@@ -149,6 +149,14 @@ func TestServe_EveryStatusOfTheTable(t *testing.T) {
 	readerSecret := newID("s-read")
 	reader := startServe(t, map[string]string{"ENGINED_TOKENS_FILE": writeFile(t, t.TempDir(), "tokens", "ci read "+readerSecret+"\n")})
 	reader.token = readerSecret
+	// A token allowed 1 remembered rejection a second leaves 10 at once:
+	// its writes wait about 10 s.
+	limited := startServe(t, nil, "--rejection-limit", "1")
+	over := make([]string, 10)
+	for i := range over {
+		over[i] = instructionJSON(newID("r"), h, `[{"op": "debit", "asset": "CNY", "amount": "1000.00"}]`)
+	}
+	require.Equal(t, http.StatusOK, limited.do(t, http.MethodPost, "/v1/instructions/batch", `{"instructions": [`+strings.Join(over, ",")+`]}`).status)
 	conflictID := newID("c")
 	d.post(t, instructionJSON(conflictID, h, `[{"op": "earn_points", "amount": "1"}]`))
 
@@ -185,6 +193,7 @@ func TestServe_EveryStatusOfTheTable(t *testing.T) {
 			body: instructionJSON(conflictID, h, `[{"op": "earn_points", "amount": "2"}]`), status: 409, code: "IDEMPOTENCY_CONFLICT"},
 		{name: "a body over 1 MiB is 413 PAYLOAD_TOO_LARGE", body: credit(h, "1.00") + strings.Repeat(" ", 1<<20),
 			status: 413, code: "PAYLOAD_TOO_LARGE"},
+		{name: "a token over its rejections a second is 429 RATE_LIMITED", d: limited, body: credit(h, "1.00"), status: 429, code: "RATE_LIMITED"},
 		{name: "a debit over the balance is 422 INSUFFICIENT_FUNDS",
 			body: instructionJSON(newID("i"), h, `[{"op": "debit", "asset": "CNY", "amount": "1000.00"}]`), status: 422, code: "INSUFFICIENT_FUNDS"},
 		{name: "Redis refusing the script is 500 INTERNAL", d: noScripts, body: credit(h, "1.00"), status: 500, code: "INTERNAL"},

@@ -46,6 +46,8 @@ type Config struct {
 	RedisTLSCert    string                 // --redis-tls-cert, ENGINED_REDIS_TLS_CERT; default "" (no client certificate)
 	RedisTLSKey     string                 // --redis-tls-key, ENGINED_REDIS_TLS_KEY; default ""
 	RedisTLSName    string                 // --redis-tls-server-name, ENGINED_REDIS_TLS_SERVER_NAME; default "" (the address's host)
+	RateLimit       int                    // --rate-limit, ENGINED_RATE_LIMIT; default 0 (none)
+	RejectionLimit  int                    // --rejection-limit, ENGINED_REJECTION_LIMIT; default 0 (none)
 
 	redisTLS *tls.Config // built from the four above by config; nil for Go's defaults
 }
@@ -112,7 +114,7 @@ var options = []option{
 			return err
 		}},
 	{flag: "tokens-file", env: "ENGINED_TOKENS_FILE", arg: "FILE",
-		usage: "file of bearer tokens, one a line: a token (every scope), or NAME SCOPES TOKEN with SCOPES of read,write,admin; read again on SIGHUP",
+		usage: "file of bearer tokens, one a line: a token (every scope), or NAME SCOPES TOKEN with SCOPES of read,write,admin, then optionally rate-limit=N rejection-limit=N; read again on SIGHUP",
 		set:   func(c *Config, v string) error { c.TokensFile = v; return nil }},
 	{flag: "pg", env: "ENGINED_PG_DSN", arg: "DSN", secret: true,
 		usage: "PostgreSQL connection string of the ledger",
@@ -176,6 +178,14 @@ var options = []option{
 	{flag: "redis-tls-server-name", env: "ENGINED_REDIS_TLS_SERVER_NAME", arg: "NAME",
 		usage: "the name the Redis servers' certificates are verified against, instead of each address's host (implies --redis-tls)",
 		set:   func(c *Config, v string) error { c.RedisTLSName = v; return nil }},
+	// Not in the contract's table either: limits per token (docs/security.md),
+	// which a line of the tokens file may change for its token.
+	{flag: "rate-limit", env: "ENGINED_RATE_LIMIT", def: "0", arg: "N",
+		usage: "requests a second each token may send to /v1/, one second's worth at once; past it 429 RATE_LIMITED; 0 for no limit",
+		set:   func(c *Config, v string) (err error) { c.RateLimit, err = parseLimit(v); return err }},
+	{flag: "rejection-limit", env: "ENGINED_REJECTION_LIMIT", def: "0", arg: "N",
+		usage: "rejected instructions a second each token may leave remembered for the idempotency TTL; past it its writes are 429 RATE_LIMITED until it is back under; 0 for no limit",
+		set:   func(c *Config, v string) (err error) { c.RejectionLimit, err = parseLimit(v); return err }},
 }
 
 // configFlags are the shared flags as registered on one command's FlagSet.
@@ -369,6 +379,8 @@ func (c *Config) LogValue() slog.Value {
 		slog.Int("min_replica_acks", c.MinReplicaAcks),
 		slog.Int("webhooks", len(c.Webhooks)),
 		slog.Bool("webhook_secret_set", c.WebhookSecret != ""),
+		slog.Int("rate_limit", c.RateLimit),
+		slog.Int("rejection_limit", c.RejectionLimit),
 	)
 }
 

@@ -57,6 +57,8 @@ func TestConfig_TableIsTheContracts(t *testing.T) {
 		{"redis-tls-cert", "ENGINED_REDIS_TLS_CERT", ""},
 		{"redis-tls-key", "ENGINED_REDIS_TLS_KEY", ""},
 		{"redis-tls-server-name", "ENGINED_REDIS_TLS_SERVER_NAME", ""},
+		{"rate-limit", "ENGINED_RATE_LIMIT", "0"},
+		{"rejection-limit", "ENGINED_REJECTION_LIMIT", "0"},
 	}
 	var got [][3]string
 	for _, o := range options {

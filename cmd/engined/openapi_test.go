@@ -94,6 +94,7 @@ func TestOpenAPI_PublicRoutesAreTheUnauthenticatedOnes(t *testing.T) {
 		if !rt.public {
 			assert.Contains(t, op.Responses, "401", "%s documents 401", rt.pattern)
 			assert.Contains(t, op.Responses, "403", "%s documents 403", rt.pattern)
+			assert.Contains(t, op.Responses, "429", "%s documents 429 (a token's limits)", rt.pattern)
 		}
 	}
 }
@@ -133,10 +134,10 @@ func TestOpenAPI_TransfersDocumentTheirStatuses(t *testing.T) {
 	for status := range doc.Paths["/v1/transfers"]["post"].Responses {
 		got = append(got, status)
 	}
-	assert.ElementsMatch(t, []string{"200", "202", "400", "401", "403", "409", "413", "422", "500", "503"}, got)
+	assert.ElementsMatch(t, []string{"200", "202", "400", "401", "403", "409", "413", "422", "429", "500", "503"}, got)
 	got = nil
 	for status := range doc.Paths["/v1/transfers/{id}"]["get"].Responses {
 		got = append(got, status)
 	}
-	assert.ElementsMatch(t, []string{"200", "400", "401", "403", "404", "500", "503"}, got)
+	assert.ElementsMatch(t, []string{"200", "400", "401", "403", "404", "429", "500", "503"}, got)
 }

@@ -46,9 +46,11 @@ func newServer(eng *engine.Engine, rdb redis.UniversalClient, tokens []string, l
 		func() int64 { return eng.ReplicaStats().Waiting })
 	register(m.reg, "atomledger_replica_unconfirmed_total", "Answers given 503 UNAVAILABLE because too few replicas acknowledged the write in time (--min-replica-acks): applied on the master, outcome unconfirmed.", true,
 		func() int64 { return eng.ReplicaStats().Unconfirmed })
+	auth := newAuthenticator(tokens)
+	m.reg.MustRegister(limitedCollector{a: auth})
 	return &server{
 		eng:     eng,
-		auth:    newAuthenticator(tokens),
+		auth:    auth,
 		log:     log,
 		metrics: m,
 		ready:   &readiness{eng: eng},

@@ -55,11 +55,12 @@ func parseScopes(v string) (scope, error) {
 }
 
 // token is one accepted bearer token: its name (what logs show), the
-// SHA-256 digest of its secret, and its scopes.
+// SHA-256 digest of its secret, its scopes and its limits.
 type token struct {
 	name   string
 	digest [sha256.Size]byte
 	scopes scope
+	limits limits
 }
 
 func newToken(name, secret string, scopes scope) token {
@@ -74,21 +75,24 @@ func newToken(name, secret string, scopes scope) token {
 // are served (SIGHUP).
 type authenticator struct {
 	tokens atomic.Pointer[[]token]
+	limits limiter // the tokens' buckets, by name
 }
 
 // newAuthenticator accepts secrets as bare tokens: every scope, named by
 // their place in the list.
 func newAuthenticator(secrets []string) *authenticator {
 	a := &authenticator{}
-	a.set(bareTokens("tokens", secrets))
+	a.set(bareTokens("tokens", secrets, limits{}))
 	return a
 }
 
-// bareTokens gives secrets every scope, named source:1, source:2, ...
-func bareTokens(source string, secrets []string) []token {
+// bareTokens gives secrets every scope and the limits l, named source:1,
+// source:2, ...
+func bareTokens(source string, secrets []string, l limits) []token {
 	tokens := make([]token, len(secrets))
 	for i, secret := range secrets {
 		tokens[i] = newToken(source+":"+strconv.Itoa(i+1), secret, allScopes)
+		tokens[i].limits = l
 	}
 	return tokens
 }
@@ -119,7 +123,8 @@ func (a *authenticator) lookup(tok string) (token, bool) {
 
 // require answers 401 UNAUTHENTICATED, with a WWW-Authenticate challenge,
 // to a request without a valid bearer token, 403 FORBIDDEN to one whose
-// token lacks the scope need, and passes the others to next. The request's
+// token lacks the scope need, 429 RATE_LIMITED to one over its token's
+// limits (server_limits.go), and passes the others to next. The request's
 // log line names the token, never its secret.
 func (a *authenticator) require(need scope, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -154,7 +159,7 @@ func (a *authenticator) require(need scope, next http.Handler) http.Handler {
 				"token %q has the scopes %q; this route needs %q", t.name, t.scopes, need), false)
 			return
 		}
-		next.ServeHTTP(w, r)
+		a.limits.serve(w, r, t, need, next)
 	})
 }
 
@@ -175,10 +180,13 @@ func bearerToken(header string) (string, bool) {
 // loadTokens gives the tokens of --tokens (bare: every scope) and those of
 // --tokens-file. A line of the file is a bare token (every scope, named
 // tokens-file:LINE), or NAME SCOPES TOKEN, the scopes comma-separated (read,
-// write, admin); blank lines and lines starting with # are ignored. Names
-// and tokens are unique. Errors name the file and the line, never a token.
+// write, admin), then optionally rate-limit=N and rejection-limit=N in place
+// of --rate-limit and --rejection-limit; blank lines and lines starting with
+// # are ignored. Names and tokens are unique. Errors name the file and the
+// line, never a token.
 func loadTokens(c *Config) ([]token, error) {
-	tokens := bareTokens("tokens", c.Tokens)
+	def := limits{requests: c.RateLimit, rejections: c.RejectionLimit}
+	tokens := bareTokens("tokens", c.Tokens, def)
 	if c.TokensFile == "" {
 		return tokens, nil
 	}
@@ -193,7 +201,7 @@ func loadTokens(c *Config) ([]token, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		t, err := parseTokenLine(line, n)
+		t, err := parseTokenLine(line, n, def)
 		if err == nil {
 			err = unique(tokens, t)
 		}
@@ -208,17 +216,19 @@ func loadTokens(c *Config) ([]token, error) {
 	return tokens, nil
 }
 
-// parseTokenLine reads line n of the tokens file. Its errors never quote the
-// token.
-func parseTokenLine(line string, n int) (token, error) {
+// parseTokenLine reads line n of the tokens file, def the limits of a token
+// that names none. Its errors never quote the token.
+func parseTokenLine(line string, n int, def limits) (token, error) {
 	fields := strings.Fields(line)
 	switch len(fields) {
 	case 1:
 		if err := checkToken(line); err != nil {
 			return token{}, err
 		}
-		return newToken("tokens-file:"+strconv.Itoa(n), line, allScopes), nil
-	case 3:
+		t := newToken("tokens-file:"+strconv.Itoa(n), line, allScopes)
+		t.limits = def
+		return t, nil
+	case 3, 4, 5:
 		if err := checkToken(fields[0]); err != nil {
 			return token{}, errors.New("a name contains a control or a non-ASCII character")
 		}
@@ -229,9 +239,11 @@ func parseTokenLine(line string, n int) (token, error) {
 		if err := checkToken(fields[2]); err != nil {
 			return token{}, err
 		}
-		return newToken(fields[0], fields[2], scopes), nil
+		t := newToken(fields[0], fields[2], scopes)
+		t.limits, err = tokenLimits(fields[3:], def)
+		return t, err
 	default:
-		return token{}, errors.New("want a token alone, or NAME SCOPES TOKEN separated by spaces")
+		return token{}, errors.New("want a token alone, or NAME SCOPES TOKEN [rate-limit=N] [rejection-limit=N] separated by spaces")
 	}
 }
 

@@ -48,7 +48,7 @@ func (s *server) applyOne(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		res, err = s.eng.Apply(ctx, in)
 	}
-	s.metrics.outcome(err)
+	s.outcome(w, err)
 	if err != nil {
 		writeError(w, err, false)
 		return
@@ -137,7 +137,7 @@ func (s *server) applyBatch(w http.ResponseWriter, r *http.Request) {
 			s.metrics.outcome(nil)
 			continue
 		}
-		s.metrics.outcome(err)
+		s.outcome(w, err)
 		e := asError(err)
 		results[i] = errorObject{Error: e}
 		if x != nil {

@@ -44,8 +44,11 @@ type exchange struct {
 	code   instructions.Code // of an error answer
 	// rejected counts the entries of a batch answered with an error, by code.
 	rejected map[instructions.Code]int
-	attrs    []slog.Attr // the handler's details; the first two are kept in few
-	few      [2]slog.Attr
+	// remembered counts the instructions whose rejection the script
+	// recorded (the rejection limit's unit).
+	remembered int
+	attrs      []slog.Attr // the handler's details; the first two are kept in few
+	few        [2]slog.Attr
 }
 
 func (x *exchange) WriteHeader(status int) {

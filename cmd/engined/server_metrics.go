@@ -61,7 +61,7 @@ func newMetrics(rdb redis.UniversalClient) *metrics {
 	m.transfers.WithLabelValues(engine.TransferPending)
 	for _, code := range instructions.Codes {
 		switch code {
-		case instructions.CodeUnauthenticated, instructions.CodeForbidden, instructions.CodePayloadTooLarge, instructions.CodeTransferNotFound:
+		case instructions.CodeUnauthenticated, instructions.CodeForbidden, instructions.CodePayloadTooLarge, instructions.CodeRateLimited, instructions.CodeTransferNotFound:
 		default:
 			m.outcomes[string(code)] = m.instructions.WithLabelValues(string(code))
 			m.transfers.WithLabelValues(string(code))

@@ -41,6 +41,9 @@ var statusTable = []statusRow{
 	{code: instructions.CodeInstructionNotFound, status: http.StatusNotFound},
 	{code: instructions.CodeIdempotencyConflict, status: http.StatusConflict},
 	{code: instructions.CodePayloadTooLarge, status: http.StatusRequestEntityTooLarge},
+	// The project's addition: a token over its requests or remembered
+	// rejections a second (--rate-limit, --rejection-limit).
+	{code: instructions.CodeRateLimited, status: http.StatusTooManyRequests},
 	{code: instructions.CodeHolderExists, status: http.StatusUnprocessableEntity},
 	{code: instructions.CodeHolderSuspended, status: http.StatusUnprocessableEntity},
 	{code: instructions.CodeInsufficientFunds, status: http.StatusUnprocessableEntity},

@@ -23,6 +23,7 @@ func TestStatus_TableIsTheContracts(t *testing.T) {
 		"INSTRUCTION_NOT_FOUND": 404, // GET /v1/holders/{holder}/instructions/{id}
 		"IDEMPOTENCY_CONFLICT":  409,
 		"PAYLOAD_TOO_LARGE":     413,
+		"RATE_LIMITED":          429, // the project's addition: a token over its limits
 		"HOLDER_EXISTS":         422, "HOLDER_SUSPENDED": 422, "INSUFFICIENT_FUNDS": 422, "INSUFFICIENT_POINTS": 422,
 		"HOLD_NOT_FOUND": 422, "HOLD_EXISTS": 422, "HOLD_EXPIRED": 422, "EXCEEDS_HOLD": 422,
 		"COUPON_NOT_FOUND": 422, "COUPON_EXISTS": 422, "COUPON_UNAVAILABLE": 422, "COUPON_EXPIRED": 422, "OVERFLOW": 422,
