@@ -205,3 +205,27 @@ func TestMigrate_Idempotent(t *testing.T) {
 		assert.Equal(t, 10, v)
 	}
 }
+
+// The events of open with lanes and of set_lanes (the lanes in the op's
+// units, no movement) go into the ledger like any other: none refused, the
+// holder's state the same as in Redis, every entry balanced.
+func TestSink_EventsOfHotHolders(t *testing.T) {
+	needServers(t)
+	h := "hot-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	require.Equal(t, 4, apply(t, []instructions.Instruction{
+		instructions.New("o", h).OpenHot(4).Credit("CNY", "10.00"),
+		instructions.New("a", h).SetLanes(4).Debit("CNY", "1.00"),
+		instructions.New("b", h).SetLanes(9),
+		instructions.New("c", h).Suspend().SetLanes(12), // refused: HOLDER_SUSPENDED
+		instructions.New("d", h).Suspend(),
+	}))
+	evs := outboxEvents(t, []string{h})
+	require.Len(t, evs, 4)
+	assert.Equal(t, `[{"op":"set_lanes","units":"9"}]`, evs[2]["ops"])
+	l := openLedger(t)
+	rep, err := l.Apply(context.Background(), stored.Entries(evs...))
+	require.NoError(t, err)
+	assert.Zero(t, rep.Parked+rep.Refused+rep.Duplicates, "%+v", rep)
+	assert.Equal(t, int64(4), l.Stats().Applied)
+	requireSameAsRedis(t, l, []string{h})
+}

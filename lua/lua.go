@@ -28,10 +28,11 @@
 // names and the slot tag of every slot, with which the JSON door and transfer
 // refuse any key that is not the contract's for the holder, or the transfer,
 // and its slot (the engine's apply, the hot path, checks only that its four
-// keys are distinct); the op table (instructions.Ops: which ops take value
-// out, the fields of each client op) and the JSON keys of an instruction and
-// an op; the layout of apply's arguments (internal/libcall), the most ops, the
-// longest hold ttl, memo and instruction text, the default counterparty and
+// keys are distinct); the op table (instructions.Ops: which ops a suspended
+// holder is refused, the fields of each client op) and the JSON keys of an
+// instruction and an op; the layout of apply's arguments (internal/libcall),
+// the most ops, the longest hold ttl, memo and instruction text, the fewest
+// and most lanes, the default counterparty and
 // idempotency ttl, and the engine's reserved name prefixes. The library
 // builds its tables from them once, when it loads. The handlers stay hand-written, one per op of the table
 // (TestLibrary_HandlesTheOpsOfTheTable); TestGenerated_IsCurrent fails when
