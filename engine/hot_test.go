@@ -262,3 +262,28 @@ func TestHot_TransferCreditsALane(t *testing.T) {
 	require.ErrorIs(t, err, instructions.CodeInvalidID)
 	assert.True(t, strings.Contains(err.Error(), "hot-"))
 }
+
+// TestHot_JSONDoorRefusesCredits: the library's JSON door cannot pick a
+// credit's lane, so a hot holder refuses it credits (nothing written, not
+// recorded: the same id then goes through the engine to its lane, once);
+// what takes value out it applies on lane 0 like the engine.
+func TestHot_JSONDoorRefusesCredits(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	h := newHot(t, 4)
+	before := laneHashes(t, h, 4)
+	_, out := cliJSON(t, h, "j1", `{"id":"j1","holder":"`+h+`","ops":[{"op":"credit","asset":"CNY","amount":"500"}]}`)
+	assert.Equal(t, "INVALID_INSTRUCTION", cliCode(out), out)
+	assert.Contains(t, out, "is hot (4 lanes)")
+	assert.Equal(t, before, laneHashes(t, h, 4))
+	n, err := rdb.Exists(ctx, cluster.Tx(h, "j1")).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "not recorded")
+	res, err := eng.Apply(ctx, instructions.New("j1", h).Credit("CNY", "5.00"))
+	require.NoError(t, err)
+	assert.Equal(t, engine.LaneOf("j1", 4), res.Lane)
+	// A plain holder takes the same credit through the door.
+	p := newHolder(t, nil)
+	_, out = cliJSON(t, p, "j1", `{"id":"j1","holder":"`+p+`","ops":[{"op":"credit","asset":"CNY","amount":"500"}]}`)
+	assert.True(t, strings.HasPrefix(out, "ok\n"), out)
+}

@@ -1530,7 +1530,22 @@ local function apply_json(keys, argv)
   if sub(id, 1, #x) == x then return bad('INVALID_ID', -1, 'id: names beginning with "' .. x .. '" are those of transfers') end
   if sub(cp, 1, #x) == x then return bad('INVALID_ID', -1, 'counterparty: names beginning with "' .. x .. '" are those of transfers') end
   if sub(id, 1, #sweep) == sweep then return bad('INVALID_ID', -1, 'id: names beginning with "' .. sweep .. '" are the sweeper\'s') end
-  return apply(keys, flat, true)
+  -- A credit of a hot holder goes to the lane its id picks, which only the engine computes: this
+  -- door sends credits checked as a plain holder's, and a hot holder refuses them (were it to
+  -- take one on lane 0, the same id sent through the engine would apply again on its lane).
+  local credits = true
+  for i = 0, nops - 1 do
+    local op = flat[SHARED.args_fixed + i * SHARED.args_per_op + 1]
+    credits = credits and (op == 'credit' or op == 'earn_points')
+  end
+  if credits then flat[8] = '1' end
+  local reply = apply(keys, flat, true)
+  local lanes = match(reply[2], '^err\nLANES_CHANGED\n%-1\n(%d+)$')
+  if lanes then
+    return bad('INVALID_INSTRUCTION', -1, 'holder ' .. holder .. ' is hot (' .. lanes .. ' lanes): its credits go to the lane '
+      .. 'their id picks, which only the engine computes: send them through the engine')
+  end
+  return reply
 end
 
 redis.register_function('apply', apply)
