@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"strconv"
 	"strings"
@@ -201,14 +202,15 @@ func (e *Engine) routeCredit(ctx context.Context, c call) (call, error) {
 // there) takes it unchecked, as every engine then routes by lane 0's count.
 func (e *Engine) applyCredit(ctx context.Context, c call) Outcome {
 	var o Outcome
+	var rc call
 	for range 4 {
-		rc, err := e.routeCredit(ctx, c)
-		if err != nil {
+		var err error
+		if rc, err = e.routeCredit(ctx, c); err != nil {
 			return Outcome{Err: err}
 		}
 		o = e.applyGrouped(ctx, rc)
 		if !lanesChanged(o.Err) {
-			return onHolder(o, c.n.Holder)
+			break
 		}
 		routed, _ := e.lanes.get(c.n.Holder)
 		l, err := e.readLanes(ctx, c.n.Holder)
@@ -216,10 +218,12 @@ func (e *Engine) applyCredit(ctx context.Context, c call) Outcome {
 			return Outcome{Err: err}
 		}
 		if l.count == max(routed.count, 1) {
-			return onHolder(e.applyGrouped(ctx, e.onLane(c, laneOf(c.n.ID, l.count), 0)), c.n.Holder)
+			rc = e.onLane(c, laneOf(c.n.ID, l.count), 0)
+			o = e.applyGrouped(ctx, rc)
+			break
 		}
 	}
-	return onHolder(o, c.n.Holder)
+	return onHolder(o, c.n.Holder, rc)
 }
 
 func lanesChanged(err error) bool {
@@ -227,11 +231,19 @@ func lanesChanged(err error) bool {
 	return errors.As(err, &ierr) && ierr.Code == instructions.CodeLanesChanged
 }
 
-// onHolder answers for the holder a lane's outcome: its holder, and which lane.
-func onHolder(o Outcome, holder string) Outcome {
-	if o.Err == nil && o.Result.Holder != holder {
-		_, o.Result.Lane = instructions.ParentOf(o.Result.Holder)
-		o.Result.Holder = holder
+// onHolder answers for holder what the lane call rc went to answered: the
+// holder's name and the lane; a lane missing from Redis (its master lost
+// its data, or lanes raised by the JSON door alone) is UNAVAILABLE, as the
+// holder exists and the credit can apply once the lane is back.
+func onHolder(o Outcome, holder string, rc call) Outcome {
+	_, lane := instructions.ParentOf(rc.n.Holder)
+	switch {
+	case lane == 0:
+	case o.Err == nil:
+		o.Result.Holder, o.Result.Lane = holder, lane
+	case errors.Is(o.Err, instructions.CodeHolderNotFound):
+		o.Err = &Error{ID: rc.n.ID, Code: instructions.CodeUnavailable, OpIndex: instructions.NoOp,
+			Message: fmt.Sprintf("lane %d of hot holder %s (%s) is missing from Redis: rebuild it from the ledger (engined rebuild), then send the instruction again", lane, holder, rc.n.Holder)}
 	}
 	return o
 }

@@ -287,3 +287,37 @@ func TestHot_JSONDoorRefusesCredits(t *testing.T) {
 	_, out = cliJSON(t, p, "j1", `{"id":"j1","holder":"`+p+`","ops":[{"op":"credit","asset":"CNY","amount":"500"}]}`)
 	assert.True(t, strings.HasPrefix(out, "ok\n"), out)
 }
+
+// TestHot_MissingLane: a lane gone from Redis (its master lost its data)
+// makes a credit routed to it UNAVAILABLE naming the lane, nothing written;
+// the state is UNAVAILABLE too (the sum would be wrong), and the sweep
+// reports it while moving the other lanes.
+func TestHot_MissingLane(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	h := newHot(t, 3)
+	for i := range 10 {
+		_, err := eng.Apply(ctx, instructions.New("c"+strconv.Itoa(i), h).Credit("CNY", "1.00"))
+		require.NoError(t, err)
+	}
+	lost := instructions.LaneHolder(h, 2)
+	require.NoError(t, rdb.Del(ctx, cluster.Holder(lost)).Err())
+	id := "x0"
+	for i := 0; engine.LaneOf(id, 3) != 2; i++ {
+		id = "x" + strconv.Itoa(i)
+	}
+	before := laneHashes(t, h, 3)
+	e := applyErr(t, instructions.New(id, h).Credit("CNY", "1.00"))
+	assert.Equal(t, instructions.CodeUnavailable, e.Code)
+	assert.Contains(t, e.Message, lost)
+	assert.Equal(t, before, laneHashes(t, h, 3))
+
+	_, err := eng.State(ctx, h)
+	require.ErrorIs(t, err, instructions.CodeUnavailable)
+	assert.Contains(t, err.Error(), lost)
+
+	got, err := eng.SweepHot(ctx, h)
+	require.NoError(t, err)
+	assert.Equal(t, []string{lost}, got.Missing)
+	assert.Equal(t, before[1][cluster.PrefixBalance+"CNY"] != "" && before[1][cluster.PrefixBalance+"CNY"] != "0", got.Moved == 1)
+}
