@@ -434,7 +434,7 @@ func hotRows(t table.Writer, h bench.Hot) {
 			ph("plain", p.p.Plain), "", fmt.Sprintf("%g", p.p.PlainOverSpread)})
 	}
 	t.AppendRow(table.Row{"hot", fmt.Sprintf("sweep: %d sweeps, %d lanes moved", h.Sweep.Sweeps, h.Sweep.LanesMoved),
-		fmt.Sprintf("%g ms per lane", h.Sweep.MsPerLane), fmt.Sprintf("Redis CPU %g µs per lane", h.Sweep.RedisCPUUsecPerLane), ""})
+		fmt.Sprintf("%g ms per lane", h.Sweep.MsPerLane), fmt.Sprintf("Redis CPU %g µs per lane (scripts %g)", h.Sweep.RedisCPUUsecPerLane, h.Sweep.ScriptUsecPerLane), ""})
 }
 
 // ratioOrBlank is m[k] printed, or "" where m has no k (the floor itself).

@@ -65,6 +65,7 @@ func TestRun_HotQuickCountsRight(t *testing.T) {
 	assert.Positive(t, h.Sweep.LanesMoved)
 	assert.Positive(t, h.Sweep.MsPerLane)
 	assert.Positive(t, h.Sweep.RedisCPUUsecPerLane)
+	assert.Positive(t, h.Sweep.ScriptUsecPerLane)
 
 	met := map[string]Target{}
 	for _, tg := range rep.Targets {

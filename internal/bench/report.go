@@ -300,11 +300,15 @@ type HotMoney struct {
 
 // HotSweep is the hot merchant's sweeps, one after each hot phase with
 // nothing else running: time and the masters' Redis CPU per lane moved.
+// RedisCPUUsecPerLane is INFO's used_cpu over every master, which the
+// kernel may count in ticks (a sweep lasts a few ms): ScriptUsecPerLane,
+// FCALL's time in commandstats, is the finer figure of the scripts alone.
 type HotSweep struct {
 	Sweeps              int     `json:"sweeps"`
 	LanesMoved          int     `json:"lanes_moved"`
 	MsPerLane           float64 `json:"ms_per_lane"`
 	RedisCPUUsecPerLane float64 `json:"redis_cpu_usec_per_lane"`
+	ScriptUsecPerLane   float64 `json:"script_usec_per_lane"`
 	Errors              int     `json:"errors"`
 }
 
