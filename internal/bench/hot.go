@@ -417,22 +417,24 @@ func (a *hotAcc) phase() HotPhase {
 // adds its time and the masters' CPU to h.sweep.
 func (h *hotRun) sweepHot(ctx context.Context) error {
 	e := h.e
-	before, err := e.mastersCPU(ctx)
+	// INFO commandstats outside the CPU's window: it costs the servers more
+	// than INFO cpu.
+	cmdBefore, err := e.commandStats(ctx)
 	if err != nil {
 		return err
 	}
-	cmdBefore, err := e.commandStats(ctx)
+	before, err := e.mastersCPU(ctx)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
 	got, serr := e.eng.SweepHot(ctx, h.hot)
 	took := time.Since(start)
-	cmdAfter, err := e.commandStats(ctx)
+	after, err := e.mastersCPU(ctx)
 	if err != nil {
 		return err
 	}
-	after, err := e.mastersCPU(ctx)
+	cmdAfter, err := e.commandStats(ctx)
 	if err != nil {
 		return err
 	}
