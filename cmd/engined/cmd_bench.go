@@ -57,8 +57,8 @@ or in /usr/lib/postgresql/*/bin), or is skipped. The system part always
 starts its own Redis Cluster and PostgreSQL, whatever --redis and --pg say:
 it reads their processes' CPU.
 
-A default run takes about five minutes (the system part about 80 s of
-them). Exit status 0 when the run ends, whether the targets hold or not (the
+A default run takes about six minutes (the system part about 80 s of
+them, the hot part about 40 s). Exit status 0 when the run ends, whether the targets hold or not (the
 table says); 1 when it cannot run.
 
 Flags:
