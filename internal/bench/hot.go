@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -216,21 +217,13 @@ func (h *hotRun) batchOp(ctx context.Context) hotOp {
 		for _, o := range h.e.eng.ApplyBatch(ctx, ins) {
 			if o.Err != nil {
 				failed++
-				first = cmpOr(first, o.Err)
+				first = cmp.Or(first, o.Err)
 				continue
 			}
 			ok++
 		}
 		return ok, failed, first
 	}
-}
-
-// cmpOr is a, or b when a is nil.
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // transferOp pays one payment by a one-payer transfer, through pay.

@@ -117,5 +117,6 @@ func TestHotTargets_PerPathAndSkipped(t *testing.T) {
 	for _, tg := range hotTargets(Hot{Skipped: "not asked for"}) {
 		assert.True(t, tg.Skip, tg.Name)
 		assert.False(t, tg.Met, tg.Name)
+		assert.Equal(t, "not asked for", tg.Note, tg.Name)
 	}
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -77,7 +78,7 @@ func hotTargets(h Hot) []Target {
 	}
 	t := Target{Name: "hot money exact, every path", Want: "1 (exact)", Got: exact, Met: checked > 0 && exact == 1}
 	if checked == 0 {
-		t.Got, t.Skip, t.Note = 0, true, "no path ran"
+		t.Got, t.Skip, t.Note = 0, true, cmp.Or(h.Skipped, "no path ran")
 	}
 	return append(out, t)
 }
