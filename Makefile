@@ -95,9 +95,9 @@ run: deps build
 
 # engined bench: starts its own Redis Cluster (and a temporary PostgreSQL
 # when initdb is installed, else the relay and system parts are skipped),
-# runs every part side by side and prints the table; about five minutes,
+# runs every part side by side and prints the table; about six minutes,
 # the system part (its own AOF cluster, PostgreSQL and daemon) about 80 s of
-# them. docs/benchmarks.md explains the figures. Pass flags with BENCHFLAGS,
+# them, the hot part about 40 s. docs/benchmarks.md explains the figures. Pass flags with BENCHFLAGS,
 # e.g.
 #   make bench BENCHFLAGS="--json --relay-duration 60s"
 BENCHFLAGS ?=

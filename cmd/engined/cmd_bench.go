@@ -42,6 +42,10 @@ and prints a table (docs/benchmarks.md explains each figure):
                checkouts and the floor (serve --bench-floor) over HTTP, with
                CPU per process, Redis's time by command, ledger bytes and an
                exact money check
+  hot          P2P payments from 1,000 payers to one merchant: plain, hot
+               (2 x the masters lanes) and spread over 1,000 payees, through
+               ApplyBatch, engine.Transfer and POST /v1/transfers, with each
+               master's share of the Redis CPU, and the sweep's cost
 
 Without --redis it starts its own Redis Cluster (3 masters, no replicas) and
 flushes it between parts; with --redis it writes bench-* holders, outbox
@@ -53,8 +57,8 @@ or in /usr/lib/postgresql/*/bin), or is skipped. The system part always
 starts its own Redis Cluster and PostgreSQL, whatever --redis and --pg say:
 it reads their processes' CPU.
 
-A default run takes about five minutes (the system part about 80 s of
-them). Exit status 0 when the run ends, whether the targets hold or not (the
+A default run takes about six minutes (the system part about 80 s of
+them, the hot part about 40 s). Exit status 0 when the run ends, whether the targets hold or not (the
 table says); 1 when it cannot run.
 
 Flags:
@@ -81,6 +85,9 @@ Flags:
   --system-duration D  each phase of the system part (default 10s)
   --system-clients N   keep-alive HTTP clients of the system part (default 32)
   --system-holders N   holders of the system part (default 1000)
+  --hot-duration D     each phase of the hot part (default 2s)
+  --hot-rounds N       rounds of the hot part's three phases per path (default 2)
+  --hot-payers N       payers of the hot part, payees of its spread phase (default 1000)
   --standalone       start a single plain Redis instead of a cluster
 
 `, strings.Join(bench.Parts, ","))
@@ -116,6 +123,9 @@ func runBench(args []string, c cli) int {
 	fs.DurationVar(&s.SystemDuration, "system-duration", 0, "each phase of the system part")
 	fs.IntVar(&s.SystemClients, "system-clients", 0, "keep-alive HTTP clients of the system part")
 	fs.IntVar(&s.SystemHolders, "system-holders", 0, "holders of the system part")
+	fs.DurationVar(&s.HotDur, "hot-duration", 0, "each phase of the hot part")
+	fs.IntVar(&s.HotRounds, "hot-rounds", 0, "rounds of the hot part's three phases per path")
+	fs.IntVar(&s.HotPayers, "hot-payers", 0, "payers of the hot part")
 	fs.BoolVar(&s.SystemWebhook, "system-webhook", false, "the daemon delivers the feed to a webhook of the bench's during the system part (its lag reported)")
 	if status, ok := f.parse(args); !ok {
 		return status
@@ -190,6 +200,11 @@ func mergeSettings(base, over bench.Settings) bench.Settings {
 	pick(&base.RelayHolders, over.RelayHolders)
 	pick(&base.SystemClients, over.SystemClients)
 	pick(&base.SystemHolders, over.SystemHolders)
+	pick(&base.HotRounds, over.HotRounds)
+	pick(&base.HotPayers, over.HotPayers)
+	if over.HotDur > 0 {
+		base.HotDur = over.HotDur
+	}
 	base.SystemWebhook = base.SystemWebhook || over.SystemWebhook
 	if over.SystemDuration > 0 {
 		base.SystemDuration = over.SystemDuration
@@ -342,6 +357,7 @@ func printBenchTables(w io.Writer, r *bench.Report) {
 				f(p.PerSec), "floor " + f(floorRate(r.System)), ratioOrBlank(r.System.Ratios.ToFloor, p.Name)})
 		}
 	}
+	hotRows(t, r.Hot)
 	t.Render()
 
 	if len(sc.Breakdown) > 0 {
@@ -392,6 +408,33 @@ func printBenchTables(w io.Writer, r *bench.Report) {
 		tt.AppendRow(table.Row{tg.Name, tg.Want, f(tg.Got), met, tg.Note})
 	}
 	tt.Render()
+}
+
+// hotRows adds the hot part's lines: per path, each phase's rate and its
+// masters' Redis CPU max/min; then the sweep.
+func hotRows(t table.Writer, h bench.Hot) {
+	if h.Skipped != "" {
+		t.AppendRow(table.Row{"hot", "skipped: " + h.Skipped})
+		return
+	}
+	for _, p := range []struct {
+		name string
+		p    bench.HotPath
+	}{{"apply_batch", h.ApplyBatch}, {"transfer", h.Transfer}, {"http", h.HTTP}} {
+		if p.p.Skipped != "" {
+			t.AppendRow(table.Row{"hot", p.name + " skipped: " + p.p.Skipped})
+			continue
+		}
+		ph := func(name string, x bench.HotPhase) string {
+			return fmt.Sprintf("%s %g/s, p99 %g ms, CPU max/min %g", name, x.PerSec, x.P99Ms, x.MastersCPUMaxOverMin)
+		}
+		t.AppendRow(table.Row{"hot", fmt.Sprintf("%s: payments to one merchant, hot of %d lanes", p.name, h.Lanes),
+			ph("hot", p.p.Hot), ph("spread", p.p.Spread), fmt.Sprintf("%g", p.p.HotOverSpread)})
+		t.AppendRow(table.Row{"hot", fmt.Sprintf("%s: the merchant plain", p.name),
+			ph("plain", p.p.Plain), "", fmt.Sprintf("%g", p.p.PlainOverSpread)})
+	}
+	t.AppendRow(table.Row{"hot", fmt.Sprintf("sweep: %d sweeps, %d lanes moved", h.Sweep.Sweeps, h.Sweep.LanesMoved),
+		fmt.Sprintf("%g ms per lane", h.Sweep.MsPerLane), fmt.Sprintf("Redis CPU %g µs per lane (scripts %g)", h.Sweep.RedisCPUUsecPerLane, h.Sweep.ScriptUsecPerLane), ""})
 }
 
 // ratioOrBlank is m[k] printed, or "" where m has no k (the floor itself).

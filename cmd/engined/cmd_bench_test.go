@@ -85,3 +85,39 @@ func TestBench_SystemPartQuick(t *testing.T) {
 	assert.Equal(t, s.SystemHolders, sys.Money.Holders)
 	assert.Contains(t, sys.Ratios.ToFloor, "debit")
 }
+
+// TestBench_HotPartQuick runs the hot part, tiny, with this binary's serve
+// for its http path: every path pays in its three phases without an error,
+// the money of each is exact (the http path's transfers debited the payers
+// what the merchant, its lanes summed, and the payees received), and the
+// table has the part's lines.
+func TestBench_HotPartQuick(t *testing.T) {
+	needRedis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s := bench.Quick()
+	s.HotDur, s.HotPayers = 200*time.Millisecond, 50
+	rep, err := bench.Run(ctx, bench.Options{Settings: s, Parts: []string{"hot"}, Redis: testCluster.Addrs(),
+		Daemon: []string{buildEngined(t)}})
+	require.NoError(t, err)
+	h := rep.Hot
+	require.Empty(t, h.Skipped)
+	for name, p := range map[string]bench.HotPath{"apply_batch": h.ApplyBatch, "transfer": h.Transfer, "http": h.HTTP} {
+		require.Empty(t, p.Skipped, name)
+		for phase, x := range map[string]bench.HotPhase{"plain": p.Plain, "hot": p.Hot, "spread": p.Spread} {
+			assert.Positive(t, x.Payments, "%s %s", name, phase)
+			assert.Zero(t, x.Errors, "%s %s: %s", name, phase, x.FirstError)
+			assert.Equal(t, x.PaidUnits, x.ReceivedUnits, "%s %s", name, phase)
+			assert.Len(t, x.MastersCPUShare, h.Masters, "%s %s", name, phase)
+		}
+		assert.True(t, p.Money.Exact, "%s: %+v", name, p.Money)
+	}
+	assert.Equal(t, h.HTTP.Money.PaidUnits, h.HTTP.Money.DebitedUnits)
+	assert.Equal(t, 3*s.HotRounds, h.Sweep.Sweeps)
+	assert.Zero(t, h.Sweep.Errors)
+
+	var out bytes.Buffer
+	printBenchTables(&out, rep)
+	assert.Contains(t, out.String(), "http: payments to one merchant, hot of")
+	assert.Contains(t, out.String(), "hot.http.hot_over_spread")
+}

@@ -13,7 +13,7 @@ import (
 )
 
 // Parts lists the parts of a run, in the order they run.
-var Parts = []string{"script_cost", "pipeline", "concurrent", "http", "contention", "transfer", "memory", "relay", "system"}
+var Parts = []string{"script_cost", "pipeline", "concurrent", "http", "contention", "transfer", "memory", "relay", "system", "hot"}
 
 // Settings size a run. A zero field means its default; Quick gives small
 // ones for a smoke run.
@@ -41,6 +41,9 @@ type Settings struct {
 	SystemClients  int           `json:"system_clients"`     // keep-alive HTTP clients of the system part. Default 32.
 	SystemHolders  int           `json:"system_holders"`     // holders of the system part. Default 1000.
 	SystemWebhook  bool          `json:"system_webhook"`     // the daemon delivers the feed to a webhook of the bench's during the system part. Default false.
+	HotDur         time.Duration `json:"hot_ns"`             // each phase of the hot part. Default 2s.
+	HotRounds      int           `json:"hot_rounds"`         // rounds of the hot part's three phases, alternated, per path. Default 2.
+	HotPayers      int           `json:"hot_payers"`         // payers of the hot part, and payees of its spread phase. Default 1000.
 }
 
 func (s Settings) withDefaults() Settings {
@@ -68,6 +71,8 @@ func (s Settings) withDefaults() Settings {
 	def(&s.RelayHolders, 2000)
 	def(&s.SystemClients, 32)
 	def(&s.SystemHolders, 1000)
+	def(&s.HotRounds, 2)
+	def(&s.HotPayers, 1000)
 	defDur(&s.HTTPDuration, 5*time.Second)
 	defDur(&s.Contention, 3*time.Second)
 	defDur(&s.TransferDur, 2*time.Second)
@@ -75,6 +80,7 @@ func (s Settings) withDefaults() Settings {
 	defDur(&s.RelayProbe, 3*time.Second)
 	defDur(&s.LagLimit, time.Second)
 	defDur(&s.SystemDuration, 10*time.Second)
+	defDur(&s.HotDur, 2*time.Second)
 	return s
 }
 
@@ -84,7 +90,8 @@ func Quick() Settings {
 	return Settings{Rounds: 2, LoadRounds: 2, Calls: 200, BreakdownRnd: 1, BreakdownCalls: 100, Ops: 1000, Holders: 2000, LoadHolders: 200,
 		BatchWorkers: 2, Workers: 16, HTTPDuration: time.Second, Contention: 500 * time.Millisecond, TransferDur: time.Second,
 		RelayDur: 2 * time.Second, RelayProbe: time.Second, RelayHolders: 100,
-		SystemDuration: time.Second, SystemClients: 8, SystemHolders: 100}
+		SystemDuration: time.Second, SystemClients: 8, SystemHolders: 100,
+		HotDur: 300 * time.Millisecond, HotRounds: 1, HotPayers: 100}
 }
 
 // Options configure Run. A zero field means its default.
@@ -154,7 +161,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	const notRun = "not asked for (--parts)"
 	rep.ScriptCost.Skipped, rep.Pipeline.Skipped, rep.Concurrent.Skipped, rep.HTTP.Skipped = notRun, notRun, notRun, notRun
 	rep.Contention.Skipped, rep.Memory.Skipped, rep.Relay.Skipped, rep.Transfer.Skipped = notRun, notRun, notRun, notRun
-	rep.System.Skipped = notRun
+	rep.System.Skipped, rep.Hot.Skipped = notRun, notRun
 
 	var load *loadSet // holders shared by concurrent and http
 	for _, p := range parts {
@@ -198,6 +205,8 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 			rep.Relay, err = runRelay(ctx, env)
 		case "system":
 			rep.System, err = runSystem(ctx, env)
+		case "hot":
+			rep.Hot, err = runHot(ctx, env)
 		}
 		rep.Machine.PartSeconds[p] = round(time.Since(partStart).Seconds())
 		if err != nil {
@@ -244,5 +253,7 @@ func setSkipped(rep *Report, part, reason string) {
 		rep.Transfer = Transfer{Skipped: reason}
 	case "system":
 		rep.System = System{Skipped: reason}
+	case "hot":
+		rep.Hot = Hot{Skipped: reason}
 	}
 }

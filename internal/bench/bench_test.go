@@ -177,7 +177,7 @@ func TestRun_QuickCountsRight(t *testing.T) {
 	assert.Greater(t, m.WithTransient, m.BytesPerHolder)
 	assert.Len(t, m.Keys, 4, "the holder hash, its record, its share of the expiry index and the outbox")
 	assert.Positive(t, m.TxRecord)
-	assert.Len(t, rep.Targets, 12+len(systemTargets(System{})), "the system part's listed too, skipped")
+	assert.Len(t, rep.Targets, 12+len(systemTargets(System{}))+len(hotTargets(Hot{})), "the system and hot parts' listed too, skipped")
 }
 
 // The Go benchmarks share one plain server, started on first use.

@@ -15,6 +15,7 @@ type Report struct {
 	Relay      Relay      `json:"relay"`
 	Transfer   Transfer   `json:"transfer"`
 	System     System     `json:"system"`
+	Hot        Hot        `json:"hot"`
 
 	Machine Machine  `json:"machine"`
 	Targets []Target `json:"targets"`
@@ -224,6 +225,91 @@ type Transfer struct {
 	Rounds        int       `json:"rounds"`
 	Seconds       float64   `json:"seconds"` // per phase
 	Skipped       string    `json:"skipped,omitempty"`
+}
+
+// Hot is P2P payments from many payers to one merchant (the hot part):
+// plain, hot and spread over as many payees, over three paths.
+type Hot struct {
+	ApplyBatch HotPath  `json:"apply_batch"` // the payments' credits alone, in ApplyBatch batches
+	Transfer   HotPath  `json:"transfer"`    // one-payer transfers, engine.Transfer
+	HTTP       HotPath  `json:"http"`        // the same transfers, POST /v1/transfers of the daemon
+	Sweep      HotSweep `json:"sweep"`
+
+	Masters int `json:"masters"`
+	Lanes   int `json:"lanes"` // of the hot merchant: 2 x the masters
+	// LanesPerMaster counts the hot merchant's lanes on each master, in the
+	// order of masters_cpu_share (a lane's slot follows from its name);
+	// PlainMaster is the index of the plain merchant's master.
+	LanesPerMaster []int   `json:"lanes_per_master"`
+	PlainMaster    int     `json:"plain_master"`
+	Payers         int     `json:"payers"` // and as many payees in the spread phase
+	Rounds         int     `json:"rounds"` // of the three phases, alternated, per path
+	Seconds        float64 `json:"seconds"`
+	BatchSize      int     `json:"batch_size"`
+	BatchWorkers   int     `json:"batch_workers"` // goroutines of apply_batch
+	Workers        int     `json:"workers"`       // goroutines of transfer, clients of http
+	Skipped        string  `json:"skipped,omitempty"`
+}
+
+// HotPath is one path's three phases: the merchant plain, hot, and the
+// payments spread over the payees.
+type HotPath struct {
+	Plain           HotPhase `json:"plain"`
+	Hot             HotPhase `json:"hot"`
+	Spread          HotPhase `json:"spread"`
+	HotOverSpread   float64  `json:"hot_over_spread"`   // hot.per_sec / spread.per_sec
+	PlainOverSpread float64  `json:"plain_over_spread"` // plain.per_sec / spread.per_sec
+	Money           HotMoney `json:"money"`
+	Skipped         string   `json:"skipped,omitempty"`
+}
+
+// HotPhase is one phase over its rounds.
+type HotPhase struct {
+	PerSec float64 `json:"per_sec"` // payments applied per second, median over the rounds
+	// P50Ms and P99Ms are of a call: an ApplyBatch of batch_size credits on
+	// apply_batch, one transfer on the others.
+	P50Ms float64 `json:"p50_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	// MastersCPUShare is each master's share of the Redis CPU (INFO's
+	// used_cpu_sys + used_cpu_user, before and after each round) over the
+	// phase's rounds; MastersCPUMaxOverMin the most a master used over the
+	// least; RedisCores the masters' CPU over the phase's time, in cores.
+	MastersCPUShare      []float64 `json:"masters_cpu_share"`
+	MastersCPUMaxOverMin float64   `json:"masters_cpu_max_over_min"`
+	RedisCores           float64   `json:"redis_cores"`
+	Rounds               []float64 `json:"rounds_per_sec"`
+	Payments             int64     `json:"payments"` // applied, over the rounds
+	Errors               int64     `json:"errors"`
+	FirstError           string    `json:"first_error,omitempty"`
+	// PaidUnits is what the payments answered applied paid (CNY, minor
+	// units); ReceivedUnits what the phase's receivers gained by the end of
+	// the path (State: the hot merchant's lanes summed).
+	PaidUnits     int64 `json:"paid_units"`
+	ReceivedUnits int64 `json:"received_units"`
+}
+
+// HotMoney is a path's money check: each phase's receivers gained what it
+// paid them, and the payers lost what they paid (nothing on apply_batch,
+// whose credits have no payer).
+type HotMoney struct {
+	Exact         bool  `json:"exact"`
+	PaidUnits     int64 `json:"paid_units"`
+	ReceivedUnits int64 `json:"received_units"`
+	DebitedUnits  int64 `json:"debited_units"`
+}
+
+// HotSweep is the hot merchant's sweeps, one after each hot phase with
+// nothing else running: time and the masters' Redis CPU per lane moved.
+// RedisCPUUsecPerLane is INFO's used_cpu over every master, which the
+// kernel may count in ticks (a sweep lasts a few ms): ScriptUsecPerLane,
+// FCALL's time in commandstats, is the finer figure of the scripts alone.
+type HotSweep struct {
+	Sweeps              int     `json:"sweeps"`
+	LanesMoved          int     `json:"lanes_moved"`
+	MsPerLane           float64 `json:"ms_per_lane"`
+	RedisCPUUsecPerLane float64 `json:"redis_cpu_usec_per_lane"`
+	ScriptUsecPerLane   float64 `json:"script_usec_per_lane"`
+	Errors              int     `json:"errors"`
 }
 
 // Probe is one rate the relay was tried at.

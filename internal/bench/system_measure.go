@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/lua"
 	"github.com/atomledger/atomledger/stored"
 )
@@ -127,13 +126,11 @@ func (r *sysRun) sample(ctx context.Context) (sysSample, error) {
 		if err != nil {
 			return err
 		}
-		for _, f := range []string{"used_cpu_sys", "used_cpu_user"} {
-			v, err := strconv.ParseFloat(engine.InfoField(info, f), 64)
-			if err != nil {
-				return fmt.Errorf("INFO cpu %s: %w", f, err)
-			}
-			s.redisUsed += v
+		used, err := usedCPU(info)
+		if err != nil {
+			return err
 		}
+		s.redisUsed += used
 		for name, st := range parseCommandStats(info) {
 			sum := s.cmds[name]
 			sum.Calls += st.Calls

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -36,7 +37,50 @@ func targets(r *Report) []Target {
 	rl := r.Relay
 	note := fmt.Sprintf("held %.0f s (the issue asks 60 s: --relay-duration 60s)", rl.Seconds)
 	add(rl.Skipped, "relay.lag_p99_ms at the sustained rate", "< 1000", rl.LagP99Ms, rl.SustainedPerSec > 0 && rl.LagP99Ms < 1000, note)
-	return append(out, systemTargets(r.System)...)
+	out = append(out, systemTargets(r.System)...)
+	return append(out, hotTargets(r.Hot)...)
+}
+
+// hotTargets are issue 24's goals for the hot merchant, per path: its rate
+// within 0.9 of the same payments spread over the payees, and its credits'
+// Redis CPU spread over the masters within 1.5 of each other; and the
+// money of every path exact.
+func hotTargets(h Hot) []Target {
+	var out []Target
+	exact, checked := 1.0, 0
+	for _, p := range []struct {
+		name string
+		p    HotPath
+	}{{hotPathBatch, h.ApplyBatch}, {hotPathTransfer, h.Transfer}, {hotPathHTTP, h.HTTP}} {
+		skipped := h.Skipped
+		if skipped == "" {
+			skipped = p.p.Skipped
+		}
+		add := func(name, want string, got float64, met bool, note string) {
+			t := Target{Name: name, Want: want, Got: got, Met: met && skipped == "", Note: note}
+			if skipped != "" {
+				t.Skip, t.Note = true, skipped
+			}
+			out = append(out, t)
+		}
+		hot := p.p.Hot
+		add("hot."+p.name+".hot_over_spread", ">= 0.9", p.p.HotOverSpread, p.p.HotOverSpread >= 0.9,
+			fmt.Sprintf("plain_over_spread %g", p.p.PlainOverSpread))
+		add("hot."+p.name+".hot.masters_cpu_max_over_min", "<= 1.5", hot.MastersCPUMaxOverMin,
+			hot.MastersCPUMaxOverMin > 0 && hot.MastersCPUMaxOverMin <= 1.5,
+			fmt.Sprintf("plain %g; lanes per master %v", p.p.Plain.MastersCPUMaxOverMin, h.LanesPerMaster))
+		if skipped == "" {
+			checked++
+			if !p.p.Money.Exact {
+				exact = 0
+			}
+		}
+	}
+	t := Target{Name: "hot money exact, every path", Want: "1 (exact)", Got: exact, Met: checked > 0 && exact == 1}
+	if checked == 0 {
+		t.Got, t.Skip, t.Note = 0, true, cmp.Or(h.Skipped, "no path ran")
+	}
+	return append(out, t)
 }
 
 // systemDebitCPUBefore is CPU seconds per 1,000 debits of all the system
