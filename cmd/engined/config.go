@@ -130,6 +130,10 @@ var options = []option{
 	{flag: "hot-sweep", env: "ENGINED_HOT_SWEEP", def: "1s", arg: "DURATION",
 		usage: "how often hot holders' receiving lanes are swept into lane 0 (docs/hot-holders.md); 0 turns the sweep off here",
 		set: func(c *Config, v string) (err error) {
+			if v == "0" {
+				c.HotSweep = 0
+				return nil
+			}
 			c.HotSweep, err = parseDuration(v)
 			return err
 		}},

@@ -50,6 +50,7 @@ func TestConfig_TableIsTheContracts(t *testing.T) {
 		// transfers, whose recovery the contract leaves at "past a timeout".
 		// It comes last so that the contract's rows stay in the contract's order.
 		{"transfer-timeout", "ENGINED_TRANSFER_TIMEOUT", "30s"},
+		{"hot-sweep", "ENGINED_HOT_SWEEP", "1s"},
 		{"min-replica-acks", "ENGINED_MIN_REPLICA_ACKS", "0"},
 		{"webhook", "ENGINED_WEBHOOKS", ""},
 		{"webhook-secret", "ENGINED_WEBHOOK_SECRET", ""},
@@ -83,6 +84,20 @@ func TestConfig_Defaults(t *testing.T) {
 	assert.Empty(t, c.TokensFile)
 	assert.Empty(t, c.PGDSN)
 	assert.Equal(t, engine.DefaultTransferTimeout, c.TransferTimeout)
+	assert.Equal(t, time.Second, c.HotSweep)
+}
+
+// TestConfig_HotSweepZeroIsOff: --hot-sweep 0 turns the sweep off; any other
+// value is a duration of at least 1ms.
+func TestConfig_HotSweepZeroIsOff(t *testing.T) {
+	c, err := parseConfig(t, map[string]string{"ENGINED_HOT_SWEEP": "0"})
+	require.NoError(t, err)
+	assert.Zero(t, c.HotSweep)
+	c, err = parseConfig(t, nil, "--hot-sweep", "250ms")
+	require.NoError(t, err)
+	assert.Equal(t, 250*time.Millisecond, c.HotSweep)
+	_, err = parseConfig(t, nil, "--hot-sweep", "0s")
+	require.ErrorContains(t, err, "--hot-sweep")
 }
 
 func TestConfig_Environment(t *testing.T) {
