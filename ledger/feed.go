@@ -221,9 +221,9 @@ func (l *Ledger) Feed(ctx context.Context, q FeedQuery) (FeedPage, error) {
 // scanFeed reads a row of feedQuery or feedFilteredQuery.
 func (l *Ledger) scanFeed(row pgx.CollectableRow) (FeedEvent, error) {
 	var e FeedEvent
-	var x, ops string
+	var x string
 	a := &e.AppliedInstruction
-	if err := row.Scan(&x, &e.Holder, &a.ID, &a.Seq, &a.TsMs, &a.Counterparty, &a.Memo, &a.Transfer, &ops); err != nil {
+	if err := l.scanEvent(row, a, &x, &e.Holder); err != nil {
 		return e, err
 	}
 	xid, err := strconv.ParseUint(x, 10, 64)
@@ -234,5 +234,5 @@ func (l *Ledger) scanFeed(row pgx.CollectableRow) (FeedEvent, error) {
 	if p, lane := laneOf(e.Holder); lane > 0 {
 		e.Parent, a.Lane = p, lane
 	}
-	return e, l.readOps(a, ops)
+	return e, nil
 }

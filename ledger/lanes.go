@@ -165,10 +165,8 @@ func (l *Ledger) mergedInstruction(ctx context.Context, holder string, lanes []s
 // holder's lane, then what scanApplied reads.
 func (l *Ledger) scanLane(row pgx.CollectableRow) (AppliedInstruction, error) {
 	var a AppliedInstruction
-	var h, ops string
-	if err := row.Scan(&h, &a.ID, &a.Seq, &a.TsMs, &a.Counterparty, &a.Memo, &a.Transfer, &ops); err != nil {
-		return a, err
-	}
+	var h string
+	err := l.scanEvent(row, &a, &h)
 	_, a.Lane = laneOf(h)
-	return a, l.readOps(&a, ops)
+	return a, err
 }

@@ -258,11 +258,17 @@ func checkID(what, id string) error {
 // scanApplied reads a row of statementQuery or instructionQuery.
 func (l *Ledger) scanApplied(row pgx.CollectableRow) (AppliedInstruction, error) {
 	var a AppliedInstruction
+	return a, l.scanEvent(row, &a)
+}
+
+// scanEvent reads into a an applied instruction's columns, id to ops, after
+// the columns first.
+func (l *Ledger) scanEvent(row pgx.CollectableRow, a *AppliedInstruction, first ...any) error {
 	var ops string
-	if err := row.Scan(&a.ID, &a.Seq, &a.TsMs, &a.Counterparty, &a.Memo, &a.Transfer, &ops); err != nil {
-		return a, err
+	if err := row.Scan(append(first, &a.ID, &a.Seq, &a.TsMs, &a.Counterparty, &a.Memo, &a.Transfer, &ops)...); err != nil {
+		return err
 	}
-	return a, l.readOps(&a, ops)
+	return l.readOps(a, ops)
 }
 
 // readOps sets a's ops from the event's ops JSON.
