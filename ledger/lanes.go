@@ -9,34 +9,20 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/internal/lanes"
 )
 
-// Hot holders (DESIGN.md, Hot holders): lane i (1 to maxLane) of a hot
+// Hot holders (DESIGN.md, Hot holders): lane i (1 to 63) of a hot
 // holder X is the holder X#i, with its own seq and digest chain; lane 0 is
 // X. The ledger applies a lane's events as any holder's; it knows each
 // lane's parent (ledger.holders.parent, migration 11), so that X's
 // statement merges its lanes' histories and a lookup under X finds an
 // instruction on any of them.
 
-// maxLane is the highest lane number: a hot holder has at most 64 lanes.
-const maxLane = 63
-
 // laneOf splits a holder's name into the hot holder it is a lane of and the
-// lane: (X, i) for X#i, i from 1 to maxLane written without a leading zero;
-// (name, 0) for any other name. Migration 11's parent column reads names
-// the same way.
-func laneOf(name string) (parent string, lane int) {
-	i := strings.LastIndexByte(name, '#')
-	if i < 0 {
-		return name, 0
-	}
-	d := name[i+1:]
-	n, err := strconv.Atoi(d)
-	if err != nil || n < 1 || n > maxLane || !digitsOnly(d) || d[0] == '0' {
-		return name, 0
-	}
-	return name[:i], n
-}
+// lane, (name, 0) for any other name; migration 11's parent column reads
+// names the same way.
+func laneOf(name string) (parent string, lane int) { return lanes.ParentOf(name) }
 
 // validHolder tells whether name is a holder's name the ledger may hold: a
 // valid id, or a lane of one.
@@ -45,10 +31,28 @@ func validHolder(name string) bool {
 	return instructions.ValidID(p)
 }
 
+// Lanes lists the lanes the ledger has of the hot holders among holders
+// (X#1 ... of X), in name order; none for a plain holder, or a hot one whose
+// lanes have no event in the ledger yet. Its cost is one read of the index
+// of lanes, whatever the number of holders.
+//
+// Errors: a plain error when PostgreSQL fails.
+func (l *Ledger) Lanes(ctx context.Context, holders []string) ([]string, error) {
+	rows, err := l.pool.Query(ctx, `SELECT holder FROM ledger.holders WHERE parent = ANY($1) ORDER BY holder`, holders)
+	if err != nil {
+		return nil, fmt.Errorf("ledger lanes: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("ledger lanes: %w", err)
+	}
+	return out, nil
+}
+
 const lanesQuery = `SELECT holder FROM ledger.holders WHERE parent = $1`
 
-// lanesOf lists the lanes 1..maxLane of holder the ledger has (none for a
-// plain holder), through the index on parent.
+// lanesOf lists the lanes of holder the ledger has, through the index on
+// parent.
 func (l *Ledger) lanesOf(ctx context.Context, holder string) ([]string, error) {
 	rows, err := l.pool.Query(ctx, lanesQuery, holder)
 	if err != nil {
@@ -84,7 +88,7 @@ func parseStmtCursor(s string) (stmtCursor, error) {
 	c := make(stmtCursor, len(parts))
 	for i, p := range parts {
 		n, err := strconv.ParseInt(p, 10, 64)
-		if err != nil || !digitsOnly(p) || len(parts) < 2 || len(parts) > maxLane+1 {
+		if err != nil || !digitsOnly(p) || len(parts) < 2 || len(parts) > lanes.Max+1 {
 			return nil, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
 				"after %q: not a cursor of a hot holder's statement (give the next of a page of it)", clip(s))
 		}
