@@ -82,6 +82,13 @@ func (c stmtCursor) String() string {
 	return strings.Join(parts, ".")
 }
 
+// CheckStatementCursor refuses, before any read, a cursor StatementAfter
+// would refuse for its form: INVALID_INSTRUCTION.
+func CheckStatementCursor(after string) error {
+	_, err := parseStmtCursor(after)
+	return err
+}
+
 // parseStmtCursor reads a cursor String gave.
 func parseStmtCursor(s string) (stmtCursor, error) {
 	parts := strings.Split(s, ".")

@@ -11,23 +11,13 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
-	"github.com/atomledger/atomledger/internal/libcall"
-	"github.com/atomledger/atomledger/lua"
+	"github.com/atomledger/atomledger/ledger/ledgertest"
 )
 
-// applyOnLane applies in, addressed to a hot holder, on its lane holder
-// (X#i) as the engine routes a credit: the library's apply function with
-// the lane's keys, which no client can name.
+// applyOnLane applies in, addressed to a hot holder, on its lane.
 func (r *ledgerRig) applyOnLane(t *testing.T, in instructions.Instruction, lane string) {
 	t.Helper()
-	_, args, err := r.eng.Encode(in)
-	require.NoError(t, err)
-	args[libcall.Holder] = lane
-	slot := cluster.HolderSlot(lane)
-	keys := []string{cluster.Holder(lane), cluster.Tx(lane, in.ID), cluster.Outbox(slot), cluster.Expiry(slot)}
-	v, err := r.rdb.FCall(context.Background(), lua.FuncApply, keys, args...).Slice()
-	require.NoError(t, err)
-	require.Regexp(t, "^ok\n", v[1], "%s on %s", in.ID, lane)
+	require.NoError(t, ledgertest.ApplyOnLane(context.Background(), r.rdb, r.eng, in, lane))
 }
 
 // rawHolder reads a holder's hash as Redis has it.
