@@ -42,3 +42,6 @@ var (
 	LanesQuery = lanesQuery
 	LaneOf     = laneOf
 )
+
+// MergedQuery is the query of a hot holder's statement page, for its plan.
+const MergedQuery = mergedQuery

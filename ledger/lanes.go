@@ -108,11 +108,13 @@ func parseStmtCursor(s string) (stmtCursor, error) {
 // the seq after which each is read, $3 the limit. Each lane gives its first
 // $3 events in seq order, which is their feed order too (the sink holds a
 // holder's lock until its batch commits); the page is the first $3 of
-// those.
+// those. A holder's seqs in the ledger have no gap, so a lane's first $3
+// after a seq are within the next $3 seqs: the range bounds what each lane
+// reads, whatever plan the statistics make.
 const mergedQuery = `SELECT k.holder, e.id, e.seq, e.ts_ms, e.counterparty, e.memo, coalesce(e.transfer, ''), e.ops FROM (
 	SELECT i.x, i.holder, i.seq FROM unnest($1::text[], $2::bigint[]) AS f(holder, after)
 	CROSS JOIN LATERAL (SELECT coalesce(xid, '0') AS x, holder, seq FROM ledger.instructions
-		WHERE holder = f.holder AND seq > f.after AND coalesce(xid, '0') < ` + feedSafe + `
+		WHERE holder = f.holder AND seq > f.after AND seq <= f.after + $3 AND coalesce(xid, '0') < ` + feedSafe + `
 		ORDER BY seq LIMIT $3) AS i
 	ORDER BY i.x, i.holder, i.seq LIMIT $3) AS k
 	JOIN ledger.events e USING (holder, seq) ORDER BY k.x, k.holder, k.seq`

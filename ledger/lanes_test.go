@@ -13,6 +13,7 @@ import (
 
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // debit makes a debit of units minor units of CNY.
@@ -283,4 +284,94 @@ func TestLanes_ALookupUnderAHotHolderFindsAnyLane(t *testing.T) {
 		// feed's order (xid, holder, seq) is lane 1's.
 		assert.Equal(t, 1, a.Lane)
 	})
+}
+
+// A hot holder's statement holds back what a batch still in flight may
+// precede, as the feed does: lane 2's batch takes its xid, then waits; lane
+// 1's, later, commits first. Lane 1's new event must not show before lane
+// 2's, which the feed gives first.
+func TestLanes_AStatementNeverShowsAnEventBeforeOneInFlight(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	l := openLedger(t)
+	hot, lane1, lane2 := &history{holder: "till"}, &history{holder: "till#1"}, &history{holder: "till#2"}
+	writeAll(t, l, []map[string]string{hot.open(), lane1.open(), lane1.credit("pay-1", 500)})
+	statement := func() []string {
+		st, err := l.Statement(ctx, "till", 0, 100)
+		require.NoError(t, err)
+		var out []string
+		for _, e := range st.Events {
+			out = append(out, laneKey(e.Lane, e.Seq))
+		}
+		return out
+	}
+	require.Equal(t, []string{"0/1", "1/1", "1/2"}, statement())
+
+	// The bank's accounts, locked: lane 2's batch waits there, its events written.
+	lock, err := l.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = lock.Rollback(ctx) }()
+	_, err = lock.Exec(ctx, "SELECT 1 FROM ledger.accounts WHERE holder = 'bank' FOR UPDATE")
+	require.NoError(t, err)
+	lateDone := make(chan error, 1)
+	go func() {
+		_, err := l.Apply(ctx, stored.Entries(lane2.open(), lane2.credit("pay-2", 5)))
+		lateDone <- err
+	}()
+	waitersOnLocks(t, l, 1)
+	// Lane 1's batch pays the shop, not the bank: it commits now.
+	_, err = l.Apply(ctx, stored.Entries(lane1.debit("refund-1", 100)))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0/1", "1/1", "1/2"}, statement(), "lane 2's batch in flight could come before lane 1's new event")
+
+	require.NoError(t, lock.Rollback(ctx))
+	require.NoError(t, <-lateDone)
+	assert.Equal(t, []string{"0/1", "1/1", "1/2", "2/1", "2/2", "1/3"}, statement())
+	var feed []string
+	for _, e := range readFeed(t, l, ledger.FeedQuery{}) {
+		feed = append(feed, laneKey(e.Lane, e.Seq))
+	}
+	assert.Equal(t, feed, statement(), "the feed's order")
+}
+
+// A page of a hot holder's statement reads each lane after its cursor's seq
+// through the primary key: its cost does not grow with the lanes' history.
+func TestLanes_AStatementPageReadsEachLaneByItsPrimaryKey(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	l := openLedger(t)
+	hs := []*history{{holder: "big"}, {holder: "big#1"}, {holder: "big#2"}, {holder: "big-plain"}}
+	var evs []map[string]string
+	for _, h := range hs {
+		evs = append(evs, h.open())
+	}
+	for i := range 1500 {
+		for _, h := range hs {
+			evs = append(evs, h.credit("c-"+strconv.Itoa(i), 1))
+		}
+	}
+	for lo := 0; lo < len(evs); lo += 200 {
+		writeAll(t, l, evs[lo:min(lo+200, len(evs))])
+	}
+	_, err := l.Pool().Exec(ctx, "ANALYZE ledger.instructions")
+	require.NoError(t, err)
+	rows, err := l.Pool().Query(ctx, "EXPLAIN "+ledger.MergedQuery, []string{"big", "big#1", "big#2"}, []int64{1200, 1100, 1000}, 101)
+	require.NoError(t, err)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	plan := strings.Join(lines, "\n")
+	t.Logf("plan:\n%s", plan)
+	assert.Regexp(t, `Index Cond: \(\(holder = f\.holder\) AND \(seq > f\.after\) AND \(seq <= \(f\.after \+`, plan,
+		"each lane reads at most a page's seqs of the primary key")
+	assert.NotContains(t, plan, "Seq Scan")
+
+	st, err := l.StatementAfter(ctx, "big", "1200.1100.1000", 3)
+	require.NoError(t, err)
+	var got []string
+	for _, e := range st.Events {
+		got = append(got, laneKey(e.Lane, e.Seq))
+	}
+	// Seq 1001 of lane 2 is in an earlier batch than 1101 of lane 1 and 1201 of lane 0.
+	assert.Equal(t, []string{"2/1001", "2/1002", "2/1003"}, got)
+	assert.Equal(t, "1200.1100.1003", st.Next)
 }
