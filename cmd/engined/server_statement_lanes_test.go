@@ -115,4 +115,28 @@ func TestStatement_AHotHoldersLanesMergedThroughTheDaemon(t *testing.T) {
 		assert.Equal(t, "1.00", ans.Instruction.Ops[0].Amount)
 		wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+hot+"/instructions/pay-99", ""), 404, "INSTRUCTION_NOT_FOUND")
 	})
+	t.Run("engined events pages a hot holder's statement by --after", func(t *testing.T) {
+		var got []string
+		args := []string{"events", "--holder", hot, "--limit", "4"}
+		for {
+			code, out, errOut := rig.run(args...)
+			require.Equal(t, exitOK, code, "%s", errOut)
+			var st ledger.Statement
+			strictJSON(t, out, &st)
+			for _, e := range st.Events {
+				got = append(got, strconv.Itoa(e.Lane)+"/"+strconv.FormatInt(e.Seq, 10))
+			}
+			if st.Next == "" {
+				break
+			}
+			args = []string{"events", "--holder", hot, "--limit", "4", "--after", st.Next}
+		}
+		assert.Equal(t, want, got)
+		code, _, errOut := rig.run("events", "--holder", hot, "--after", "0.0", "--after-seq", "3")
+		assert.Equal(t, exitUsage, code)
+		assert.Contains(t, errOut, "--after and --after-seq: give one")
+		code, out, _ := rig.run("events", "--holder", hot, "--after", "7")
+		assert.Equal(t, exitRejected, code)
+		assert.Contains(t, out, "INVALID_INSTRUCTION")
+	})
 }
