@@ -307,25 +307,13 @@ func TestLanes_AStatementNeverShowsAnEventBeforeOneInFlight(t *testing.T) {
 	}
 	require.Equal(t, []string{"0/1", "1/1", "1/2"}, statement())
 
-	// The bank's accounts, locked: lane 2's batch waits there, its events written.
-	lock, err := l.Pool().Begin(ctx)
-	require.NoError(t, err)
-	defer func() { _ = lock.Rollback(ctx) }()
-	_, err = lock.Exec(ctx, "SELECT 1 FROM ledger.accounts WHERE holder = 'bank' FOR UPDATE")
-	require.NoError(t, err)
-	lateDone := make(chan error, 1)
-	go func() {
-		_, err := l.Apply(ctx, stored.Entries(lane2.open(), lane2.credit("pay-2", 5)))
-		lateDone <- err
-	}()
-	waitersOnLocks(t, l, 1)
+	release := applyBehindTheBank(t, l, lane2.open(), lane2.credit("pay-2", 5))
 	// Lane 1's batch pays the shop, not the bank: it commits now.
-	_, err = l.Apply(ctx, stored.Entries(lane1.debit("refund-1", 100)))
+	_, err := l.Apply(ctx, stored.Entries(lane1.debit("refund-1", 100)))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"0/1", "1/1", "1/2"}, statement(), "lane 2's batch in flight could come before lane 1's new event")
 
-	require.NoError(t, lock.Rollback(ctx))
-	require.NoError(t, <-lateDone)
+	require.NoError(t, release())
 	assert.Equal(t, []string{"0/1", "1/1", "1/2", "2/1", "2/2", "1/3"}, statement())
 	var feed []string
 	for _, e := range readFeed(t, l, ledger.FeedQuery{}) {
