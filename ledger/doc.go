@@ -73,6 +73,13 @@
 // (a transfer part's id through the index on transfer) serve them
 // (docs/ledger.md shows the plan).
 //
+// A lane of a hot holder X, the holder X#i (1 to 63), is a holder in every
+// respect here (its seq, digest chain, entries); ledger.holders.parent
+// names X (migration 11). X's statement merges X's history and its lanes'
+// in the feed's order, each event naming its lane, and pages by a cursor of
+// each lane's seq (Statement, StatementAfter); Instruction under X finds an
+// id on any lane; the feed gives a lane's events with their parent and lane.
+//
 // # Caveats
 //
 // Rejections are not events: the ledger never sees them, so a holder rebuilt

@@ -35,3 +35,13 @@ var (
 // HolderLockClass is the first key of the sink's holder locks, for a test
 // that holds one.
 const HolderLockClass = int32(holderLockClass)
+
+// LanesQuery is the query of a hot holder's lanes, for its plan; LaneOf
+// splits a lane's name.
+var (
+	LanesQuery = lanesQuery
+	LaneOf     = laneOf
+)
+
+// MergedQuery is the query of a hot holder's statement page, for its plan.
+const MergedQuery = mergedQuery

@@ -49,10 +49,14 @@ type FeedPage struct {
 }
 
 // FeedEvent is an applied instruction in the feed: the statement's shape,
-// with its holder and its cursor.
+// with its holder and its cursor. An event of lane i (1 to 63) of a hot
+// holder X has the holder X#i, the parent X and the lane i; one of lane 0
+// is X's own, as a plain holder's: a reader that sums per holder sums
+// under parent where there is one.
 type FeedEvent struct {
 	Cursor string `json:"cursor"`
 	Holder string `json:"holder"`
+	Parent string `json:"parent,omitempty"` // the hot holder whose lane Holder is
 	AppliedInstruction
 }
 
@@ -83,7 +87,7 @@ func parseFeedCursor(s string) (feedCursor, error) {
 	sq, holder, ok2 := strings.Cut(rest, ".")
 	xid, err1 := strconv.ParseUint(x, 10, 64)
 	seq, err2 := strconv.ParseInt(sq, 10, 64)
-	if !ok1 || !ok2 || err1 != nil || err2 != nil || seq < 1 || !instructions.ValidID(holder) || !digitsOnly(x) || !digitsOnly(sq) {
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || seq < 1 || !validHolder(holder) || !digitsOnly(x) || !digitsOnly(sq) {
 		return feedCursor{}, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
 			"after %q: not a cursor of the feed (give \"\" or an event's cursor, as the feed handed it out)", clip(s))
 	}
@@ -217,9 +221,9 @@ func (l *Ledger) Feed(ctx context.Context, q FeedQuery) (FeedPage, error) {
 // scanFeed reads a row of feedQuery or feedFilteredQuery.
 func (l *Ledger) scanFeed(row pgx.CollectableRow) (FeedEvent, error) {
 	var e FeedEvent
-	var x, ops string
+	var x string
 	a := &e.AppliedInstruction
-	if err := row.Scan(&x, &e.Holder, &a.ID, &a.Seq, &a.TsMs, &a.Counterparty, &a.Memo, &a.Transfer, &ops); err != nil {
+	if err := l.scanEvent(row, a, &x, &e.Holder); err != nil {
 		return e, err
 	}
 	xid, err := strconv.ParseUint(x, 10, 64)
@@ -227,5 +231,8 @@ func (l *Ledger) scanFeed(row pgx.CollectableRow) (FeedEvent, error) {
 		return e, fmt.Errorf("event %s/%d: xid %q: %w", e.Holder, a.Seq, x, err)
 	}
 	e.Cursor = feedCursor{xid: xid, holder: e.Holder, seq: a.Seq}.String()
-	return e, l.readOps(a, ops)
+	if p, lane := laneOf(e.Holder); lane > 0 {
+		e.Parent, a.Lane = p, lane
+	}
+	return e, nil
 }

@@ -60,18 +60,7 @@ func TestFeed_AnEventCommittedLaterIsNeverBehindACursor(t *testing.T) {
 	require.Equal(t, []string{"feed-early/1"}, keys(page.Events))
 	cursor := page.Next
 
-	// The bank's accounts, locked: the late batch waits there, its events written.
-	lock, err := l.Pool().Begin(ctx)
-	require.NoError(t, err)
-	defer func() { _ = lock.Rollback(ctx) }()
-	_, err = lock.Exec(ctx, "SELECT 1 FROM ledger.accounts WHERE holder = 'bank' FOR UPDATE")
-	require.NoError(t, err)
-	lateDone := make(chan error, 1)
-	go func() {
-		_, err := l.Apply(ctx, stored.Entries(late.open(), late.credit("late-1", 5)))
-		lateDone <- err
-	}()
-	waitersOnLocks(t, l, 1)
+	release := applyBehindTheBank(t, l, late.open(), late.credit("late-1", 5))
 	// The other batch's counterparty is not the bank's: it commits now.
 	_, err = l.Apply(ctx, stored.Entries(other.next("open-other", "shop", "", "", `[{"op":"open"}]`)))
 	require.NoError(t, err)
@@ -80,10 +69,35 @@ func TestFeed_AnEventCommittedLaterIsNeverBehindACursor(t *testing.T) {
 	assert.Empty(t, page.Events, "an event of a batch in flight could come before it")
 	assert.Equal(t, cursor, page.Next)
 
-	require.NoError(t, lock.Rollback(ctx))
-	require.NoError(t, <-lateDone)
+	require.NoError(t, release())
 	got := readFeed(t, l, ledger.FeedQuery{After: cursor})
 	assert.Equal(t, []string{"feed-late/1", "feed-late/2", "feed-other/1"}, keys(got))
+}
+
+// applyBehindTheBank applies a batch whose events pay the bank while the
+// bank's accounts are locked: it returns once the batch waits there, its
+// events written (its xid taken); release lets it commit and gives its
+// error.
+func applyBehindTheBank(t *testing.T, l *ledger.Ledger, evs ...map[string]string) (release func() error) {
+	t.Helper()
+	ctx := context.Background()
+	lock, err := l.Pool().Begin(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = lock.Rollback(ctx) })
+	_, err = lock.Exec(ctx, "SELECT 1 FROM ledger.accounts WHERE holder = 'bank' FOR UPDATE")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Apply(ctx, stored.Entries(evs...))
+		done <- err
+	}()
+	waitersOnLocks(t, l, 1)
+	return func() error {
+		if err := lock.Rollback(ctx); err != nil {
+			return err
+		}
+		return <-done
+	}
 }
 
 // waitersOnLocks waits until n backends of the ledger's database wait on a lock.

@@ -22,20 +22,30 @@ const (
 )
 
 // Statement is one page of a holder's applied instructions, oldest first.
+// A hot holder's merges its lanes' histories in the feed's order, each
+// event naming its lane (AppliedInstruction.Lane), and pages by a cursor
+// (Next) instead of a seq.
 type Statement struct {
 	Holder string               `json:"holder"`
 	Events []AppliedInstruction `json:"events"`
 	// NextAfterSeq, when not zero, is the after_seq of the next page: the
-	// ledger has more instructions past this page.
+	// ledger has more instructions past this page. Never on a hot holder's.
 	NextAfterSeq int64 `json:"next_after_seq,omitempty"`
+	// Next, on a hot holder's statement, is the cursor to read the next page
+	// after (StatementAfter), when the ledger has more past this page.
+	Next string `json:"next,omitempty"`
 }
 
 // AppliedInstruction is an instruction as the ledger recorded it, amounts in
 // decimals at the asset registry's scales (points at scale 0; an asset that
 // left the registry in minor units rather than hidden).
 type AppliedInstruction struct {
-	ID           string        `json:"id"`
-	Seq          int64         `json:"seq"`
+	ID string `json:"id"`
+	// Lane is the lane of a hot holder the instruction applied on, 1 to 63;
+	// absent for lane 0 (the holder itself) and for a plain holder's.
+	Lane int   `json:"lane,omitempty"`
+	Seq  int64 `json:"seq"` // the lane's own seq
+
 	TsMs         int64         `json:"ts_ms"` // Redis server time, Unix ms
 	Counterparty string        `json:"counterparty"`
 	Memo         string        `json:"memo,omitempty"`
@@ -89,7 +99,9 @@ const instructionQuery = `SELECT id, seq, ts_ms, counterparty, memo, coalesce(tr
 
 // Statement reads the holder's applied instructions from seq afterSeq+1,
 // oldest first, at most limit of them (0: DefaultStatementLimit). Only what
-// the relay has delivered is there: Redis may be ahead.
+// the relay has delivered is there: Redis may be ahead. A hot holder's
+// statement merges its lanes' (see Statement): afterSeq is then lane 0's,
+// every other lane read from its first; StatementAfter reads its next pages.
 //
 // Errors: INVALID_ID; INVALID_INSTRUCTION (afterSeq below 0, limit outside
 // 0..MaxStatementLimit); HOLDER_NOT_FOUND when the ledger has nothing of the
@@ -98,17 +110,67 @@ func (l *Ledger) Statement(ctx context.Context, holder string, afterSeq int64, l
 	if err := checkHolder(holder); err != nil {
 		return Statement{}, err
 	}
-	if limit == 0 {
-		limit = DefaultStatementLimit
-	}
 	if afterSeq < 0 {
 		return Statement{}, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
 			"after_seq %d: want a seq, 0 or more", afterSeq)
+	}
+	return l.statement(ctx, holder, stmtCursor{afterSeq}, limit)
+}
+
+// StatementAfter reads the page of a hot holder's statement after the
+// cursor after, a page's Next (see Statement); at most limit events (0:
+// DefaultStatementLimit).
+//
+// Errors: those of Statement; INVALID_INSTRUCTION for a cursor that is not
+// a Next of a hot holder's statement.
+func (l *Ledger) StatementAfter(ctx context.Context, holder, after string, limit int) (Statement, error) {
+	c, err := parseStmtCursor(after)
+	if err != nil {
+		return Statement{}, err
+	}
+	return l.statement(ctx, holder, c, limit)
+}
+
+// statement reads a page after c: a plain holder's after c[0], a hot
+// holder's merged.
+func (l *Ledger) statement(ctx context.Context, holder string, c stmtCursor, limit int) (Statement, error) {
+	if err := checkHolder(holder); err != nil {
+		return Statement{}, err
+	}
+	if limit == 0 {
+		limit = DefaultStatementLimit
 	}
 	if limit < 1 || limit > MaxStatementLimit {
 		return Statement{}, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
 			"limit %d: want 1 to %d", limit, MaxStatementLimit)
 	}
+	lanes, err := l.lanesOf(ctx, holder)
+	if err != nil {
+		return Statement{}, fmt.Errorf("ledger statement: %w", err)
+	}
+	var st Statement
+	if len(lanes) > 0 {
+		st, err = l.mergedStatement(ctx, holder, lanes, c, limit)
+	} else {
+		st, err = l.plainStatement(ctx, holder, c[0], limit)
+	}
+	if err != nil || len(st.Events) > 0 {
+		return st, err
+	}
+	var known bool
+	if err := l.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM ledger.holders WHERE holder = $1)", holder).Scan(&known); err != nil {
+		return Statement{}, fmt.Errorf("ledger statement: %w", err)
+	}
+	if !known {
+		return Statement{}, instructions.Errorf(instructions.CodeHolderNotFound, instructions.NoOp,
+			"the ledger has no instruction of holder %s", holder)
+	}
+	st.Events = []AppliedInstruction{}
+	return st, nil
+}
+
+// plainStatement reads a page of a plain holder's statement.
+func (l *Ledger) plainStatement(ctx context.Context, holder string, afterSeq int64, limit int) (Statement, error) {
 	// One more than asked tells whether there is a next page.
 	rows, err := l.pool.Query(ctx, statementQuery, holder, afterSeq, limit+1)
 	if err != nil {
@@ -123,22 +185,13 @@ func (l *Ledger) Statement(ctx context.Context, holder string, afterSeq int64, l
 		st.Events = evs[:limit]
 		st.NextAfterSeq = evs[limit-1].Seq
 	}
-	if len(evs) == 0 {
-		var known bool
-		if err := l.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM ledger.holders WHERE holder = $1)", holder).Scan(&known); err != nil {
-			return Statement{}, fmt.Errorf("ledger statement: %w", err)
-		}
-		if !known {
-			return Statement{}, instructions.Errorf(instructions.CodeHolderNotFound, instructions.NoOp,
-				"the ledger has no instruction of holder %s", holder)
-		}
-		st.Events = []AppliedInstruction{}
-	}
 	return st, nil
 }
 
 // Instruction reads the applied instruction id of holder, the latest if the
-// id was used again after Redis forgot it.
+// id was used again after Redis forgot it. Under a hot holder it is found on
+// whichever lane it applied (AppliedInstruction.Lane), the latest in the
+// feed's order.
 //
 // Errors: INVALID_ID; INSTRUCTION_NOT_FOUND (the ledger has no applied
 // instruction under the id: never applied, rejected, or not relayed yet); a
@@ -150,11 +203,16 @@ func (l *Ledger) Instruction(ctx context.Context, holder, id string) (AppliedIns
 	if err := instructions.CheckID(instructions.NoOp, "instruction id", id); err != nil {
 		return AppliedInstruction{}, err
 	}
-	rows, err := l.pool.Query(ctx, instructionQuery, holder, id, partTransfer(id))
+	lanes, err := l.lanesOf(ctx, holder)
 	if err != nil {
 		return AppliedInstruction{}, fmt.Errorf("ledger instruction: %w", err)
 	}
-	a, err := pgx.CollectExactlyOneRow(rows, l.scanApplied)
+	var a AppliedInstruction
+	if len(lanes) > 0 {
+		a, err = l.mergedInstruction(ctx, holder, lanes, id)
+	} else {
+		a, err = l.plainInstruction(ctx, holder, id)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		e := instructions.Errorf(instructions.CodeInstructionNotFound, instructions.NoOp,
 			"the ledger has no applied instruction %q of holder %s", id, holder)
@@ -165,6 +223,15 @@ func (l *Ledger) Instruction(ctx context.Context, holder, id string) (AppliedIns
 		return AppliedInstruction{}, fmt.Errorf("ledger instruction: %w", err)
 	}
 	return a, nil
+}
+
+// plainInstruction looks id up on a plain holder.
+func (l *Ledger) plainInstruction(ctx context.Context, holder, id string) (AppliedInstruction, error) {
+	rows, err := l.pool.Query(ctx, instructionQuery, holder, id, partTransfer(id))
+	if err != nil {
+		return AppliedInstruction{}, err
+	}
+	return pgx.CollectExactlyOneRow(rows, l.scanApplied)
 }
 
 // partTransfer gives the transfer whose part's id is id
@@ -191,11 +258,17 @@ func checkID(what, id string) error {
 // scanApplied reads a row of statementQuery or instructionQuery.
 func (l *Ledger) scanApplied(row pgx.CollectableRow) (AppliedInstruction, error) {
 	var a AppliedInstruction
+	return a, l.scanEvent(row, &a)
+}
+
+// scanEvent reads into a an applied instruction's columns, id to ops, after
+// the columns first.
+func (l *Ledger) scanEvent(row pgx.CollectableRow, a *AppliedInstruction, first ...any) error {
 	var ops string
-	if err := row.Scan(&a.ID, &a.Seq, &a.TsMs, &a.Counterparty, &a.Memo, &a.Transfer, &ops); err != nil {
-		return a, err
+	if err := row.Scan(append(first, &a.ID, &a.Seq, &a.TsMs, &a.Counterparty, &a.Memo, &a.Transfer, &ops)...); err != nil {
+		return err
 	}
-	return a, l.readOps(&a, ops)
+	return l.readOps(a, ops)
 }
 
 // readOps sets a's ops from the event's ops JSON.

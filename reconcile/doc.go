@@ -21,6 +21,10 @@
 //     Redis applied events that do not chain on the ledger's history, so
 //     Redis being ahead is not in flight any more.
 //
+// A lane of a hot holder X (the holder X#i, DESIGN.md, Hot holders) is
+// compared as any holder; its finding names X (parent) and the lane, and
+// comes right after X's own, so that the hot holder reads as a whole.
+//
 // A transfer whose clearing account is not zero in the ledger is
 // transfer_in_flight while younger than Options.TransferTimeout or while one
 // of its holders has events on their way, else transfer_unbalanced. The
@@ -58,6 +62,8 @@
 // figures differ at the same seq and digest (a mismatch: it is never called
 // in sync), and one that diverged, whose acknowledged instructions a rebuild
 // would discard. With force it writes the ledger's state over all three.
+// A hot holder is rebuilt with every lane the ledger has of it; a lane a
+// master lost (missing in Redis) is written back like any holder.
 // Rejections are not in the ledger: their idempotency records are not
 // rebuilt.
 package reconcile

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/atomledger/atomledger/engine"
@@ -32,7 +33,8 @@ const recentSlack = time.Minute
 // past the ledger's seq are still on their way (engine.ErrInFlight): the
 // ledger would apply them after the write, and Redis would have forgotten
 // them. A holder the ledger does not have is listed
-// Missing.
+// Missing. A hot holder is rebuilt with its lanes (each a holder of its own,
+// counted as one).
 //
 // Errors: Redis's (engine.ErrUnavailable) and PostgreSQL's; holders
 // rebuilt before the error stay rebuilt.
@@ -41,6 +43,9 @@ func Rebuild(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, holder
 	since := time.Now().Add(-eng.IdempotencyTTL() - recentSlack).UnixMilli()
 	refused, err := led.RefusedCount(ctx)
 	if err != nil {
+		return res, err
+	}
+	if holders, err = withLanes(ctx, led, holders); err != nil {
 		return res, err
 	}
 	for lo := 0; lo < len(holders); lo += batchSize {
@@ -89,6 +94,29 @@ func Rebuild(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, holder
 		}
 	}
 	return res, nil
+}
+
+// withLanes gives holders followed by the lanes of the hot holders among
+// them that are not already there.
+func withLanes(ctx context.Context, led *ledger.Ledger, holders []string) ([]string, error) {
+	given := make(map[string]bool, len(holders))
+	for _, h := range holders {
+		given[h] = true
+	}
+	out := slices.Clip(holders) // appended to: not the caller's array
+	for lo := 0; lo < len(holders); lo += batchSize {
+		ls, err := led.Lanes(ctx, holders[lo:min(lo+batchSize, len(holders))])
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range ls {
+			if !given[l] {
+				given[l] = true
+				out = append(out, l)
+			}
+		}
+	}
+	return out, nil
 }
 
 // divergedHolders finds, among holders, those the ledger refused events of

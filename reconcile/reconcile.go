@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/internal/lanes"
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/stored"
 )
@@ -41,9 +42,13 @@ type TransferFinding struct {
 	AgeMs    int64  `json:"age_ms"` // since the record was created (else the first part in the ledger)
 }
 
-// Finding is one holder that is not in sync.
+// Finding is one holder that is not in sync. A lane of a hot holder is a
+// holder of its own (X#i): its finding names the hot holder and the lane,
+// and comes right after the hot holder's own (names sort so).
 type Finding struct {
 	Holder     string   `json:"holder"`
+	Parent     string   `json:"parent,omitempty"` // the hot holder whose lane Holder is
+	Lane       int      `json:"lane,omitempty"`   // Holder's lane, 1 to 63 (lane 0 is the hot holder itself)
 	Kind       string   `json:"kind"`
 	RedisSeq   int64    `json:"redis_seq"`
 	LedgerSeq  int64    `json:"ledger_seq"`
@@ -309,6 +314,9 @@ func compareHolder(h string, r *stored.Snapshot, p *stored.Snapshot, refused boo
 // compareState compares one holder's seq and state on both sides.
 func compareState(h string, r *stored.Snapshot, p *stored.Snapshot) (Finding, bool) {
 	fd := Finding{Holder: h}
+	if p, lane := lanes.ParentOf(h); lane > 0 {
+		fd.Parent, fd.Lane = p, lane
+	}
 	if r != nil {
 		fd.RedisSeq = r.Seq
 	}

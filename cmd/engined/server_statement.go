@@ -50,10 +50,11 @@ func (s *server) ledgerFailure(err error) error {
 
 // events is GET /v1/holders/{holder}/events?after_seq=N&limit=M: a page of
 // the holder's statement from the ledger, 200 even when empty (a holder
-// Redis knows whose events are not in the ledger yet).
+// Redis knows whose events are not in the ledger yet). A hot holder's
+// merges its lanes' and pages by after=<cursor>, the next of its page.
 //
-// Errors: 400 INVALID_ID, INVALID_INSTRUCTION (a bad after_seq or limit, an
-// unknown query parameter); 401 UNAUTHENTICATED; 404 HOLDER_NOT_FOUND
+// Errors: 400 INVALID_ID, INVALID_INSTRUCTION (a bad after_seq, after or
+// limit, both after_seq and after, an unknown query parameter); 401 UNAUTHENTICATED; 404 HOLDER_NOT_FOUND
 // (neither Redis nor the ledger knows the holder); 503 UNAVAILABLE (no
 // ledger configured or reachable, or Redis unreachable); 500 INTERNAL.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
@@ -62,7 +63,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, true)
 		return
 	}
-	after, limit, err := pageParams(r.URL.RawQuery)
+	p, err := pageParams(r.URL.RawQuery)
 	if err != nil {
 		writeError(w, err, true)
 		return
@@ -74,7 +75,12 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
-	st, err := led.Statement(ctx, holder, after, limit)
+	var st ledger.Statement
+	if p.cursor != "" {
+		st, err = led.StatementAfter(ctx, holder, p.cursor, p.limit)
+	} else {
+		st, err = led.Statement(ctx, holder, p.afterSeq, p.limit)
+	}
 	if errors.Is(err, instructions.ErrHolderNotFound) {
 		// The ledger lags Redis: a holder it lacks may be on its way.
 		if _, err = s.eng.State(ctx, holder); err == nil {
@@ -88,20 +94,37 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, st)
 }
 
-// pageParams reads after_seq (default 0) and limit (default 100, at most
-// 1000) from a raw query.
-func pageParams(raw string) (after int64, limit int, err error) {
-	q, err := queryParams(raw, "after_seq=N&limit=M", "after_seq", "limit")
+// page is where a statement page starts and how long it is.
+type page struct {
+	afterSeq int64  // after_seq, default 0
+	cursor   string // after, a hot holder's statement cursor, default ""
+	limit    int
+}
+
+// pageParams reads after_seq (default 0) or after (a cursor, which the
+// ledger reads), and limit (default 100, at most 1000) from a raw query.
+func pageParams(raw string) (page, error) {
+	var p page
+	q, err := queryParams(raw, "after_seq=N or after=CURSOR, and limit=M", "after_seq", "after", "limit")
 	if err != nil {
-		return 0, 0, err
+		return p, err
 	}
 	if v, ok := q["after_seq"]; ok {
-		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 || !digitsOnly(v) {
-			return 0, 0, badQuery("after_seq %q: want a seq, a whole number from 0 (the default: from the first)", v)
+		if p.afterSeq, err = strconv.ParseInt(v, 10, 64); err != nil || p.afterSeq < 0 || !digitsOnly(v) {
+			return p, badQuery("after_seq %q: want a seq, a whole number from 0 (the default: from the first)", v)
 		}
 	}
-	limit, err = limitParam(q)
-	return after, limit, err
+	if v, ok := q["after"]; ok {
+		if _, seq := q["after_seq"]; seq {
+			return p, badQuery("after and after_seq: give one (after, the next of a hot holder's statement page)")
+		}
+		if err := ledger.CheckStatementCursor(v); err != nil {
+			return p, err
+		}
+		p.cursor = v
+	}
+	p.limit, err = limitParam(q)
+	return p, err
 }
 
 // limitParam reads limit (default 100, at most 1000) of a query.
