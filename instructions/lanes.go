@@ -1,6 +1,9 @@
 package instructions
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // A hot holder X of N lanes keeps its spending state in lane 0, the holder X
 // itself, and receives credits into lanes 1 .. N-1, holders of their own
@@ -24,17 +27,15 @@ func LaneHolder(holder string, lane int) string {
 // ParentOf undoes LaneHolder: the holder a lane belongs to and the lane's
 // number. A name that is no lane's (no separator, nothing before it, or not
 // followed by a lane number 1 .. MaxLanes-1 in its own digits) is its own
-// parent, lane 0.
+// parent, lane 0. The ledger reads names the same way (its migration 11).
 func ParentOf(name string) (parent string, lane int) {
-	for i := 0; i < len(name); i++ {
-		if name[i] != LaneSeparator[0] {
-			continue
-		}
-		n, err := strconv.Atoi(name[i+1:])
-		if i == 0 || err != nil || n < 1 || n >= MaxLanes || strconv.Itoa(n) != name[i+1:] {
-			return name, 0
-		}
-		return name[:i], n
+	i := strings.Index(name, LaneSeparator)
+	if i < 1 {
+		return name, 0
 	}
-	return name, 0
+	n, err := strconv.Atoi(name[i+1:])
+	if err != nil || n < 1 || n >= MaxLanes || strconv.Itoa(n) != name[i+1:] {
+		return name, 0
+	}
+	return name[:i], n
 }

@@ -36,12 +36,8 @@ var (
 // that holds one.
 const HolderLockClass = int32(holderLockClass)
 
-// LanesQuery is the query of a hot holder's lanes, for its plan; LaneOf
-// splits a lane's name.
-var (
-	LanesQuery = lanesQuery
-	LaneOf     = laneOf
-)
+// LanesQuery is the query of a hot holder's lanes, for its plan.
+var LanesQuery = lanesQuery
 
 // MergedQuery is the query of a hot holder's statement page, for its plan.
 const MergedQuery = mergedQuery

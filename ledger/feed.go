@@ -231,7 +231,7 @@ func (l *Ledger) scanFeed(row pgx.CollectableRow) (FeedEvent, error) {
 		return e, fmt.Errorf("event %s/%d: xid %q: %w", e.Holder, a.Seq, x, err)
 	}
 	e.Cursor = feedCursor{xid: xid, holder: e.Holder, seq: a.Seq}.String()
-	if p, lane := laneOf(e.Holder); lane > 0 {
+	if p, lane := instructions.ParentOf(e.Holder); lane > 0 {
 		e.Parent, a.Lane = p, lane
 	}
 	return e, nil

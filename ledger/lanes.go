@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/atomledger/atomledger/instructions"
-	"github.com/atomledger/atomledger/internal/lanes"
 )
 
 // Hot holders (DESIGN.md, Hot holders): lane i (1 to 63) of a hot
@@ -19,15 +18,10 @@ import (
 // statement merges its lanes' histories and a lookup under X finds an
 // instruction on any of them.
 
-// laneOf splits a holder's name into the hot holder it is a lane of and the
-// lane, (name, 0) for any other name; migration 11's parent column reads
-// names the same way.
-func laneOf(name string) (parent string, lane int) { return lanes.ParentOf(name) }
-
 // validHolder tells whether name is a holder's name the ledger may hold: a
 // valid id, or a lane of one.
 func validHolder(name string) bool {
-	p, _ := laneOf(name)
+	p, _ := instructions.ParentOf(name)
 	return instructions.ValidID(p)
 }
 
@@ -95,7 +89,7 @@ func parseStmtCursor(s string) (stmtCursor, error) {
 	c := make(stmtCursor, len(parts))
 	for i, p := range parts {
 		n, err := strconv.ParseInt(p, 10, 64)
-		if err != nil || !digitsOnly(p) || len(parts) < 2 || len(parts) > lanes.Max+1 {
+		if err != nil || !digitsOnly(p) || len(parts) < 2 || len(parts) > instructions.MaxLanes {
 			return nil, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
 				"after %q: not a cursor of a hot holder's statement (give the next of a page of it)", clip(s))
 		}
@@ -125,14 +119,14 @@ func (l *Ledger) mergedStatement(ctx context.Context, holder string, lanes []str
 	names := append([]string{holder}, lanes...)
 	width := max(2, len(c))
 	for _, h := range lanes {
-		_, n := laneOf(h)
+		_, n := instructions.ParentOf(h)
 		width = max(width, n+1)
 	}
 	at := make(stmtCursor, width)
 	copy(at, c)
 	after := make([]int64, len(names))
 	for i, h := range names {
-		_, n := laneOf(h)
+		_, n := instructions.ParentOf(h)
 		after[i] = at[n]
 	}
 	// One more than asked tells whether there is a next page.
@@ -180,6 +174,6 @@ func (l *Ledger) scanLane(row pgx.CollectableRow) (AppliedInstruction, error) {
 	var a AppliedInstruction
 	var h string
 	err := l.scanEvent(row, &a, &h)
-	_, a.Lane = laneOf(h)
+	_, a.Lane = instructions.ParentOf(h)
 	return a, err
 }

@@ -64,14 +64,14 @@ func TestLanes_TheLedgerKnowsEachLanesParent(t *testing.T) {
 	}
 	want := map[string]string{}
 	for _, n := range names {
-		if p, lane := ledger.LaneOf(n); lane > 0 {
+		if p, lane := instructions.ParentOf(n); lane > 0 {
 			want[n] = p
 		} else {
 			want[n] = ""
 		}
 	}
 	assert.Equal(t, map[string]string{"shop": "", "shop#1": "shop", "shop#63": "shop", "shop#64": "", "shop#0": "",
-		"shop#01": "", "shop#": "", "a#b#7": "a#b", "#3": ""}, want, "a lane is #1 to #63, split at the last #")
+		"shop#01": "", "shop#": "", "a#b#7": "", "#3": ""}, want, "a lane is one # and 1 to #63")
 	assert.Equal(t, want, parents(), "the ledger reads a lane's name as the Go side does")
 
 	t.Run("a ledger written before the migration gets its lanes' parents", func(t *testing.T) {
@@ -155,7 +155,7 @@ func TestLanes_AStatementMergesTheLanesInTheFeedsOrder(t *testing.T) {
 	// The feed gives the order: every event of a lane names its parent and lane.
 	var want []string
 	for _, e := range readFeed(t, l, ledger.FeedQuery{Limit: 1}) {
-		p, lane := ledger.LaneOf(e.Holder)
+		p, lane := instructions.ParentOf(e.Holder)
 		if e.Holder == "fees" || e.Parent == "fees" {
 			assert.Equal(t, lane, e.Lane, "%s", e.Holder)
 			if lane > 0 {

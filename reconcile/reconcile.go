@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/atomledger/atomledger/engine"
-	"github.com/atomledger/atomledger/internal/lanes"
+	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/stored"
 )
@@ -314,7 +314,7 @@ func compareHolder(h string, r *stored.Snapshot, p *stored.Snapshot, refused boo
 // compareState compares one holder's seq and state on both sides.
 func compareState(h string, r *stored.Snapshot, p *stored.Snapshot) (Finding, bool) {
 	fd := Finding{Holder: h}
-	if p, lane := lanes.ParentOf(h); lane > 0 {
+	if p, lane := instructions.ParentOf(h); lane > 0 {
 		fd.Parent, fd.Lane = p, lane
 	}
 	if r != nil {

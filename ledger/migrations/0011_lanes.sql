@@ -4,10 +4,10 @@
 -- lane belongs to, NULL for every other holder (lane 0, a plain holder).
 -- Derived from the name, so that the sink writes nothing more and the rows
 -- already there get theirs: '#' is outside the id alphabet, so only a lane's
--- name ends in '#' and a lane number without a leading zero.
+-- name has one '#', followed by a lane number without a leading zero.
 --
 -- The index holds the lanes alone: a statement or a lookup under X finds
 -- X's lanes through it, and a plain holder's finds nothing at once.
 ALTER TABLE ledger.holders ADD COLUMN parent text
-	GENERATED ALWAYS AS (substring(holder FROM '^(.*)#(?:[1-9]|[1-5][0-9]|6[0-3])$')) STORED;
+	GENERATED ALWAYS AS (substring(holder FROM '^([^#]+)#(?:[1-9]|[1-5][0-9]|6[0-3])$')) STORED;
 CREATE INDEX holders_parent ON ledger.holders (parent) WHERE parent IS NOT NULL;
