@@ -427,10 +427,13 @@ func TestTransferAdversary_PayerOpenedAfterItsRunWasRefused(t *testing.T) {
 func TestTransferAdversary_RecordLostBeforeTheDecision(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
+	// Two phases: a TTL under ten transfer timeouts (too short for one
+	// payer), yet of minutes: the retry's prepares replay the first
+	// driver's however long the machine takes between them.
 	for _, path := range []struct {
-		name string
-		ttl  time.Duration
-	}{{"one payer", 0}, {"two phases", time.Second}} {
+		name         string
+		ttl, timeout time.Duration
+	}{{"one payer", 0, shortTransferTimeout}, {"two phases", 5 * time.Minute, time.Minute}} {
 		t.Run(path.name, func(t *testing.T) {
 			hs := holdersOnMasters(t, tenCNY, nil, nil)
 			before := totals(t, hs...)
@@ -439,7 +442,7 @@ func TestTransferAdversary_RecordLostBeforeTheDecision(t *testing.T) {
 			defer client.Close()
 			h := newStall(transferAction("decide"), false)
 			client.AddHook(h)
-			opts := &engine.Options{TransferTimeout: shortTransferTimeout, IdempotencyTTL: path.ttl, Logger: quiet}
+			opts := &engine.Options{TransferTimeout: path.timeout, IdempotencyTTL: path.ttl, Logger: quiet}
 			driver := engine.New(client, opts)
 			done := make(chan engine.TransferState, 1)
 			go func() {

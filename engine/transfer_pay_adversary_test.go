@@ -136,7 +136,7 @@ func TestTransfer_OnePayerBegunShortDrivenLong(t *testing.T) {
 	hs := holdersOnMasters(t, tenCNY, nil, nil)
 	before, seqs := totals(t, hs...), seqsOf(t, hs)
 	tr := payment(hs[0], "4.00", hs[1], hs[2])
-	require.NoError(t, driverSteps(ctx, twoPhase(), tr, "begin,prepare:0"))
+	require.NoError(t, driverSteps(ctx, twoPhaseMinutes(), tr, "begin,prepare:0"))
 	st, err := eng.Transfer(ctx, tr)
 	require.NoError(t, err)
 	require.Equal(t, engine.TransferCommitted, st.Status, "%v", st.Error)
