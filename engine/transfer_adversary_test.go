@@ -40,7 +40,8 @@ func TestTransferAdversary_SettleWithoutAnAmountCheckedByEveryDriver(t *testing.
 	}{
 		{"two phases, a leg that holds more", twoPhase, "150", "begin", engine.ErrExceedsHold, ops().SettleLeg("ord-1", "USDT", "")},
 		{"two phases, a whole hold that holds more", twoPhase, "150", "begin", engine.ErrExceedsHold, ops().Settle("ord-1")},
-		{"two phases, the part already prepared", twoPhase, "100", "begin,prepare:0", nil, ops().SettleLeg("ord-1", "USDT", "")},
+		// The retry must replay the prepare: its record lives minutes, not a second.
+		{"two phases, the part already prepared", twoPhaseMinutes, "100", "begin,prepare:0", nil, ops().SettleLeg("ord-1", "USDT", "")},
 		{"one payer, a leg that holds more", shortTimeout, "150", "begin", engine.ErrExceedsHold, ops().SettleLeg("ord-1", "USDT", "")},
 	}
 	for _, c := range cases {
