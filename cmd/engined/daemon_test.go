@@ -67,9 +67,10 @@ func freeAddr(t *testing.T) string {
 // found, until the daemon holds it: another process may take the port
 // between freeAddr's look and the daemon's listen, and the daemon then
 // exits at once saying so. It returns once the daemon says it listens on
-// the address, or it exited for another reason. (That the address accepts
-// connections proves nothing: the process that took the port accepts
-// them too, while the daemon is still starting.)
+// the address (dev says so once its cluster and PostgreSQL run: minutes on
+// a loaded machine), or it exited for another reason. (That the address
+// accepts connections proves nothing: the process that took the port
+// accepts them too, while the daemon is still starting.)
 func listenOnFreeAddr(t *testing.T, dir string, env map[string]string, args func(addr string) []string) (*daemon, string) {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
@@ -85,7 +86,7 @@ func listenOnFreeAddr(t *testing.T, dir string, env map[string]string, args func
 				}
 			}
 			return false
-		}, 2*time.Minute, 10*time.Millisecond, "engined neither listens on %s nor exits", addr)
+		}, 5*time.Minute, 10*time.Millisecond, "engined neither listens on %s nor exits", addr)
 		if d.running() || attempt == 5 || !strings.Contains(d.stderr.String(), "address already in use") {
 			return d, addr
 		}
