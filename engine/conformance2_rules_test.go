@@ -50,7 +50,7 @@ func TestConformance2_ReplicaHoldsWhatTheMasterHolds(t *testing.T) {
 	key := "{h:" + h + "}"
 	m, err := rdb.MasterForKey(ctx, key)
 	require.NoError(t, err)
-	acked, err := m.Wait(ctx, 1, 10000).Result()
+	acked, err := m.Wait(ctx, 1, time.Minute).Result()
 	require.NoError(t, err)
 	require.Equal(t, int64(1), acked, "the replica has every write")
 	info, err := m.Info(ctx, "replication").Result()

@@ -37,6 +37,12 @@ func serverNowMs(t *testing.T) int64 {
 	return now.UnixMilli()
 }
 
+// couponLead is how far past the server's clock a test sets the expiry of a
+// coupon that its next instruction must still find unexpired, in ms: on a
+// loaded machine that instruction can reach the server long after the clock
+// was read.
+const couponLead = 2000
+
 // waitServerPast polls until the server's clock has passed ms.
 func waitServerPast(t *testing.T, ms int64) {
 	t.Helper()
@@ -218,7 +224,7 @@ func TestConformance_HoldLifecycle(t *testing.T) {
 // it goes back to available but stays unusable once expired itself.
 func TestConformance_ExpiredHoldAndCoupon(t *testing.T) {
 	needRedis(t)
-	exp := serverNowMs(t) + 300
+	exp := serverNowMs(t) + couponLead
 	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
 		return in.Credit("CNY", "5.00").GrantCoupon("c1", time.UnixMilli(exp)).
 			Freeze("CNY", "2.00", "o", 100*time.Millisecond).LockCoupon("c1", "o")

@@ -326,8 +326,9 @@ func TestHoldsAdversary_SweeperThroughSuspensionDeletionRestartAndFlush(t *testi
 	assert.ErrorIs(t, err, redis.Nil, "a hold settled early leaves the index at once")
 	do(open(cc).Freeze("CNY", "4.00", "o", 700*time.Millisecond))
 	require.NoError(t, cl.Del(ctx, cluster.Holder(cc)).Err())
-	do(open(d).Freeze("CNY", "4.00", "o", 700*time.Millisecond))
-	do(instructions.New(newID("in"), d).SettleLeg("o", "CNY", "1.00"))
+	// Settled in part in the instruction that freezes it: a later one could
+	// come after the expiry on a loaded machine, and be refused HOLD_EXPIRED.
+	do(open(d).Freeze("CNY", "4.00", "o", 700*time.Millisecond).SettleLeg("o", "CNY", "1.00"))
 
 	sw := engine.NewSweeper(e, &engine.SweeperOptions{Interval: 50 * time.Millisecond})
 	sctx, cancel := context.WithCancel(ctx)
@@ -493,7 +494,7 @@ func TestHoldsAdversary_PointsAtTheLimit(t *testing.T) {
 // coupon back usable. Ids at 64 characters, and coupons named like states.
 func TestHoldsAdversary_CouponExpiryAgainstHoldExpiry(t *testing.T) {
 	needRedis(t)
-	exp := serverNowMs(t) + 300
+	exp := serverNowMs(t) + couponLead
 	long64 := strings.Repeat("c", 64)
 	hold64 := strings.Repeat("h", 64)
 	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
@@ -641,12 +642,12 @@ func TestHoldsAdversary_PrecedenceWhereHoldsAndCouponsMeet(t *testing.T) {
 	ctx := context.Background()
 	var couponExp int64 // c-old expires once locked in the hold "open"
 	setup := func(in instructions.Instruction) instructions.Instruction {
-		couponExp = serverNowMs(t) + 200
+		couponExp = serverNowMs(t) + couponLead
 		in = in.Credit("CNY", "10.00").GrantCoupon("c-old", time.UnixMilli(couponExp)).
 			Freeze("CNY", "2.00", "exp", time.Millisecond).Freeze("CNY", "2.00", "open", time.Hour).LockCoupon("c-old", "open")
 		return in.Credit("CNY", "90071992547402.91") // available: 2^53-1 less 1.00
 	}
-	for _, c := range []struct {
+	cases := []struct {
 		name    string
 		suspend bool
 		in      func(h string) instructions.Instruction
@@ -667,9 +668,15 @@ func TestHoldsAdversary_PrecedenceWhereHoldsAndCouponsMeet(t *testing.T) {
 			func(h string) instructions.Instruction { return newIn(h).ReleaseLeg("exp", "USDT", "1") }, instructions.CodeExceedsHold, 0},
 		{"a freeze under a hold of an earlier instruction, expired: exists", false,
 			func(h string) instructions.Instruction { return newIn(h).Freeze("CNY", "1000000.00", "exp", 0) }, instructions.CodeHoldExists, 0},
-	} {
+	}
+	// Every case's holder first, so that their coupons expire in one wait.
+	holders := make([]string, len(cases))
+	for i := range cases {
+		holders[i] = newHolder(t, setup)
+	}
+	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHolder(t, setup)
+			h := holders[i]
 			waitServerPast(t, max(holdExpiry(t, h, "exp"), couponExp))
 			if c.suspend {
 				apply(t, newIn(h).Suspend())

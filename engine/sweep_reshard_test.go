@@ -51,7 +51,7 @@ func openWithHold(ctx context.Context, t *testing.T, e *engine.Engine, holder st
 // or fails after a generous deadline. It gives the last sweep's error.
 func sweepUntilReleased(ctx context.Context, t *testing.T, e *engine.Engine, s *engine.Sweeper, holders []string) error {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		err := s.Sweep(ctx)
 		left := 0
@@ -123,7 +123,7 @@ func TestSweeper_SlotLeftMigratingHoldsElsewhereReleased(t *testing.T) {
 	})
 	t.Run("the recovery worker aborts the transfer of another slot", func(t *testing.T) {
 		r := engine.NewRecovery(e, nil)
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(2 * time.Minute)
 		for {
 			err := r.Recover(ctx)
 			st, rerr := e.GetTransfer(ctx, tr.ID)

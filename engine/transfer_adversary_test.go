@@ -40,7 +40,8 @@ func TestTransferAdversary_SettleWithoutAnAmountCheckedByEveryDriver(t *testing.
 	}{
 		{"two phases, a leg that holds more", twoPhase, "150", "begin", engine.ErrExceedsHold, ops().SettleLeg("ord-1", "USDT", "")},
 		{"two phases, a whole hold that holds more", twoPhase, "150", "begin", engine.ErrExceedsHold, ops().Settle("ord-1")},
-		{"two phases, the part already prepared", twoPhase, "100", "begin,prepare:0", nil, ops().SettleLeg("ord-1", "USDT", "")},
+		// The retry must replay the prepare: its record lives minutes, not a second.
+		{"two phases, the part already prepared", twoPhaseMinutes, "100", "begin,prepare:0", nil, ops().SettleLeg("ord-1", "USDT", "")},
 		{"one payer, a leg that holds more", shortTimeout, "150", "begin", engine.ErrExceedsHold, ops().SettleLeg("ord-1", "USDT", "")},
 	}
 	for _, c := range cases {
@@ -427,10 +428,13 @@ func TestTransferAdversary_PayerOpenedAfterItsRunWasRefused(t *testing.T) {
 func TestTransferAdversary_RecordLostBeforeTheDecision(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
+	// Two phases: a TTL under ten transfer timeouts (too short for one
+	// payer), yet of minutes: the retry's prepares replay the first
+	// driver's however long the machine takes between them.
 	for _, path := range []struct {
-		name string
-		ttl  time.Duration
-	}{{"one payer", 0}, {"two phases", time.Second}} {
+		name         string
+		ttl, timeout time.Duration
+	}{{"one payer", 0, shortTransferTimeout}, {"two phases", 5 * time.Minute, time.Minute}} {
 		t.Run(path.name, func(t *testing.T) {
 			hs := holdersOnMasters(t, tenCNY, nil, nil)
 			before := totals(t, hs...)
@@ -439,7 +443,7 @@ func TestTransferAdversary_RecordLostBeforeTheDecision(t *testing.T) {
 			defer client.Close()
 			h := newStall(transferAction("decide"), false)
 			client.AddHook(h)
-			opts := &engine.Options{TransferTimeout: shortTransferTimeout, IdempotencyTTL: path.ttl, Logger: quiet}
+			opts := &engine.Options{TransferTimeout: path.timeout, IdempotencyTTL: path.ttl, Logger: quiet}
 			driver := engine.New(client, opts)
 			done := make(chan engine.TransferState, 1)
 			go func() {

@@ -96,6 +96,15 @@ func twoPhase() *engine.Engine {
 	return engine.New(rdb, &engine.Options{TransferTimeout: shortTransferTimeout, IdempotencyTTL: time.Second})
 }
 
+// twoPhaseMinutes also runs every transfer in two phases, its TTL minutes,
+// not a second: for a test whose next driver must find its steps' records
+// (a prepare sent again replays; applied again, it is refused HOLD_EXISTS
+// and the transfer aborts) however slow the machine. No recovery takes its
+// transfers over before a minute.
+func twoPhaseMinutes() *engine.Engine {
+	return engine.New(rdb, &engine.Options{TransferTimeout: time.Minute, IdempotencyTTL: 5 * time.Minute})
+}
+
 // recoverUntilComplete runs recovery passes until the transfer is complete.
 func recoverUntilComplete(t *testing.T, id string) engine.TransferState {
 	t.Helper()

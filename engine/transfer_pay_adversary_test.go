@@ -136,7 +136,7 @@ func TestTransfer_OnePayerBegunShortDrivenLong(t *testing.T) {
 	hs := holdersOnMasters(t, tenCNY, nil, nil)
 	before, seqs := totals(t, hs...), seqsOf(t, hs)
 	tr := payment(hs[0], "4.00", hs[1], hs[2])
-	require.NoError(t, driverSteps(ctx, twoPhase(), tr, "begin,prepare:0"))
+	require.NoError(t, driverSteps(ctx, twoPhaseMinutes(), tr, "begin,prepare:0"))
 	st, err := eng.Transfer(ctx, tr)
 	require.NoError(t, err)
 	require.Equal(t, engine.TransferCommitted, st.Status, "%v", st.Error)
@@ -606,9 +606,11 @@ func TestTransfer_OnePayerCreditGivenBackAtTheWindowsEnd(t *testing.T) {
 	ctx := context.Background()
 	hs := holdersOnMasters(t, tenCNY, nil)
 	tr := payment(hs[0], "4.00", hs[1])
+	// A window of 9.6 s: the give-back falls in its second half, 4.8 s long,
+	// however slow the recovery passes of a loaded machine.
 	short := func() *engine.Engine {
 		return engine.New(rdb, &engine.Options{TransferTimeout: shortTransferTimeout,
-			IdempotencyTTL: 20 * shortTransferTimeout, Logger: quiet})
+			IdempotencyTTL: 50 * shortTransferTimeout, Logger: quiet})
 	}
 	require.NoError(t, driverSteps(ctx, short(), tr, "begin,commit:0"))
 	gone := cluster.Holder(hs[1]) + ":gone" // the same slot

@@ -179,7 +179,9 @@ func TestUnsettledTransfers_ReadsNoEntry(t *testing.T) {
 func TestMigrate_BackfillsTransferClearing(t *testing.T) {
 	needServers(t)
 	ctx := context.Background()
-	names, evs := payments(t, rand.Uint64(), 4, 20)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	names, evs := payments(t, seed, 4, 20)
 	l := openLedger(t)
 	for _, h := range names[1:] {
 		_, err := l.Apply(ctx, stored.Entries(evs[h]...))
@@ -219,7 +221,9 @@ func TestMigrate_BackfillsTransferClearing(t *testing.T) {
 func TestAudit_ReadsWhatIsNewAndKeepsWhatIsWrong(t *testing.T) {
 	needServers(t)
 	ctx := context.Background()
-	holders, evs := workload(t, rand.Uint64(), 20, 300)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	holders, evs := workload(t, seed, 20, 300)
 	l := openLedger(t)
 	count := func() int64 {
 		var n int64

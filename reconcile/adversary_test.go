@@ -279,7 +279,6 @@ func TestRelayAdversary_PoisonEntries(t *testing.T) {
 	needRedis(t)
 	r := newLedgerRigOf(t, 1)
 	ctx := context.Background()
-	r.startRelay(t)
 	tag := time.Now().Format("150405.000000")
 	a, b := "victim-"+tag, "bystander-"+tag
 	others := []string{b}
@@ -298,10 +297,12 @@ func TestRelayAdversary_PoisonEntries(t *testing.T) {
 		require.NoError(t, err)
 	}
 	credit()
-	// A's latest event and B's first, read before the relay deletes them.
+	// A's latest event and B's first, read before the relay runs: once it
+	// does, it may deliver and delete them at any moment.
 	latest, first := r.eventsOf(t, a), r.eventsOf(t, b)
 	require.NotEmpty(t, latest)
 	require.NotEmpty(t, first)
+	r.startRelay(t)
 	conflict := maps.Clone(latest[len(latest)-1])
 	conflict["ops"] = strings.Replace(conflict["ops"], `"100"`, `"999900"`, -1)
 	conflict["ops"] = strings.Replace(conflict["ops"], `"units":"`, `"units":"9`, 1)
@@ -328,7 +329,7 @@ func TestRelayAdversary_PoisonEntries(t *testing.T) {
 	}
 
 	var rep *Report
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		rep = r.run(t)
 		if (rep.InSync == len(all) && len(rep.SetAside) >= 3 && rep.Refused[a] >= 2) || time.Now().After(deadline) {
@@ -357,5 +358,5 @@ func TestRelayAdversary_PoisonEntries(t *testing.T) {
 	}
 	require.Eventually(t, func() bool {
 		return r.rdb.XLen(ctx, outbox).Val() == 0 && r.rdb.XLen(ctx, cluster.Outbox(otherSlot)).Val() == 0
-	}, 30*time.Second, 50*time.Millisecond, "the outboxes empty")
+	}, 2*time.Minute, 50*time.Millisecond, "the outboxes empty")
 }

@@ -18,7 +18,7 @@ import (
 
 func TestStart_ClusterIsReady(t *testing.T) {
 	c := sharedCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
 	for _, n := range c.Nodes {
@@ -51,7 +51,7 @@ func TestStart_ClusterIsReady(t *testing.T) {
 // MasterOf names, directly: a wrong master would answer MOVED.
 func TestClient_WritesToEveryMaster(t *testing.T) {
 	c := sharedCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	rdb := c.Client(nil)
 	defer rdb.Close()
@@ -187,7 +187,7 @@ func TestStart_FailsWithoutServer(t *testing.T) {
 func TestStart_FailsOnBadConfig(t *testing.T) {
 	needServer(t)
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
 	_, err := Start(ctx, Options{Masters: 2, ExtraConfig: []string{"no-such-directive yes"}})

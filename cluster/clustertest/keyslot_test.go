@@ -54,7 +54,7 @@ func TestSlot_MatchesKeyslot(t *testing.T) {
 	require.Len(t, keys, 17+4000+4000+500*2+2*cluster.Slots)
 	require.GreaterOrEqual(t, len(keys), 10000)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	rdb := c.admin(c.live()[0])
 	const batch = 5000

@@ -35,7 +35,7 @@ func TestTLS_Cluster(t *testing.T) {
 	rdb := c.Client(nil)
 	defer rdb.Close()
 	require.NoError(t, rdb.Set(ctx, "k", "v", 0).Err())
-	acks, err := rdb.Wait(ctx, 1, 10*time.Second).Result()
+	acks, err := rdb.Wait(ctx, 1, time.Minute).Result()
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), acks, "the replica has the write")
 }

@@ -148,7 +148,7 @@ func TestRelay_EndToEndThroughPostgreSQLDowntime(t *testing.T) {
 	down := time.Now()
 	applied += r.applyAll(t, ins[load*2/5:load*4/5])
 	time.Sleep(time.Until(down.Add(downtime)))
-	assert.True(t, relay.Stats().SinkDown, "the relay noticed")
+	assert.Eventually(t, func() bool { return relay.Stats().SinkDown }, time.Minute, 10*time.Millisecond, "the relay noticed")
 	relayedBefore := relay.Stats().Relayed
 	require.NoError(t, r.pg.Restart(ctx))
 	up := time.Now()

@@ -25,7 +25,7 @@ func TestConformance2_OneClusterNodeAsAServerIsNotReady(t *testing.T) {
 	assert.Contains(t, string(a.body), "--redis-cluster")
 
 	d = startServe(t, nil, "--redis", testCluster.Addrs()[0], "--redis-cluster")
-	assert.Equal(t, http.StatusOK, d.doWith(t, http.MethodGet, "/readyz", "", nil).status, "named a cluster, it is ready")
+	assert.Equal(t, http.StatusOK, d.readyz(t).status, "named a cluster, it is ready")
 }
 
 // The same mistake with engined apply: the holder's node answers MOVED,

@@ -66,8 +66,11 @@ func freeAddr(t *testing.T) string {
 // listenOnFreeAddr starts the binary with args(addr) on an address freeAddr
 // found, until the daemon holds it: another process may take the port
 // between freeAddr's look and the daemon's listen, and the daemon then
-// exits at once saying so. It returns once the address accepts connections
-// or the daemon exited for another reason.
+// exits at once saying so. It returns once the daemon says it listens on
+// the address (dev says so once its cluster and PostgreSQL run: minutes on
+// a loaded machine), or it exited for another reason. (That the address
+// accepts connections proves nothing: the process that took the port
+// accepts them too, while the daemon is still starting.)
 func listenOnFreeAddr(t *testing.T, dir string, env map[string]string, args func(addr string) []string) (*daemon, string) {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
@@ -77,13 +80,13 @@ func listenOnFreeAddr(t *testing.T, dir string, env map[string]string, args func
 			if !d.running() {
 				return true
 			}
-			c, err := net.DialTimeout("tcp", addr, time.Second)
-			if err != nil {
-				return false
+			for _, line := range strings.Split(d.stderr.String(), "\n") {
+				if strings.Contains(line, "listening") && strings.Contains(line, addr) {
+					return true
+				}
 			}
-			_ = c.Close()
-			return true
-		}, 60*time.Second, 10*time.Millisecond, "engined neither listens on %s nor exits", addr)
+			return false
+		}, 5*time.Minute, 10*time.Millisecond, "engined neither listens on %s nor exits", addr)
 		if d.running() || attempt == 5 || !strings.Contains(d.stderr.String(), "address already in use") {
 			return d, addr
 		}
@@ -162,6 +165,21 @@ func (d *daemon) waitHealthy(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	require.FailNow(t, "engined did not answer /healthz", "stderr:\n%s", d.stderr.String())
+}
+
+// readyz asks GET /readyz until it answers 200, or two minutes have passed,
+// and gives the last answer: a check has readyTimeout for every master, which
+// a loaded machine can miss with nothing wrong.
+func (d *daemon) readyz(t *testing.T) reply {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		a := d.doWith(t, http.MethodGet, "/readyz", "", nil)
+		if a.status == http.StatusOK || time.Now().After(deadline) {
+			return a
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // signal sends sig to the process.

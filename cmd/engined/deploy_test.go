@@ -273,14 +273,16 @@ func TestDeploy_DashboardAndRulesNameOnlyWhatTheDaemonExports(t *testing.T) {
 	env["ENGINED_WEBHOOKS"], env["ENGINED_WEBHOOK_SECRET"] = hook.URL, "a-secret-of-16-chars"
 	d := startServe(t, env, "--redis", strings.Join(r.c.Addrs(), ","), "--redis-cluster")
 
-	// The relay's figures are registered once the ledger is open.
+	// The relay's figures and the webhook's are registered once the ledger
+	// is open, one after the other: a scrape may fall between them.
 	var page string
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		a := d.doWith(t, http.MethodGet, "/metrics", "", nil)
 		require.Equal(t, http.StatusOK, a.status)
 		page = string(a.body)
-		if strings.Contains(page, "# TYPE atomledger_relay_backlog ") || time.Now().After(deadline) {
+		ready := strings.Contains(page, "# TYPE atomledger_relay_lag_ms ") && strings.Contains(page, "# TYPE atomledger_webhook_lag_ms ")
+		if ready || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)

@@ -336,7 +336,7 @@ func TestHTTPAdversary_LedgerDownIsStillReady(t *testing.T) {
 	needRedis(t)
 	t.Parallel()
 	d := startServe(t, nil, "--pg", "postgres://ledger@"+deadAddr(t)+"/ledger?connect_timeout=1")
-	assert.Equal(t, http.StatusOK, d.doWith(t, http.MethodGet, "/readyz", "", nil).status)
+	assert.Equal(t, http.StatusOK, d.readyz(t).status)
 	h := richHolder(t, d)
 	wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+h+"/events", ""), 503, "UNAVAILABLE")
 	assert.Equal(t, exitOK, d.stop(t))

@@ -225,10 +225,12 @@ func TestServe_Transfers(t *testing.T) {
 			`atomledger_transfers_total{outcome="INSUFFICIENT_FUNDS"} 2`, // the abort and its replay
 			`atomledger_transfers_total{outcome="IDEMPOTENCY_CONFLICT"} 1`,
 			`atomledger_transfers_total{outcome="pending"} 0`,
-			`atomledger_transfer_recovery_aborted_total 0`,
+			// The recovery worker's counters are the shared cluster's, whose
+			// other tests' transfers it also takes: shown, not counted here.
+			`atomledger_transfer_recovery_aborted_total `,
 			`atomledger_transfer_recovery_errors_total `,
 			`atomledger_transfer_recovery_finished_total `,
-			`atomledger_transfer_recovery_stuck_parts_total 0`,
+			`atomledger_transfer_recovery_stuck_parts_total `,
 			`atomledger_http_request_duration_seconds_count{route="POST /v1/transfers",status="422"} 2`,
 		} {
 			assert.Contains(t, text, want)
