@@ -210,6 +210,9 @@ const jsonDoorFP = 40
 func snapshotFields(s *stored.Snapshot) []any {
 	f := []any{cluster.FieldStatus, s.Status, cluster.FieldSeq, strconv.FormatInt(s.Seq, 10),
 		cluster.FieldDigest, s.Digest, cluster.FieldCreatedMs, strconv.FormatInt(s.CreatedMs, 10)}
+	if s.Lanes > 1 {
+		f = append(f, cluster.FieldLanes, strconv.Itoa(s.Lanes))
+	}
 	for a, b := range s.Balances {
 		f = append(f, cluster.PrefixBalance+a, strconv.FormatInt(b[0], 10))
 		if b[1] > 0 {

@@ -70,6 +70,7 @@ func snapshotOf(h string, m map[string]string) (*stored.Snapshot, error) {
 		return n
 	}
 	s.Seq, s.CreatedMs = num("seq", m[cluster.FieldSeq]), num("created_ms", m[cluster.FieldCreatedMs])
+	s.Lanes = int(num("lanes", m[cluster.FieldLanes]))
 	for f, v := range m {
 		switch {
 		case strings.HasPrefix(f, cluster.PrefixBalance), strings.HasPrefix(f, cluster.PrefixFrozen):
@@ -91,7 +92,7 @@ func snapshotOf(h string, m map[string]string) (*stored.Snapshot, error) {
 
 // Differences lists what differs between a holder's state in Redis (r) and
 // another account of it (o, named other in the text: the ledger's, as a
-// rule): digest, status, created_ms, balances, points, coupons and holds,
+// rule): digest, status, created_ms, lanes, balances, points, coupons and holds,
 // one line each. The seq is not compared: callers judge it first. An absent
 // balance or points hash counts as zero, as the holder's State shows it.
 func Differences(r, o *stored.Snapshot, other string) []string {
@@ -105,6 +106,9 @@ func Differences(r, o *stored.Snapshot, other string) []string {
 	}
 	if r.CreatedMs != o.CreatedMs {
 		add("created_ms", r.CreatedMs, o.CreatedMs)
+	}
+	if max(r.Lanes, 1) != max(o.Lanes, 1) {
+		add("lanes", max(r.Lanes, 1), max(o.Lanes, 1))
 	}
 	for _, a := range unionKeys(r.Balances, o.Balances) {
 		if r.Balances[a] != o.Balances[a] {

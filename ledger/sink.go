@@ -42,6 +42,7 @@ type head struct {
 	seq       int64
 	digest    string
 	status    string
+	lanes     int // a hot holder's lane count, 1 for a plain one
 	createdMs int64
 	updatedMs int64
 }
@@ -230,7 +231,7 @@ func lockHeads(ctx context.Context, tx pgx.Tx, holders []string) (heads map[stri
 	b := &pgx.Batch{}
 	b.Queue(`SELECT pg_advisory_xact_lock($2, k) FROM (
 			SELECT DISTINCT hashtext(h) AS k FROM unnest($1::text[]) AS u(h)) AS s ORDER BY k`, holders, int32(holderLockClass))
-	b.Queue(`SELECT holder, seq, digest, status, created_ms, updated_ms FROM ledger.holders
+	b.Queue(`SELECT holder, seq, digest, status, lanes, created_ms, updated_ms FROM ledger.holders
 		WHERE holder = ANY($1) ORDER BY holder FOR UPDATE`, holders)
 	br := tx.SendBatch(ctx, b)
 	defer func() { err = errors.Join(err, br.Close()) }()
@@ -246,7 +247,7 @@ func lockHeads(ctx context.Context, tx pgx.Tx, holders []string) (heads map[stri
 	for rows.Next() {
 		var h string
 		hd := head{exists: true}
-		if err := rows.Scan(&h, &hd.seq, &hd.digest, &hd.status, &hd.createdMs, &hd.updatedMs); err != nil {
+		if err := rows.Scan(&h, &hd.seq, &hd.digest, &hd.status, &hd.lanes, &hd.createdMs, &hd.updatedMs); err != nil {
 			return nil, err
 		}
 		heads[h] = hd
@@ -373,6 +374,9 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 			hd.status = "active"
 		case "suspend":
 			hd.status = "suspended"
+		}
+		if n, err := strconv.Atoi(op.Units); err == nil && (op.Op == "open" || op.Op == "set_lanes") && n > hd.lanes {
+			hd.lanes = n
 		}
 		for _, mv := range op.Moves {
 			units, _ := strconv.ParseInt(mv[3], 10, 64)

@@ -86,18 +86,20 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 	if len(w.heads) > 0 {
 		var hs, digests, statuses []string
 		var seqs, created, updated []int64
+		var lanes []int32
 		// In the order of the holders, as lockHeads locks them: two batches
 		// inserting the same new holders wait for each other, never in a cycle.
 		for _, h := range slices.Sorted(maps.Keys(w.heads)) {
 			hd := w.heads[h]
 			hs, digests, statuses = append(hs, h), append(digests, hd.digest), append(statuses, hd.status)
 			seqs, created, updated = append(seqs, hd.seq), append(created, hd.createdMs), append(updated, hd.updatedMs)
+			lanes = append(lanes, int32(max(hd.lanes, 1)))
 		}
-		b.Queue(`INSERT INTO ledger.holders (holder, seq, digest, status, created_ms, updated_ms)
-			SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
+		b.Queue(`INSERT INTO ledger.holders (holder, seq, digest, status, created_ms, updated_ms, lanes)
+			SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::int[])
 			ON CONFLICT (holder) DO UPDATE SET seq = EXCLUDED.seq, digest = EXCLUDED.digest,
-				status = EXCLUDED.status, updated_ms = EXCLUDED.updated_ms`,
-			hs, seqs, digests, statuses, created, updated)
+				status = EXCLUDED.status, updated_ms = EXCLUDED.updated_ms, lanes = EXCLUDED.lanes`,
+			hs, seqs, digests, statuses, created, updated, lanes)
 	}
 	if len(w.coupons) > 0 {
 		var hs, cs, states, raws []string

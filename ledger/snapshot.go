@@ -42,13 +42,13 @@ func (l *Ledger) Snapshots(ctx context.Context, holders []string, since int64) (
 	if _, err := tx.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
 		return nil, fmt.Errorf("ledger snapshots: %w", err)
 	}
-	rows, err := tx.Query(ctx, `SELECT holder, status, seq, digest, created_ms FROM ledger.holders WHERE holder = ANY($1)`, holders)
+	rows, err := tx.Query(ctx, `SELECT holder, status, seq, digest, created_ms, lanes FROM ledger.holders WHERE holder = ANY($1)`, holders)
 	if err != nil {
 		return nil, fmt.Errorf("ledger snapshots: %w", err)
 	}
 	for rows.Next() {
 		s := &stored.Snapshot{Balances: map[string][2]int64{}, Coupons: map[string]string{}, Holds: map[string]string{}}
-		if err := rows.Scan(&s.Holder, &s.Status, &s.Seq, &s.Digest, &s.CreatedMs); err != nil {
+		if err := rows.Scan(&s.Holder, &s.Status, &s.Seq, &s.Digest, &s.CreatedMs, &s.Lanes); err != nil {
 			return nil, err
 		}
 		out[s.Holder] = s

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,10 +36,10 @@ func TestReconcile_AMissingLaneIsReportedUnderItsHolderAndRebuilt(t *testing.T) 
 	r.startRelay(t)
 	const hot = "merchant-1"
 	lane1, lane2 := hot+"#1", hot+"#2"
-	r.applyAll(t, []instructions.Instruction{instructions.New("open-"+hot, hot).Open(),
+	// Opened hot by the engine: lanes 1 and 2 opened before lane 0, each
+	// knowing the count, which a rebuild must write back.
+	r.applyAll(t, []instructions.Instruction{instructions.New("open-"+hot, hot).OpenHot(3),
 		instructions.New("open-other", "other-1").Open().Credit("CNY", "3.00")})
-	r.applyOnLane(t, instructions.New("open-lane-1", hot).Open(), lane1)
-	r.applyOnLane(t, instructions.New("open-lane-2", hot).Open(), lane2)
 	for i, id := range []string{"pay-1", "pay-2", "pay-3"} {
 		r.applyOnLane(t, instructions.New(id, hot).Credit("CNY", "1.25").EarnPoints(strconv.Itoa(10*(i+1))), lane1)
 	}
@@ -51,6 +52,7 @@ func TestReconcile_AMissingLaneIsReportedUnderItsHolderAndRebuilt(t *testing.T) 
 
 	before := r.rawHolder(t, lane1)
 	require.Equal(t, "5", before["seq"])
+	require.Equal(t, "3", before[cluster.FieldLanes])
 	slot := cluster.HolderSlot(lane1)
 	score, err := r.rdb.ZScore(ctx, cluster.Expiry(slot), lane1+" h-1").Result()
 	require.NoError(t, err)
@@ -87,5 +89,18 @@ func TestReconcile_AMissingLaneIsReportedUnderItsHolderAndRebuilt(t *testing.T) 
 		require.NoError(t, err)
 		assert.Equal(t, RebuildResult{Rebuilt: 1}, res)
 		assert.Equal(t, "2", r.rawHolder(t, lane2)["seq"])
+		assert.Equal(t, "3", r.rawHolder(t, lane2)[cluster.FieldLanes])
+	})
+	t.Run("lane 0 rebuilt keeps its count, and reconcile sees a count that differs", func(t *testing.T) {
+		lane0 := r.rawHolder(t, hot)
+		require.Equal(t, "3", lane0[cluster.FieldLanes])
+		require.NoError(t, r.rdb.HSet(ctx, cluster.Holder(hot), cluster.FieldLanes, "5").Err())
+		rep := r.run(t)
+		require.Len(t, rep.Findings, 1, "%+v", rep.Findings)
+		assert.Contains(t, strings.Join(rep.Findings[0].Difference, "; "), "lanes: redis 5, ledger 3")
+		require.NoError(t, r.rdb.Del(ctx, cluster.Holder(hot)).Err())
+		_, err := Rebuild(ctx, r.eng, r.led, []string{hot}, false)
+		require.NoError(t, err)
+		assert.Equal(t, lane0, r.rawHolder(t, hot), "lane 0's hash is back, its count with it")
 	})
 }

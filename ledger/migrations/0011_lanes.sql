@@ -11,3 +11,8 @@
 ALTER TABLE ledger.holders ADD COLUMN parent text
 	GENERATED ALWAYS AS (substring(holder FROM '^([^#]+)#(?:[1-9]|[1-5][0-9]|6[0-3])$')) STORED;
 CREATE INDEX holders_parent ON ledger.holders (parent) WHERE parent IS NOT NULL;
+
+-- lanes is a hot holder's lane count as its events set it (open with lanes,
+-- set_lanes), 1 for a plain holder: a rebuild writes it back to Redis, and
+-- reconcile compares it.
+ALTER TABLE ledger.holders ADD COLUMN lanes int NOT NULL DEFAULT 1;
