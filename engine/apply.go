@@ -71,15 +71,23 @@ func (e *Engine) ApplyBatch(ctx context.Context, ins []instructions.Instruction)
 		calls[i] = c
 		pending = append(pending, i)
 	}
-	// Credit-only instructions go to their lanes (hot.go), checked; those
-	// refused, and those that open or raise lanes, are applied one by one.
+	// Credit-only instructions go to their lanes (hot.go), checked. The
+	// batch keeps its order: an instruction that opens or raises lanes is
+	// applied alone, between the pipelines before and after it. A credit
+	// refused for a count this engine did not know is applied again after
+	// its pipeline: credits to a hot holder land in lanes, where nothing
+	// else of the batch could have needed them.
 	routed := slices.Clone(calls)
-	var alone []int
-	batch := pending[:0]
+	var batch []int
+	flush := func() {
+		e.runRouted(ctx, calls, routed, batch, out)
+		batch = batch[:0]
+	}
 	for _, i := range pending {
 		switch {
 		case setsLanes(calls[i].n) > 0:
-			alone = append(alone, i)
+			flush()
+			out[i] = e.applyRouted(ctx, calls[i])
 			continue
 		case creditOnly(calls[i].n):
 			rc, err := e.routeCredit(ctx, calls[i])
@@ -91,21 +99,27 @@ func (e *Engine) ApplyBatch(ctx context.Context, ins []instructions.Instruction)
 		}
 		batch = append(batch, i)
 	}
-	e.run(ctx, routed, batch, out)
-	for _, i := range batch {
+	flush()
+	return out
+}
+
+// runRouted runs routed[i] for every i of pending, calls[i] being the
+// instruction as it was before routing, and answers each for its holder.
+func (e *Engine) runRouted(ctx context.Context, calls, routed []call, pending []int, out []Outcome) {
+	if len(pending) == 0 {
+		return
+	}
+	e.run(ctx, routed, pending, out)
+	for _, i := range pending {
 		switch {
 		case lanesChanged(out[i].Err):
-			alone = append(alone, i)
+			out[i] = e.applyRouted(ctx, calls[i])
 		case creditOnly(calls[i].n):
 			out[i] = onHolder(out[i], calls[i].n.Holder, routed[i])
 		default:
 			out[i] = e.waitingNote(ctx, calls[i], out[i])
 		}
 	}
-	for _, i := range alone {
-		out[i] = e.applyRouted(ctx, calls[i])
-	}
-	return out
 }
 
 // run sends calls[i] for every i of pending and sets out[i].

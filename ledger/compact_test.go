@@ -54,7 +54,7 @@ func asVersion6(t *testing.T, l *ledger.Ledger) {
 			DROP TABLE ledger.webhooks;
 			ALTER TABLE ledger.instructions DROP COLUMN xid;
 			DROP INDEX ledger.holders_parent;
-			ALTER TABLE ledger.holders DROP COLUMN parent;
+			ALTER TABLE ledger.holders DROP COLUMN parent, DROP COLUMN lanes;
 			DELETE FROM ledger.schema_migrations WHERE version >= 7`)
 		return err
 	}))

@@ -75,7 +75,7 @@ func TestLanes_TheLedgerKnowsEachLanesParent(t *testing.T) {
 	assert.Equal(t, want, parents(), "the ledger reads a lane's name as the Go side does")
 
 	t.Run("a ledger written before the migration gets its lanes' parents", func(t *testing.T) {
-		_, err := l.Pool().Exec(ctx, `DROP INDEX ledger.holders_parent; ALTER TABLE ledger.holders DROP COLUMN parent;
+		_, err := l.Pool().Exec(ctx, `DROP INDEX ledger.holders_parent; ALTER TABLE ledger.holders DROP COLUMN parent, DROP COLUMN lanes;
 			DELETE FROM ledger.schema_migrations WHERE version = 11`)
 		require.NoError(t, err)
 		_, err = ledger.Migrate(ctx, l.Pool())

@@ -227,5 +227,11 @@ func TestSink_EventsOfHotHolders(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, rep.Parked+rep.Refused+rep.Duplicates, "%+v", rep)
 	assert.Equal(t, int64(4), l.Stats().Applied)
-	requireSameAsRedis(t, l, []string{h})
+	requireSameAsRedis(t, l, []string{h}) // the lane count too
+	st, err := l.Statement(context.Background(), h, 0, ledger.MaxStatementLimit)
+	require.NoError(t, err)
+	require.Len(t, st.Events, 4)
+	assert.Equal(t, 4, st.Events[0].Ops[0].Lanes, "open with lanes names its count, not an amount")
+	assert.Equal(t, 9, st.Events[2].Ops[0].Lanes)
+	assert.Empty(t, st.Events[2].Ops[0].Amount)
 }

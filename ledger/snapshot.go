@@ -51,6 +51,9 @@ func (l *Ledger) Snapshots(ctx context.Context, holders []string, since int64) (
 		if err := rows.Scan(&s.Holder, &s.Status, &s.Seq, &s.Digest, &s.CreatedMs, &s.Lanes); err != nil {
 			return nil, err
 		}
+		if s.Lanes < 2 {
+			s.Lanes = 0 // a plain holder, as the engine reads one without the field
+		}
 		out[s.Holder] = s
 	}
 	if err := rows.Err(); err != nil {

@@ -61,6 +61,7 @@ type StatementOp struct {
 	Hold   string `json:"hold,omitempty"`
 	Coupon string `json:"coupon,omitempty"`
 	ToHold string `json:"to_hold,omitempty"` // a transfer's take and give: the hold the amount goes to
+	Lanes  int    `json:"lanes,omitempty"`   // open with lanes, set_lanes: the hot holder's lane count
 	// Movements are what the op moved between the holder's available and
 	// frozen accounts and the counterparty; empty for an op that moves no
 	// value (open, coupons, a take that keeps funds frozen).
@@ -280,7 +281,10 @@ func (l *Ledger) readOps(a *AppliedInstruction, ops string) error {
 	a.Ops = make([]StatementOp, len(evOps))
 	for i, op := range evOps {
 		so := StatementOp{Op: op.Op, Asset: op.Asset, Hold: op.Hold, Coupon: op.Coupon, ToHold: op.To, Movements: []Movement{}}
-		if op.Units != "" {
+		switch {
+		case op.Op == instructions.OpOpen || op.Op == instructions.OpSetLanes:
+			so.Lanes, _ = strconv.Atoi(op.Units)
+		case op.Units != "":
 			so.Amount = l.amount(op.Asset, op.Units)
 		}
 		for _, mv := range op.Moves {

@@ -10,7 +10,7 @@ type Snapshot struct {
 	Seq       int64
 	Digest    string
 	CreatedMs int64
-	Lanes     int                 // a hot holder's lane count (its field lanes); 0 or 1 for a plain holder
+	Lanes     int                 // a hot holder's lane count (its field lanes); 0 for a plain holder
 	Balances  map[string][2]int64 // asset -> available, frozen
 	Points    *[2]int64           // available, frozen; nil if the holder has no points fields (p:a, p:f)
 	Coupons   map[string]string   // coupon -> "<state>" or "<state>|<expires ms>" (ParseCoupon)
