@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,6 +176,11 @@ func (e *Engine) routeCredit(ctx context.Context, c call) (call, error) {
 			earlier = append(earlier, old)
 		}
 	}
+	// While a raise was under way, lane 0 took the credits whose lane was
+	// ahead of it (applyCredit): look there too.
+	if len(l.eras) > 0 && lane != 0 && !slices.Contains(earlier, 0) {
+		earlier = append(earlier, 0)
+	}
 	if len(earlier) > 0 {
 		reqs := make([]req, len(earlier))
 		for i, old := range earlier {
@@ -197,8 +203,14 @@ func (e *Engine) routeCredit(ctx context.Context, c call) (call, error) {
 // applyCredit applies a credit-only instruction on the lane it belongs to.
 // A lane that refuses the count it was routed by (the holder's lanes were
 // raised, or it is hot and the engine did not know) sends it to lane 0 for
-// the count; a lane ahead of lane 0 (raised, and lane 0's raise not yet
-// there) takes it unchecked, as every engine then routes by lane 0's count.
+// the count. A lane ahead of lane 0 (raised, and lane 0's raise not yet
+// there, or never: a raise that lane 0 refused) has it sent to lane 0,
+// checked by lane 0's count: taken there, it ran before lane 0's raise, so
+// before any engine routes by the new count, and those look in lane 0 for
+// it (routeCredit); refused, lane 0 has been raised meanwhile and it is
+// routed by the new count. Sent to its lane unchecked instead, it could
+// land there after an engine routing by the new count had looked for it
+// there and sent it to its new lane: applied twice.
 func (e *Engine) applyCredit(ctx context.Context, c call) Outcome {
 	var o Outcome
 	for range 4 {
@@ -210,13 +222,20 @@ func (e *Engine) applyCredit(ctx context.Context, c call) Outcome {
 		if !lanesChanged(o.Err) {
 			return onHolder(o, c.n.Holder)
 		}
-		routed, _ := e.lanes.get(c.n.Holder)
+		// The count it was routed by: the cache may have moved meanwhile.
+		routed, _ := strconv.Atoi(rc.args[argRoute].(string))
 		l, err := e.readLanes(ctx, c.n.Holder)
 		if err != nil {
 			return Outcome{Err: err}
 		}
-		if l.count == max(routed.count, 1) {
-			return onHolder(e.applyGrouped(ctx, e.onLane(c, laneOf(c.n.ID, l.count), 0)), c.n.Holder)
+		if l.count != routed {
+			continue
+		}
+		if o = e.applyGrouped(ctx, e.onLane(c, 0, l.count)); !lanesChanged(o.Err) {
+			return onHolder(o, c.n.Holder)
+		}
+		if _, err := e.readLanes(ctx, c.n.Holder); err != nil {
+			return Outcome{Err: err}
 		}
 	}
 	return onHolder(o, c.n.Holder)
