@@ -97,7 +97,7 @@ func (e *Engine) ApplyBatch(ctx context.Context, ins []instructions.Instruction)
 		case lanesChanged(out[i].Err):
 			alone = append(alone, i)
 		case creditOnly(calls[i].n):
-			out[i] = onHolder(out[i], calls[i].n.Holder)
+			out[i] = onHolder(out[i], routed[i], calls[i].n.Holder)
 		default:
 			out[i] = e.waitingNote(ctx, calls[i], out[i])
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"slices"
 	"strconv"
@@ -220,7 +221,7 @@ func (e *Engine) applyCredit(ctx context.Context, c call) Outcome {
 		}
 		o = e.applyGrouped(ctx, rc)
 		if !lanesChanged(o.Err) {
-			return onHolder(o, c.n.Holder)
+			return onHolder(o, rc, c.n.Holder)
 		}
 		// The count it was routed by: the cache may have moved meanwhile.
 		routed, _ := strconv.Atoi(rc.args[argRoute].(string))
@@ -232,13 +233,13 @@ func (e *Engine) applyCredit(ctx context.Context, c call) Outcome {
 			continue
 		}
 		if o = e.applyGrouped(ctx, e.onLane(c, 0, l.count)); !lanesChanged(o.Err) {
-			return onHolder(o, c.n.Holder)
+			return onHolder(o, c, c.n.Holder)
 		}
 		if _, err := e.readLanes(ctx, c.n.Holder); err != nil {
 			return Outcome{Err: err}
 		}
 	}
-	return onHolder(o, c.n.Holder)
+	return onHolder(o, c, c.n.Holder)
 }
 
 func lanesChanged(err error) bool {
@@ -246,11 +247,18 @@ func lanesChanged(err error) bool {
 	return errors.As(err, &ierr) && ierr.Code == instructions.CodeLanesChanged
 }
 
-// onHolder answers for the holder a lane's outcome: its holder, and which lane.
-func onHolder(o Outcome, holder string) Outcome {
-	if o.Err == nil && o.Result.Holder != holder {
-		_, o.Result.Lane = instructions.ParentOf(o.Result.Holder)
-		o.Result.Holder = holder
+// onHolder answers for the holder the outcome of sent, a call to one of its
+// lanes: its holder, and which lane. A receiving lane not found has been
+// lost (its master lost its data), not the holder: UNAVAILABLE, naming it.
+func onHolder(o Outcome, sent call, holder string) Outcome {
+	var ierr *Error
+	_, lane := instructions.ParentOf(sent.n.Holder)
+	switch {
+	case o.Err == nil && o.Result.Holder != holder:
+		o.Result.Holder, o.Result.Lane = holder, lane
+	case lane > 0 && errors.As(o.Err, &ierr) && ierr.Code == instructions.CodeHolderNotFound:
+		o.Err = &Error{ID: ierr.ID, Code: instructions.CodeUnavailable, OpIndex: instructions.NoOp,
+			Message: fmt.Sprintf("lane %d of hot holder %s (%s) is missing: rebuild it from the ledger (engined rebuild)", lane, holder, sent.n.Holder)}
 	}
 	return o
 }
