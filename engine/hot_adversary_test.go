@@ -440,3 +440,40 @@ func TestHot_SetLanesRefusalsChangeNoLane(t *testing.T) {
 			readRaw(t, instructions.LaneHolder(ghost, i)), "lane %d of an unknown holder", i)
 	}
 }
+
+// TestHot_RefusedRaiseLeavesLanesAhead: a set_lanes that lane 0 refuses for
+// another op of its instruction (a debit beyond its funds) comes after the
+// engine raised the lanes: lane 0 is unchanged, the lanes stay ahead of it.
+// Credits from then on, from an engine that knew the count, one that did not
+// and one that raised, land once each and all of them count in the
+// holder's state: lane 0's count still decides which lanes are read.
+func TestHot_RefusedRaiseLeavesLanesAhead(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	h := newHot(t, 3)
+	stale := engine.New(rdb, nil)
+	_, err := stale.Apply(ctx, instructions.New("warm", h).Credit("CNY", "1.00"))
+	require.NoError(t, err)
+	before := hotRaw(t, h, 1)
+	_, err = eng.Apply(ctx, instructions.New("up", h).SetLanes(6).Debit("CNY", "500.00"))
+	require.ErrorIs(t, err, engine.ErrInsufficientFunds)
+	after := hotRaw(t, h, 1)
+	assert.Equal(t, before[0].Hashes, after[0].Hashes, "lane 0 unchanged")
+	assert.Equal(t, before[0].Events, after[0].Events, "no event on lane 0")
+	ahead := laneHashes(t, h, 6)
+	assert.Equal(t, "6", ahead[1][cluster.FieldLanes], "the raise reached the lanes before lane 0 refused it")
+
+	engines := []*engine.Engine{stale, engine.New(rdb, nil), eng}
+	for i := range 60 {
+		id := "after-" + strconv.Itoa(i)
+		res, err := engines[i%3].Apply(ctx, instructions.New(id, h).Credit("CNY", "1.00"))
+		require.NoError(t, err, id)
+		assert.Less(t, res.Lane, 3, "%s on one of lane 0's 3 lanes", id)
+		again, err := engines[(i+1)%3].Apply(ctx, instructions.New(id, h).Credit("CNY", "1.00"))
+		require.NoError(t, err, id)
+		assert.True(t, again.Replayed, id)
+		assert.Len(t, lanesHolding(t, h, id, 6), 1, id)
+	}
+	assert.Equal(t, "61.00", state(t, h).Balances["CNY"].Available, "every credit counts")
+	assert.Equal(t, int64(6100), hotTotal(t, h, 3))
+}
