@@ -74,13 +74,17 @@ func (c *laneCache) reset() {
 	c.m = nil
 }
 
+// put keeps l unless the cache knows a higher count: counts only rise, and
+// a read that answers late must not take a raise back.
 func (c *laneCache) put(holder string, l lanes) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = map[string]lanes{}
 	}
-	c.m[holder] = l
+	if old, ok := c.m[holder]; !ok || old.count <= l.count {
+		c.m[holder] = l
+	}
 }
 
 // parseLanes reads lane 0's fields lanes and lanes_hist.
@@ -212,9 +216,13 @@ func (e *Engine) routeCredit(ctx context.Context, c call) (call, error) {
 // routed by the new count. Sent to its lane unchecked instead, it could
 // land there after an engine routing by the new count had looked for it
 // there and sent it to its new lane: applied twice.
+//
+// Each refusal is of a count lower than lane 0's by then, and counts only
+// rise: the loop ends within MaxLanes raises. LANES_CHANGED is the engine's
+// own and never reaches a caller: past that, the credit is UNAVAILABLE.
 func (e *Engine) applyCredit(ctx context.Context, c call) Outcome {
 	var o Outcome
-	for range 4 {
+	for range instructions.MaxLanes {
 		rc, err := e.routeCredit(ctx, c)
 		if err != nil {
 			return Outcome{Err: err}
@@ -238,6 +246,10 @@ func (e *Engine) applyCredit(ctx context.Context, c call) Outcome {
 		if _, err := e.readLanes(ctx, c.n.Holder); err != nil {
 			return Outcome{Err: err}
 		}
+	}
+	if lanesChanged(o.Err) {
+		o.Err = &Error{ID: c.n.ID, Code: instructions.CodeUnavailable, OpIndex: instructions.NoOp,
+			Message: fmt.Sprintf("the lanes of hot holder %s were raised %d times while this credit was routed: retry with the same id", c.n.Holder, instructions.MaxLanes)}
 	}
 	return onHolder(o, c, c.n.Holder)
 }

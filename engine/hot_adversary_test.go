@@ -477,3 +477,67 @@ func TestHot_RefusedRaiseLeavesLanesAhead(t *testing.T) {
 	assert.Equal(t, "61.00", state(t, h).Balances["CNY"].Available, "every credit counts")
 	assert.Equal(t, int64(6100), hotTotal(t, h, 3))
 }
+
+// raiseHook raises a holder's lanes by one each time its client sends the
+// credit id routed by a count, before the send, the first times times.
+type raiseHook struct {
+	t        *testing.T
+	h, id    string
+	count    int
+	times    int
+	raised   int
+	routedBy []string
+	holdHook // only its pass-through DialHook
+	mu       sync.Mutex
+}
+
+func (r *raiseHook) raise(cmds ...redis.Cmder) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range cmds {
+		for lane := range r.count {
+			route, ok := applyCall(c.Args(), instructions.LaneHolder(r.h, lane), r.id)
+			if !ok || route == "" || r.raised == r.times {
+				continue
+			}
+			r.routedBy = append(r.routedBy, route)
+			r.count++
+			r.raised++
+			_, err := eng.Apply(context.Background(), instructions.New("raise-"+strconv.Itoa(r.count), r.h).SetLanes(r.count))
+			assert.NoError(r.t, err)
+		}
+	}
+}
+
+func (r *raiseHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { r.raise(cmd); return next(ctx, cmd) }
+}
+
+func (r *raiseHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { r.raise(cmds...); return next(ctx, cmds) }
+}
+
+// TestHot_CreditOutlastsRaises: each time an engine sends a credit routed
+// by a count, the holder's lanes are raised before it lands, eight times
+// over: every send is refused, and the engine routes it again by the count
+// it then reads, until it lands once. LANES_CHANGED, the engine's own code,
+// never reaches the caller (it did after four refusals).
+func TestHot_CreditOutlastsRaises(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	h := newHot(t, 2)
+	hook := &raiseHook{t: t, h: h, id: "pay", count: 2, times: 8}
+	c := testCluster.Client(nil)
+	t.Cleanup(func() { _ = c.Close() })
+	c.AddHook(hook)
+	e := engine.New(c, nil)
+	_, err := e.Apply(ctx, instructions.New("warm", h).Credit("CNY", "1.00")) // learns the count of 2
+	require.NoError(t, err)
+	res, err := e.Apply(ctx, instructions.New("pay", h).Credit("CNY", "5.00"))
+	require.NoError(t, err)
+	assert.Equal(t, 8, hook.raised)
+	t.Logf("routed by %v, then landed on lane %d of %d", hook.routedBy, res.Lane, hook.count)
+	assert.Equal(t, engine.LaneOf("pay", 10), res.Lane)
+	assert.Len(t, lanesHolding(t, h, "pay", 10), 1)
+	assert.Equal(t, int64(600), hotTotal(t, h, 10))
+}
