@@ -487,6 +487,32 @@ func TestFaults_HotLaneLostWithItsMaster(t *testing.T) {
 	<-done
 	assert.Positive(t, sw.Stats().Missing, "the sweeper counts the lost lanes")
 
+	// A payment whose id picks a lost lane is aborted, its payer unchanged.
+	payer := ""
+	for i := 0; payer == ""; i++ {
+		p := "payer-" + strconv.Itoa(i) + "-" + r.h
+		if m, err := r.c.MasterOf(ctx, cluster.HolderSlot(p)); err == nil && m != victim {
+			payer = p
+		}
+	}
+	_, err = r.eng.Apply(ctx, instructions.New("open", payer).Open().Credit("CNY", "10.00"))
+	require.NoError(t, err)
+	tid := ""
+	for i := 0; tid == ""; i++ {
+		if id := "pay-" + strconv.Itoa(i); masters[engine.LaneOf(id, r.lanes)] == victim {
+			tid = id
+		}
+	}
+	xst, err := r.eng.Transfer(ctx, instructions.Transfer{ID: tid, Parts: []instructions.Part{
+		part(payer, ops().Debit("CNY", "4.00")), part(r.h, ops().Credit("CNY", "4.00"))}})
+	require.NoError(t, err)
+	t.Logf("a payment to lost lane %d: %s, %v", engine.LaneOf(tid, r.lanes), xst.Status, xst.Error)
+	assert.Equal(t, engine.TransferAborted, xst.Status)
+	r.eng.FlushBookings()
+	ps, err := r.eng.State(ctx, payer)
+	require.NoError(t, err)
+	assert.Equal(t, "10.00", ps.Balances["CNY"].Available, "the payer keeps its money")
+
 	for i := 0; i < 40; i++ {
 		id := "after-" + strconv.Itoa(i)
 		lane := engine.LaneOf(id, r.lanes)
