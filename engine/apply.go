@@ -115,7 +115,7 @@ func (e *Engine) runRouted(ctx context.Context, calls, routed []call, pending []
 		case lanesChanged(out[i].Err):
 			out[i] = e.applyRouted(ctx, calls[i])
 		case creditOnly(calls[i].n):
-			out[i] = onHolder(out[i], calls[i].n.Holder, routed[i])
+			out[i] = onHolder(out[i], routed[i], calls[i].n.Holder)
 		default:
 			out[i] = e.waitingNote(ctx, calls[i], out[i])
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,13 +74,17 @@ func (c *laneCache) reset() {
 	c.m = nil
 }
 
+// put keeps l unless the cache knows a higher count: counts only rise, and
+// a read that answers late must not take a raise back.
 func (c *laneCache) put(holder string, l lanes) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = map[string]lanes{}
 	}
-	c.m[holder] = l
+	if old, ok := c.m[holder]; !ok || old.count <= l.count {
+		c.m[holder] = l
+	}
 }
 
 // parseLanes reads lane 0's fields lanes and lanes_hist.
@@ -176,6 +181,11 @@ func (e *Engine) routeCredit(ctx context.Context, c call) (call, error) {
 			earlier = append(earlier, old)
 		}
 	}
+	// While a raise was under way, lane 0 took the credits whose lane was
+	// ahead of it (applyCredit): look there too.
+	if len(l.eras) > 0 && lane != 0 && !slices.Contains(earlier, 0) {
+		earlier = append(earlier, 0)
+	}
 	if len(earlier) > 0 {
 		reqs := make([]req, len(earlier))
 		for i, old := range earlier {
@@ -198,32 +208,50 @@ func (e *Engine) routeCredit(ctx context.Context, c call) (call, error) {
 // applyCredit applies a credit-only instruction on the lane it belongs to.
 // A lane that refuses the count it was routed by (the holder's lanes were
 // raised, or it is hot and the engine did not know) sends it to lane 0 for
-// the count; a lane ahead of lane 0 (raised, and lane 0's raise not yet
-// there) takes it unchecked, as every engine then routes by lane 0's count.
+// the count. A lane ahead of lane 0 (raised, and lane 0's raise not yet
+// there, or never: a raise that lane 0 refused) has it sent to lane 0,
+// checked by lane 0's count: taken there, it ran before lane 0's raise, so
+// before any engine routes by the new count, and those look in lane 0 for
+// it (routeCredit); refused, lane 0 has been raised meanwhile and it is
+// routed by the new count. Sent to its lane unchecked instead, it could
+// land there after an engine routing by the new count had looked for it
+// there and sent it to its new lane: applied twice.
+//
+// Each refusal is of a count lower than lane 0's by then, and counts only
+// rise: the loop ends within MaxLanes raises. LANES_CHANGED is the engine's
+// own and never reaches a caller: past that, the credit is UNAVAILABLE.
 func (e *Engine) applyCredit(ctx context.Context, c call) Outcome {
 	var o Outcome
-	var rc call
-	for range 4 {
-		var err error
-		if rc, err = e.routeCredit(ctx, c); err != nil {
+	for range instructions.MaxLanes {
+		rc, err := e.routeCredit(ctx, c)
+		if err != nil {
 			return Outcome{Err: err}
 		}
 		o = e.applyGrouped(ctx, rc)
 		if !lanesChanged(o.Err) {
-			break
+			return onHolder(o, rc, c.n.Holder)
 		}
-		routed, _ := e.lanes.get(c.n.Holder)
+		// The count it was routed by: the cache may have moved meanwhile.
+		routed, _ := strconv.Atoi(rc.args[argRoute].(string))
 		l, err := e.readLanes(ctx, c.n.Holder)
 		if err != nil {
 			return Outcome{Err: err}
 		}
-		if l.count == max(routed.count, 1) {
-			rc = e.onLane(c, laneOf(c.n.ID, l.count), 0)
-			o = e.applyGrouped(ctx, rc)
-			break
+		if l.count != routed {
+			continue
+		}
+		if o = e.applyGrouped(ctx, e.onLane(c, 0, l.count)); !lanesChanged(o.Err) {
+			return onHolder(o, c, c.n.Holder)
+		}
+		if _, err := e.readLanes(ctx, c.n.Holder); err != nil {
+			return Outcome{Err: err}
 		}
 	}
-	return onHolder(o, c.n.Holder, rc)
+	if lanesChanged(o.Err) {
+		o.Err = &Error{ID: c.n.ID, Code: instructions.CodeUnavailable, OpIndex: instructions.NoOp,
+			Message: fmt.Sprintf("the lanes of hot holder %s were raised %d times while this credit was routed: retry with the same id", c.n.Holder, instructions.MaxLanes)}
+	}
+	return onHolder(o, c, c.n.Holder)
 }
 
 func lanesChanged(err error) bool {
@@ -231,19 +259,18 @@ func lanesChanged(err error) bool {
 	return errors.As(err, &ierr) && ierr.Code == instructions.CodeLanesChanged
 }
 
-// onHolder answers for holder what the lane call rc went to answered: the
-// holder's name and the lane; a lane missing from Redis (its master lost
-// its data, or lanes raised by the JSON door alone) is UNAVAILABLE, as the
-// holder exists and the credit can apply once the lane is back.
-func onHolder(o Outcome, holder string, rc call) Outcome {
-	_, lane := instructions.ParentOf(rc.n.Holder)
+// onHolder answers for the holder the outcome of sent, a call to one of its
+// lanes: its holder, and which lane. A receiving lane not found has been
+// lost (its master lost its data), not the holder: UNAVAILABLE, naming it.
+func onHolder(o Outcome, sent call, holder string) Outcome {
+	var ierr *Error
+	_, lane := instructions.ParentOf(sent.n.Holder)
 	switch {
-	case lane == 0:
-	case o.Err == nil:
+	case o.Err == nil && o.Result.Holder != holder:
 		o.Result.Holder, o.Result.Lane = holder, lane
-	case errors.Is(o.Err, instructions.CodeHolderNotFound):
-		o.Err = &Error{ID: rc.n.ID, Code: instructions.CodeUnavailable, OpIndex: instructions.NoOp,
-			Message: fmt.Sprintf("lane %d of hot holder %s (%s) is missing from Redis: rebuild it from the ledger (engined rebuild), then send the instruction again", lane, holder, rc.n.Holder)}
+	case lane > 0 && errors.As(o.Err, &ierr) && ierr.Code == instructions.CodeHolderNotFound:
+		o.Err = &Error{ID: ierr.ID, Code: instructions.CodeUnavailable, OpIndex: instructions.NoOp,
+			Message: fmt.Sprintf("lane %d of hot holder %s (%s) is missing: rebuild it from the ledger (engined rebuild)", lane, holder, sent.n.Holder)}
 	}
 	return o
 }
