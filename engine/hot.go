@@ -318,7 +318,9 @@ func (e *Engine) raiseLanes(ctx context.Context, holder string, count int) error
 	}
 	e.run(ctx, calls, raise, out)
 	for _, i := range raise {
-		if err := out[i].Err; err != nil {
+		// A lane already past count (left ahead by a raise lane 0 refused)
+		// refuses to be lowered: it stays ahead, which routing allows.
+		if err := out[i].Err; err != nil && !errors.Is(err, instructions.CodeInvalidInstruction) {
 			return err
 		}
 	}

@@ -321,3 +321,24 @@ func TestHot_MissingLane(t *testing.T) {
 	assert.Equal(t, []string{lost}, got.Missing)
 	assert.Equal(t, before[1][cluster.PrefixBalance+"CNY"] != "" && before[1][cluster.PrefixBalance+"CNY"] != "0", got.Moved == 1)
 }
+
+// TestHot_OrphanLanesAheadDoNotBlockAnOpen: an open with lanes whose
+// instruction lane 0 refused leaves its lanes opened; a later open with
+// fewer lanes works, and every credit still applies once.
+func TestHot_OrphanLanesAheadDoNotBlockAnOpen(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	h := newID("orphan")
+	e := applyErr(t, instructions.New("o1", h).OpenHot(6).Debit("CNY", "1.00"))
+	assert.Equal(t, instructions.CodeInsufficientFunds, e.Code)
+	_, err := eng.Apply(ctx, instructions.New("o2", h).OpenHot(4))
+	require.NoError(t, err)
+	for i := range 12 {
+		_, err := eng.Apply(ctx, instructions.New("c"+strconv.Itoa(i), h).Credit("CNY", "1.00"))
+		require.NoError(t, err)
+		again, err := engine.New(rdb, nil).Apply(ctx, instructions.New("c"+strconv.Itoa(i), h).Credit("CNY", "1.00"))
+		require.NoError(t, err)
+		assert.True(t, again.Replayed)
+	}
+	assert.Equal(t, "12.00", state(t, h).Balances["CNY"].Available)
+}
