@@ -110,11 +110,22 @@ func (e *Engine) readLanes(ctx context.Context, holder string) (lanes, error) {
 	if err != nil {
 		return lanes{}, redisFailure("", err)
 	}
+	return e.learnLanes(ctx, holder, v), nil
+}
+
+// learnLanes caches what lane 0 answered to HMGET lanes lanes_hist (v).
+// A holder this engine learns is hot goes into the hot holders' set again:
+// the set lives on one master, and one that lost its data would leave the
+// sweep blind to every hot holder until each is touched.
+func (e *Engine) learnLanes(ctx context.Context, holder string, v []any) lanes {
 	s0, _ := v[0].(string)
 	s1, _ := v[1].(string)
 	l := parseLanes(s0, s1)
+	if was, _ := e.lanes.get(holder); l.count > 1 && was.count < 2 {
+		_ = e.rdb.SAdd(ctx, cluster.HotHolders(), holder).Err() // the sweep's list; the next learner tries again
+	}
 	e.lanes.put(holder, l)
-	return l, nil
+	return l
 }
 
 // laneOf is the lane of an instruction (or transfer) id among count lanes:

@@ -342,3 +342,18 @@ func TestHot_OrphanLanesAheadDoNotBlockAnOpen(t *testing.T) {
 	}
 	assert.Equal(t, "12.00", state(t, h).Balances["CNY"].Available)
 }
+
+// TestHot_SetOfHotHoldersComesBack: the sweep's set of hot holders lives on
+// one master; lost (that master emptied), an engine that learns a holder is
+// hot puts it back.
+func TestHot_SetOfHotHoldersComesBack(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	h := newHot(t, 3)
+	require.NoError(t, rdb.SRem(ctx, cluster.HotHolders(), h).Err())
+	_, err := engine.New(rdb, nil).Apply(ctx, instructions.New("c1", h).Credit("CNY", "1.00"))
+	require.NoError(t, err)
+	in, err := rdb.SIsMember(ctx, cluster.HotHolders(), h).Result()
+	require.NoError(t, err)
+	assert.True(t, in)
+}

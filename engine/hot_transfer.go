@@ -42,9 +42,7 @@ func (e *Engine) routeParts(ctx context.Context, n *instructions.NormalizedTrans
 				// credit, and the part's own call reports what is wrong.
 				continue
 			}
-			s0, _ := v[0].(string)
-			s1, _ := v[1].(string)
-			e.lanes.put(n.Parts[stale[j]].Holder, parseLanes(s0, s1))
+			e.learnLanes(ctx, n.Parts[stale[j]].Holder, v)
 		}
 	}
 	for i, p := range n.Parts {
