@@ -508,6 +508,8 @@ func TestFaults_HotLaneLostWithItsMaster(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("a payment to lost lane %d: %s, %v", engine.LaneOf(tid, r.lanes), xst.Status, xst.Error)
 	assert.Equal(t, engine.TransferAborted, xst.Status)
+	require.NotNil(t, xst.Error)
+	assert.Contains(t, xst.Error.Message, "lane "+strconv.Itoa(engine.LaneOf(tid, r.lanes))+" of hot holder "+r.h+" is missing")
 	r.eng.FlushBookings()
 	ps, err := r.eng.State(ctx, payer)
 	require.NoError(t, err)

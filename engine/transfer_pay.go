@@ -275,6 +275,10 @@ func abortFor(n instructions.NormalizedTransfer, i int, err Error) string {
 	// The step's id is the engine's own, not one the client could renew.
 	err.ID, err.Replayed = "", false
 	err.Message = fmt.Sprintf("part %d (%s): %s", i, n.Parts[i].Holder, strings.TrimSuffix(err.Message, ReplayNote))
+	if parent, lane := instructions.ParentOf(n.Parts[i].Holder); lane > 0 && err.Code == instructions.CodeHolderNotFound {
+		err.Message = fmt.Sprintf("part %d (%s): lane %d of hot holder %s is missing from Redis (its master lost its data): "+
+			"rebuild it from the ledger (engined rebuild), then send a new transfer", i, parent, lane, parent)
+	}
 	b, _ := json.Marshal(abortReason{PartIndex: &i, Error: &err})
 	return string(b)
 }
