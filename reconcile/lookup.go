@@ -43,7 +43,9 @@ func FindInstruction(ctx context.Context, eng *engine.Engine, led func() (*ledge
 	if err == nil {
 		if o.Err != nil {
 			f.Status = "rejected"
-			errors.As(o.Err, &f.Error)
+			if !errors.As(o.Err, &f.Error) { // not of Outcome's contract: a bug
+				f.Error = &instructions.Error{ID: id, Code: instructions.CodeInternal, OpIndex: instructions.NoOp, Message: o.Err.Error(), Err: o.Err}
+			}
 		} else {
 			f.Result = &o.Result
 		}
