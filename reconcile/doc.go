@@ -1,7 +1,7 @@
 // Package reconcile checks Redis against the PostgreSQL ledger, the source
-// of truth, and rebuilds Redis from it. It holds the rules; engined's
-// reconcile and rebuild commands parse flags, call Run and Rebuild, and
-// print.
+// of truth, rebuilds Redis from it, and looks an instruction up in both. It
+// holds the rules; engined's reconcile and rebuild commands parse flags,
+// call Run and Rebuild, and print; its lookup by id calls FindInstruction.
 //
 // # Findings
 //
@@ -66,4 +66,11 @@
 // master lost (missing in Redis) is written back like any holder.
 // Rejections are not in the ledger: their idempotency records are not
 // rebuilt.
+//
+// # Lookup
+//
+// FindInstruction answers what became of an instruction by its id: the
+// answer Redis recorded while it remembers the id (a rejection too), else
+// the applied instruction the ledger keeps; neither has a rejection Redis
+// forgot.
 package reconcile

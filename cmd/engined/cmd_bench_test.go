@@ -40,12 +40,6 @@ func TestBench_TransferPartReportsItsLineAndKeepsTheOthers(t *testing.T) {
 	assert.Contains(t, errb.String(), "two-part trades/s")
 }
 
-func TestBench_QuickKeepsAGivenTransferDuration(t *testing.T) {
-	s := mergeSettings(bench.Quick(), bench.Settings{TransferDur: 5 * time.Second})
-	assert.Equal(t, 5*time.Second, s.TransferDur)
-	assert.Equal(t, bench.Quick().Workers, s.Workers)
-}
-
 // TestBench_SystemPartQuick runs the system part with short phases: its
 // own cluster with AOF, a PostgreSQL and this binary's serve. It checks what
 // the part counts (every phase applied operations without an error, the
@@ -117,7 +111,7 @@ func TestBench_HotPartQuick(t *testing.T) {
 	assert.Zero(t, h.Sweep.Errors)
 
 	var out bytes.Buffer
-	printBenchTables(&out, rep)
+	bench.WriteTables(&out, rep)
 	assert.Contains(t, out.String(), "http: payments to one merchant, hot of")
 	assert.Contains(t, out.String(), "hot.http.hot_over_spread")
 }

@@ -10,9 +10,11 @@
 // The files say what they hold: server.go and server_*.go are the HTTP
 // server (routes, handlers, the error table in server_status.go, auth,
 // metrics, the access log); cmd_*.go are the commands, each parsing its
-// flags with flags.go and calling the libraries; workers.go runs the
-// background work that serve and relay share. The rules of reconciliation
-// live in the reconcile package, not here.
+// flags with flags.go, calling the libraries and printing; workers.go runs
+// the background work that serve and relay share. The rules live in the
+// libraries, not here: reconciliation and the lookup of an instruction by id
+// in reconcile, the bench's settings, report tables and floor handler in
+// internal/bench.
 //
 // Exit status: 0 on success; 1 when an instruction was rejected (the error
 // object is on stdout) or a command failed at run time (serve or dev could

@@ -66,7 +66,7 @@ type serveOptions struct {
 	log          *slog.Logger
 	// onServing, when not nil, is called once requests are being served.
 	onServing func()
-	// benchFloor serves the system bench's floor (server_floor.go).
+	// benchFloor serves the system bench's floor (withFloor).
 	benchFloor bool
 }
 
@@ -100,11 +100,7 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 	}
 	handler := s.handler()
 	if opt.benchFloor {
-		if err := bench.LoadFloor(ctx, rdb); err != nil {
-			log.Warn("bench floor: load the deduct script", "error", err.Error()) // the handler loads it on first use
-		}
-		handler = s.withFloor(handler, rdb)
-		log.Warn("--bench-floor: serving " + bench.FloorPath + "{holder}, for benchmarks only")
+		handler = s.withFloor(ctx, handler, rdb)
 	}
 	srv := &http.Server{
 		Handler:           handler,
@@ -186,6 +182,21 @@ func onHangUp(reload func()) (stop func()) {
 		}
 	}()
 	return func() { signal.Stop(hup); close(done) }
+}
+
+// withFloor serves the system bench's floor (bench.Floor) beside h, behind
+// the tokens of /v1/: serve --bench-floor, which only the bench gives.
+func (s *server) withFloor(ctx context.Context, h http.Handler, rdb redis.UniversalClient) http.Handler {
+	if err := bench.LoadFloor(ctx, rdb); err != nil {
+		s.log.Warn("bench floor: load the deduct script", "error", err.Error()) // the handler loads it on first use
+	}
+	floor := bench.Floor{Redis: rdb, Timeout: requestTimeout, ReadBody: readBody,
+		WriteError: func(w http.ResponseWriter, err error) { writeError(w, err, false) }}
+	mux := http.NewServeMux()
+	mux.Handle("POST "+bench.FloorPath+"{holder}", s.auth.require(scopeWrite, floor))
+	mux.Handle("/", h)
+	s.log.Warn("--bench-floor: serving " + bench.FloorPath + "{holder}, for benchmarks only")
+	return mux
 }
 
 // reload reads again what SIGHUP renews: the HTTPS certificate and the

@@ -13,6 +13,7 @@ import (
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/reconcile"
 )
 
 // ledgerReader is the daemon's read side of the ledger: the statement and
@@ -184,25 +185,10 @@ func checkReadID(what, id string) error {
 	return nil
 }
 
-// instructionAnswer answers GET /v1/holders/{holder}/instructions/{id}.
-type instructionAnswer struct {
-	Holder string `json:"holder"`
-	ID     string `json:"id"`
-	// Source is "redis" (the idempotency record: the answer the instruction
-	// got) or "ledger" (Redis forgot the id; the ledger keeps what applied).
-	Source string `json:"source"`
-	Status string `json:"status"` // "applied" or "rejected"
-	// Result is the recorded result of an applied instruction (from Redis).
-	Result *instructions.Result `json:"result,omitempty"`
-	// Error is the recorded rejection (from Redis).
-	Error *instructions.Error `json:"error,omitempty"`
-	// Instruction is the applied instruction as the ledger has it.
-	Instruction *ledger.AppliedInstruction `json:"instruction,omitempty"`
-}
-
 // instruction is GET /v1/holders/{holder}/instructions/{id}: the recorded
 // answer while Redis remembers the id, else the applied instruction from the
-// ledger. 200 for a rejection too: the lookup found what happened.
+// ledger (reconcile.FindInstruction). 200 for a rejection too: the lookup
+// found what happened.
 //
 // Errors: 400 INVALID_ID; 401 UNAUTHENTICATED; 404 INSTRUCTION_NOT_FOUND
 // (neither Redis nor the ledger has it); 503 UNAVAILABLE (Redis, or a
@@ -217,46 +203,24 @@ func (s *server) instruction(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
-	ans := instructionAnswer{Holder: holder, ID: id, Source: "redis", Status: "applied"}
-	o, err := s.eng.Outcome(ctx, holder, id)
-	if err == nil {
-		if o.Err != nil {
-			ans.Status, ans.Error = "rejected", asError(o.Err)
-		} else {
-			ans.Result = &o.Result
-		}
-		writeJSON(w, http.StatusOK, ans)
-		return
+	var led func() (*ledger.Ledger, error)
+	if s.ledger.configured {
+		led = s.ledger.get
 	}
-	if !errors.Is(err, engine.ErrInstructionNotFound) {
-		writeError(w, err, true)
-		return
-	}
-	notInRedis := *asError(err)
-	if !s.ledger.configured {
-		e := notInRedis
+	f, err := reconcile.FindInstruction(ctx, s.eng, led, holder, id)
+	if errors.Is(err, engine.ErrInstructionNotFound) && led == nil {
+		e := *asError(err)
 		e.Message += ", and this daemon has no ledger (--pg) to look further"
-		writeError(w, &e, true)
-		return
-	}
-	led, err := s.ledger.get()
-	if err != nil {
-		writeError(w, err, true)
-		return
-	}
-	a, err := led.Instruction(ctx, holder, id)
-	if errors.Is(err, instructions.ErrInstructionNotFound) {
-		e := notInRedis
-		e.Message += ", and the ledger has no applied instruction under it (rejected, never sent, or not relayed yet)"
-		writeError(w, &e, true)
-		return
+		err = &e
 	}
 	if err != nil {
 		writeError(w, s.ledgerFailure(err), true)
 		return
 	}
-	ans.Source, ans.Instruction = "ledger", &a
-	writeJSON(w, http.StatusOK, ans)
+	if f.Error != nil {
+		f.Error = asError(f.Error)
+	}
+	writeJSON(w, http.StatusOK, f)
 }
 
 // openLedgerReader opens the daemon's read side of the ledger in the

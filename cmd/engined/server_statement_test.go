@@ -15,6 +15,7 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/reconcile"
 )
 
 // statementPage reads a page through the daemon, which must answer 200.
@@ -30,11 +31,11 @@ func statementPage(t *testing.T, d *daemon, holder, query string) (ledger.Statem
 }
 
 // lookupByID reads an instruction by id through the daemon, which must answer 200.
-func lookupByID(t *testing.T, d *daemon, holder, id string) instructionAnswer {
+func lookupByID(t *testing.T, d *daemon, holder, id string) reconcile.Found {
 	t.Helper()
 	a := d.do(t, http.MethodGet, "/v1/holders/"+holder+"/instructions/"+id, "")
 	require.Equal(t, http.StatusOK, a.status, "%s", a)
-	var ans instructionAnswer
+	var ans reconcile.Found
 	strictJSON(t, string(a.body), &ans)
 	return ans
 }

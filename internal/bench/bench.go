@@ -94,6 +94,42 @@ func Quick() Settings {
 		HotDur: 300 * time.Millisecond, HotRounds: 1, HotPayers: 100}
 }
 
+// Merge gives s with every field over sets (a count or duration above
+// zero; SystemWebhook when true): engined bench's flags over Quick.
+func (s Settings) Merge(over Settings) Settings {
+	pick(&s.Rounds, over.Rounds)
+	pick(&s.LoadRounds, over.LoadRounds)
+	pick(&s.Calls, over.Calls)
+	pick(&s.BreakdownRnd, over.BreakdownRnd)
+	pick(&s.BreakdownCalls, over.BreakdownCalls)
+	pick(&s.Ops, over.Ops)
+	pick(&s.LoadHolders, over.LoadHolders)
+	pick(&s.BatchWorkers, over.BatchWorkers)
+	pick(&s.Workers, over.Workers)
+	pick(&s.Holders, over.Holders)
+	pick(&s.RelayHolders, over.RelayHolders)
+	pick(&s.SystemClients, over.SystemClients)
+	pick(&s.SystemHolders, over.SystemHolders)
+	pick(&s.HotRounds, over.HotRounds)
+	pick(&s.HotPayers, over.HotPayers)
+	pick(&s.HotDur, over.HotDur)
+	pick(&s.SystemDuration, over.SystemDuration)
+	pick(&s.HTTPDuration, over.HTTPDuration)
+	pick(&s.Contention, over.Contention)
+	pick(&s.TransferDur, over.TransferDur)
+	pick(&s.RelayDur, over.RelayDur)
+	pick(&s.RelayProbe, over.RelayProbe)
+	s.SystemWebhook = s.SystemWebhook || over.SystemWebhook
+	return s
+}
+
+// pick sets *v to o when o is above zero.
+func pick[T int | time.Duration](v *T, o T) {
+	if o > 0 {
+		*v = o
+	}
+}
+
 // Options configure Run. A zero field means its default.
 type Options struct {
 	Settings Settings

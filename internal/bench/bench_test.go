@@ -109,6 +109,14 @@ func TestTargets_NameEveryGoal(t *testing.T) {
 	assert.False(t, byName["memory.bytes_per_holder"].Met, "no figure is no pass")
 }
 
+// TestBench_QuickKeepsAGivenTransferDuration: a flag given over --quick
+// wins; the rest stays Quick's.
+func TestBench_QuickKeepsAGivenTransferDuration(t *testing.T) {
+	s := Quick().Merge(Settings{TransferDur: 5 * time.Second})
+	assert.Equal(t, 5*time.Second, s.TransferDur)
+	assert.Equal(t, Quick().Workers, s.Workers)
+}
+
 // TestRun_QuickCountsRight runs the parts that need only Redis, with tiny
 // sizes, on one plain server: it checks what each part counts, never how
 // fast anything is.
