@@ -24,8 +24,7 @@ import (
 // pass whatever is due; instead the worker reads every slot once, learns
 // when each index's earliest entry falls due, and afterwards reads only
 // the slots whose entries fall due and those a change notice names (each
-// master tells of every write to its per-slot keys, as it does the relay's
-// watch). It reads every slot again whenever notices may have been missed
+// master tells of every write to its per-slot keys: noticeWatch). It reads every slot again whenever notices may have been missed
 // (a watch not subscribed yet, resubscribed or down, a flush), after a pass
 // that failed, and every full interval as a safety net.
 type slotIndex struct {
@@ -37,7 +36,7 @@ type slotIndex struct {
 	who    string
 	suffix string // of key's names, to pick them out of the notices
 
-	watches map[string]*relayWatch // master address -> its notices
+	watches map[string]*noticeWatch // master address -> its notices
 	wg      sync.WaitGroup
 
 	mu     sync.Mutex
@@ -51,7 +50,7 @@ type slotIndex struct {
 func newSlotIndex(e *Engine, key func(int) string, full, retry time.Duration, log *slog.Logger, who string) *slotIndex {
 	k := key(0)
 	return &slotIndex{e: e, key: key, full: full, retry: retry, log: log, who: who, suffix: k[strings.IndexByte(k, '}'):],
-		watches: map[string]*relayWatch{}, dirty: map[int]bool{}, next: map[int]time.Time{}}
+		watches: map[string]*noticeWatch{}, dirty: map[int]bool{}, next: map[int]time.Time{}}
 }
 
 // stop ends the watches and waits for them.
@@ -82,7 +81,7 @@ func (x *slotIndex) notice(keys []string, all bool) {
 // when the notices cannot be trusted) and learns when to read each again.
 // ctx bounds the watches it starts: they run until stop.
 func (x *slotIndex) due(ctx context.Context, limit int) ([]indexEntry, error) {
-	syncWatches(ctx, x.e.rdb, x.watches, &x.wg, func(ctx context.Context, n *redis.Client, w *relayWatch) {
+	syncWatches(ctx, x.e.rdb, x.watches, &x.wg, func(ctx context.Context, n *redis.Client, w *noticeWatch) {
 		watchNotices(ctx, n, w, x.notice, x.retry, watchPing, x.log, x.who)
 	})
 	// Notices taken before the read: a write after it comes with a notice
@@ -136,8 +135,8 @@ type indexEntry struct {
 
 // dueEntries reads, in the per-slot index key(slot) of every slot (of the
 // slots want keeps, if want is not nil), up to limit members scored at or
-// before now, and tells for each slot read when it should be read again
-// (slotNext). Each master is asked for its own
+// before now, and tells for each slot read when it should be read again.
+// Each master is asked for its own
 // slots, against its own clock (TIME): the scripts judge time by the clock
 // of the master they run on, and a worker whose clock ran ahead would act
 // too early.
