@@ -169,7 +169,7 @@ func (e *Engine) dueEntries(ctx context.Context, key func(int) string, limit int
 		if len(ss) == 0 {
 			continue
 		}
-		node, err := masterClient(ctx, c, addr)
+		node, err := masterAt(ctx, c, addr)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -188,7 +188,7 @@ func (e *Engine) dueEntries(ctx context.Context, key func(int) string, limit int
 		again[to] = append(again[to], r.slot)
 	}
 	for to, ss := range again {
-		node, err := masterClient(ctx, c, to.addr)
+		node, err := masterAt(ctx, c, to.addr)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("slots %v: %w", ss, err))
 			continue
@@ -243,8 +243,8 @@ func redirectOf(err error, slot int) (redirect, bool) {
 	return redirect{slot: slot, addr: f[2], ask: f[0] == "ASK"}, true
 }
 
-// masterClient finds the client go-redis keeps for the master at addr.
-func masterClient(ctx context.Context, c *redis.ClusterClient, addr string) (*redis.Client, error) {
+// masterAt finds the client go-redis keeps for the master at addr.
+func masterAt(ctx context.Context, c *redis.ClusterClient, addr string) (*redis.Client, error) {
 	var mu sync.Mutex // ForEachMaster calls its function concurrently
 	var found *redis.Client
 	_ = c.ForEachMaster(ctx, func(_ context.Context, m *redis.Client) error {
