@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
@@ -153,18 +152,6 @@ func (e *Engine) runAlong(ctx context.Context, calls []call, out []Outcome, extr
 		e.confirmAcks(ctx, calls, pending, got, out)
 	}
 	return got[len(calls):]
-}
-
-// Deduct takes amount of asset from holder's available balance, as a single
-// debit with a fresh id: what a plain "deduct balance" script does, with this
-// engine's checks and errors (HOLDER_NOT_FOUND, HOLDER_SUSPENDED,
-// INSUFFICIENT_FUNDS, INVALID_AMOUNT for a zero or negative amount, and the
-// codes of Apply). Each call is a new request: to retry one safely, use Apply
-// with an id of your own.
-func (e *Engine) Deduct(ctx context.Context, holder, asset, amount string) (instructions.Result, error) {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return e.Apply(ctx, instructions.New("deduct-"+hex.EncodeToString(b[:]), holder).Debit(asset, amount))
 }
 
 // prepare validates an instruction and builds the script's keys and arguments.

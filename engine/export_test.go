@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -93,3 +95,15 @@ func (e *Engine) GroupQueued() int {
 
 // LaneOf is the lane a credit of id reaches among count lanes.
 func LaneOf(id string, count int) int { return laneOf(id, count) }
+
+// Deduct takes amount of asset from holder's available balance, as a single
+// debit with a fresh id: what a plain "deduct balance" script does, with this
+// engine's checks and errors (HOLDER_NOT_FOUND, HOLDER_SUSPENDED,
+// INSUFFICIENT_FUNDS, INVALID_AMOUNT for a zero or negative amount, and the
+// codes of Apply). Each call is a new request: to retry one safely, use Apply
+// with an id of your own.
+func (e *Engine) Deduct(ctx context.Context, holder, asset, amount string) (instructions.Result, error) {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return e.Apply(ctx, instructions.New("deduct-"+hex.EncodeToString(b[:]), holder).Debit(asset, amount))
+}

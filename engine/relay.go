@@ -130,8 +130,8 @@ type Relay struct {
 	streams  map[string]*relayStream
 	replicas map[string]int // master address -> connected replicas, as INFO last said; cleared at discovery and after errors
 
-	watches map[string]*relayWatch // master address -> its notices; only while Run runs
-	ping    time.Duration          // watchPing; a test makes it long, so that a stop that waits for it shows
+	watches map[string]*noticeWatch // master address -> its notices; only while Run runs
+	ping    time.Duration           // watchPing; a test makes it long, so that a stop that waits for it shows
 	watchWG sync.WaitGroup
 	mu      sync.Mutex
 	noticed map[string]bool // outbox keys named by notices since the last round
@@ -189,7 +189,7 @@ func (r *Relay) fromHeads(ctx context.Context) {
 // single server) to sink.
 func NewRelay(rdb redis.UniversalClient, sink Sink, opt *RelayOptions) *Relay {
 	return &Relay{rdb: rdb, sink: sink, o: opt.withDefaults(), streams: map[string]*relayStream{}, replicas: map[string]int{},
-		watches: map[string]*relayWatch{}, ping: watchPing, noticed: map[string]bool{}, wake: make(chan struct{}, 1)}
+		watches: map[string]*noticeWatch{}, ping: watchPing, noticed: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // Stats reads the relay's counters; safe to call while it runs.

@@ -55,14 +55,14 @@ func (e *Engine) reloadAfter(ctx context.Context, err error) {
 // pending, got[j] what submit got for it) that are on their master but not
 // known to be on enough replicas.
 func (e *Engine) confirmAcks(ctx context.Context, calls []call, pending []int, got []sent, out []Outcome) {
-	type group struct {
+	type ackGroup struct {
 		kept     []int // outcomes that are on the master and must reach replicas
 		wrote    bool
 		replayed int    // a replayed entry, -1 if none
 		sent     []sent // each kept entry's own call and WAIT: an entry sent again (after
 		// "Function not found") was written after the WAIT of its first round
 	}
-	groups := map[*redis.Client]*group{}
+	groups := map[*redis.Client]*ackGroup{}
 	var order []*redis.Client
 	for j, i := range pending {
 		s := got[j]
@@ -75,7 +75,7 @@ func (e *Engine) confirmAcks(ctx context.Context, calls []call, pending []int, g
 		}
 		g := groups[s.node]
 		if g == nil {
-			g = &group{replayed: -1}
+			g = &ackGroup{replayed: -1}
 			groups[s.node] = g
 			order = append(order, s.node)
 		}
@@ -205,7 +205,7 @@ func (e *Engine) CheckReplicas(ctx context.Context) error {
 func (e *Engine) probeAcks(ctx context.Context, addr string) (n int64, gone bool, err error) {
 	node, ok := e.rdb.(*redis.Client)
 	if c, isCluster := e.rdb.(*redis.ClusterClient); isCluster {
-		if node, err = masterClient(ctx, c, addr); err != nil {
+		if node, err = masterAt(ctx, c, addr); err != nil {
 			return 0, true, nil
 		}
 	} else if !ok || node.Options().Addr != addr {

@@ -157,22 +157,13 @@ func (e *Engine) checkInFlight(ctx context.Context, tx *redis.Tx, s *stored.Snap
 		return err
 	}
 	var past []int64
-	for start := "-"; start != ""; {
-		msgs, err := tx.XRangeN(ctx, outbox, start, "+", outboxPage).Result()
-		if err != nil {
-			return err
+	err := readOutboxes(ctx, tx, []string{outbox}, func(h string, seq int64) {
+		if h == s.Holder && seq > s.Seq {
+			past = append(past, seq)
 		}
-		start = ""
-		if len(msgs) == outboxPage {
-			start = "(" + msgs[len(msgs)-1].ID
-		}
-		for _, m := range msgs {
-			h, _ := m.Values["holder"].(string)
-			v, _ := m.Values["seq"].(string)
-			if seq, err := strconv.ParseInt(v, 10, 64); err == nil && h == s.Holder && seq > s.Seq {
-				past = append(past, seq)
-			}
-		}
+	})
+	if err != nil {
+		return err
 	}
 	if len(past) > 0 {
 		return fmt.Errorf("%w: holder %s: %d of its events past seq %d, the ledger's (the first at seq %d), are still in the outbox: "+

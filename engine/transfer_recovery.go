@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -51,9 +50,9 @@ type RecoveryStats struct {
 // never by SCAN. Several workers may run at once: every step is idempotent.
 type Recovery struct {
 	e *Engine
-	o RecoveryOptions
+	w *dueWorker
 
-	passes, aborted, finished, errs, stuck atomic.Int64
+	aborted, finished, stuck atomic.Int64
 }
 
 // NewRecovery builds a recovery worker that works through e.
@@ -62,66 +61,36 @@ func NewRecovery(e *Engine, opt *RecoveryOptions) *Recovery {
 	if opt != nil {
 		o = *opt
 	}
-	if o.Interval <= 0 {
-		o.Interval = time.Second
-	}
-	if o.Limit <= 0 {
-		o.Limit = 256
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.Resync <= 0 {
-		o.Resync = 5 * time.Minute
-	}
-	return &Recovery{e: e, o: o}
+	r := &Recovery{e: e}
+	r.w = &dueWorker{e: e, o: dueOptions(o).withDefaults(time.Second), key: cluster.Transfers, act: r.pass,
+		who: "transfer recovery", run: "pass", tag: "transfer recovery"}
+	return r
 }
 
 // Stats reads the counters; safe to call while it runs.
 func (r *Recovery) Stats() RecoveryStats {
-	return RecoveryStats{Passes: r.passes.Load(), Aborted: r.aborted.Load(), Finished: r.finished.Load(), Errors: r.errs.Load(),
+	return RecoveryStats{Passes: r.w.passes.Load(), Aborted: r.aborted.Load(), Finished: r.finished.Load(), Errors: r.w.errs.Load(),
 		Stuck: r.stuck.Load()}
 }
 
 // Run makes a pass every Interval until ctx is done, then returns nil. Each
 // pass reads only the indexes that may hold a transfer due (slotIndex): an
 // idle worker reads none.
-func (r *Recovery) Run(ctx context.Context) error {
-	idx := newSlotIndex(r.e, cluster.Transfers, r.o.Resync, r.o.Interval, r.o.Logger, "transfer recovery")
-	defer idx.stop()
-	pass := func(ctx context.Context) error {
-		due, err := idx.due(ctx, r.o.Limit)
-		return r.pass(ctx, due, err)
-	}
-	r.e.every(ctx, r.o.Interval, pass, func(err error) {
-		r.errs.Add(1)
-		r.o.Logger.Warn("transfer recovery: pass failed", "err", err)
-	})
-	return nil
-}
+func (r *Recovery) Run(ctx context.Context) error { return r.w.Run(ctx) }
 
 // Recover makes one pass over the transfers that are due now, reading every
-// slot's index.
-func (r *Recovery) Recover(ctx context.Context) error {
-	due, _, err := r.e.dueEntries(ctx, cluster.Transfers, r.o.Limit, nil)
-	return r.pass(ctx, due, err)
-}
+// slot's index. Indexes it could not read (a slot being moved, a master
+// down) make it fail once the transfers of the others are taken care of.
+func (r *Recovery) Recover(ctx context.Context) error { return r.w.once(ctx) }
 
-// pass takes care of the due transfers, then fails with err, the error of
-// their read: indexes it could not read (a slot being moved, a master down)
-// fail the pass once the transfers of the others are taken care of.
-func (r *Recovery) pass(ctx context.Context, due []indexEntry, err error) error {
+// pass takes care of the due transfers.
+func (r *Recovery) pass(ctx context.Context, due []indexEntry) {
 	for _, en := range due {
 		if err := r.recover(ctx, en); err != nil {
-			r.errs.Add(1)
-			r.o.Logger.Warn("transfer recovery: transfer left for a later pass", "transfer", en.member, "err", err)
+			r.w.errs.Add(1)
+			r.w.o.Logger.Warn("transfer recovery: transfer left for a later pass", "transfer", en.member, "err", err)
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("transfer recovery: %w", err)
-	}
-	r.passes.Add(1)
-	return nil
 }
 
 // recover takes one due transfer as far as it goes.

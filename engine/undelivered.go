@@ -22,34 +22,54 @@ const outboxPage = 1000
 // Errors: UNAVAILABLE.
 func (e *Engine) Undelivered(ctx context.Context, holders []string) (map[string]map[int64]bool, error) {
 	want := map[string]bool{}
-	from := map[string]string{} // outbox -> where its next page starts
+	var outboxes []string
 	for _, h := range holders {
-		want[h] = true
-		from[cluster.Outbox(cluster.HolderSlot(h))] = "-"
+		if !want[h] {
+			want[h] = true
+			outboxes = append(outboxes, cluster.Outbox(cluster.HolderSlot(h)))
+		}
 	}
 	out := map[string]map[int64]bool{}
+	err := readOutboxes(ctx, e.rdb, outboxes, func(h string, seq int64) {
+		if !want[h] {
+			return
+		}
+		if out[h] == nil {
+			out[h] = map[int64]bool{}
+		}
+		out[h][seq] = true
+	})
+	if err != nil {
+		return nil, redisFailure("", err)
+	}
+	return out, nil
+}
+
+// readOutboxes reads the whole of the outboxes, in pages of outboxPage
+// entries, a page of each in one pipeline, and hands the holder and seq of
+// each event to each.
+func readOutboxes(ctx context.Context, rdb redis.Cmdable, outboxes []string, each func(holder string, seq int64)) error {
+	from := map[string]string{} // outbox -> where its next page starts
+	for _, k := range outboxes {
+		from[k] = "-"
+	}
 	for len(from) > 0 {
-		pipe := e.rdb.Pipeline()
+		pipe := rdb.Pipeline()
 		cmds := map[string]*redis.XMessageSliceCmd{}
 		for k, start := range from {
 			cmds[k] = pipe.XRangeN(ctx, k, start, "+", outboxPage)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
-			return nil, redisFailure("", err)
+			return err
 		}
 		for k, c := range cmds {
 			msgs := c.Val()
 			for _, m := range msgs {
 				h, _ := m.Values["holder"].(string)
 				v, _ := m.Values["seq"].(string)
-				seq, err := strconv.ParseInt(v, 10, 64)
-				if !want[h] || err != nil {
-					continue
+				if seq, err := strconv.ParseInt(v, 10, 64); err == nil {
+					each(h, seq)
 				}
-				if out[h] == nil {
-					out[h] = map[int64]bool{}
-				}
-				out[h][seq] = true
 			}
 			if len(msgs) < outboxPage {
 				delete(from, k)
@@ -58,5 +78,5 @@ func (e *Engine) Undelivered(ctx context.Context, holders []string) (map[string]
 			}
 		}
 	}
-	return out, nil
+	return nil
 }

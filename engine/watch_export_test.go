@@ -14,7 +14,7 @@ import (
 func WatchUntilLive(ctx context.Context, node *redis.Client) bool {
 	r := NewRelay(node, nil, nil)
 	wctx, stop := context.WithCancel(ctx)
-	w := &relayWatch{stop: stop}
+	w := &noticeWatch{stop: stop}
 	go r.watch(wctx, node, w)
 	defer stop()
 	for !w.live.Load() {
