@@ -2,12 +2,9 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -34,7 +31,7 @@ func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*s
 	}
 	out := make(map[string]*stored.Snapshot, len(holders))
 	for i, h := range holders {
-		s, err := snapshotOf(h, cmds[i].Val())
+		s, err := stored.ParseHolder(h, cmds[i].Val())
 		if err != nil {
 			return nil, e.internal("", "%v", err)
 		}
@@ -48,46 +45,6 @@ func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*s
 // readState reads a holder's hash (in a pipeline, or at once on a Tx).
 func readState(ctx context.Context, c redis.Cmdable, h string) *redis.MapStringStringCmd {
 	return c.HGetAll(ctx, cluster.Holder(h))
-}
-
-// snapshotOf parses the holder hash m that readState read; nil when Redis
-// lacks the holder.
-func snapshotOf(h string, m map[string]string) (*stored.Snapshot, error) {
-	if m[cluster.FieldStatus] == "" {
-		return nil, nil
-	}
-	s := &stored.Snapshot{Holder: h, Status: m[cluster.FieldStatus], Digest: m[cluster.FieldDigest],
-		Balances: map[string][2]int64{}, Coupons: map[string]string{}, Holds: map[string]string{}}
-	var errs []error
-	num := func(what, v string) int64 {
-		if v == "" {
-			return 0
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s %q", what, v))
-		}
-		return n
-	}
-	s.Seq, s.CreatedMs = num("seq", m[cluster.FieldSeq]), num("created_ms", m[cluster.FieldCreatedMs])
-	s.Lanes = int(num("lanes", m[cluster.FieldLanes]))
-	for f, v := range m {
-		switch {
-		case strings.HasPrefix(f, cluster.PrefixBalance), strings.HasPrefix(f, cluster.PrefixFrozen):
-			a := f[len(cluster.PrefixBalance):]
-			s.Balances[a] = [2]int64{num(a, m[cluster.PrefixBalance+a]), num(a, m[cluster.PrefixFrozen+a])}
-		case f == cluster.FieldPointsAvailable, f == cluster.FieldPointsFrozen:
-			s.Points = &[2]int64{num("points", m[cluster.FieldPointsAvailable]), num("points", m[cluster.FieldPointsFrozen])}
-		case strings.HasPrefix(f, cluster.PrefixCoupon):
-			s.Coupons[f[len(cluster.PrefixCoupon):]] = v
-		case strings.HasPrefix(f, cluster.PrefixHold):
-			s.Holds[f[len(cluster.PrefixHold):]] = v
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("holder %s: %w", h, err)
-	}
-	return s, nil
 }
 
 // Differences lists what differs between a holder's state in Redis (r) and

@@ -13,6 +13,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // One-payer transfers (docs/transfers.md, "One payer"). When only one part
@@ -154,7 +155,7 @@ func payeeReads(n instructions.NormalizedTransfer, payer int) []req {
 			continue
 		}
 		key := cluster.Holder(p.Holder)
-		args := []any{"hmget", key, cluster.FieldStatus}
+		args := []any{"hmget", key, stored.FieldStatus}
 		for _, s := range p.Steps {
 			args = append(args, balanceField(s))
 		}
@@ -166,9 +167,9 @@ func payeeReads(n instructions.NormalizedTransfer, payer int) []req {
 // balanceField is the holder hash's field a credit or earn_points adds to.
 func balanceField(s instructions.Step) string {
 	if s.Op == instructions.OpEarnPoints {
-		return cluster.FieldPointsAvailable
+		return stored.FieldPointsAvailable
 	}
-	return cluster.PrefixBalance + s.Asset
+	return stored.PrefixBalance + s.Asset
 }
 
 // payeeCheck tells, from payeeReads' answers, the first payee part whose
