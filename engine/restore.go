@@ -93,7 +93,7 @@ func (e *Engine) RestoreUnlessArrived(ctx context.Context, s *stored.Snapshot, f
 		case seq == s.Seq && cur != nil && cur.Digest == s.Digest:
 			// The same history: in sync only if every figure agrees too
 			// (a figure changed by hand leaves seq and digest as they were).
-			d := Differences(cur, s, "snapshot")
+			d := stored.Differences(cur, s, "snapshot")
 			if len(d) == 0 {
 				return nil
 			}
