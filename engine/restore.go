@@ -129,7 +129,7 @@ func (e *Engine) RestoreUnlessArrived(ctx context.Context, s *stored.Snapshot, f
 			// NX: a record Redis has is the one its clients were answered from.
 			for _, r := range s.Recent {
 				if left := r.TsMs + ttl - now.UnixMilli(); left > 0 {
-					p.SetNX(ctx, cluster.Tx(s.Holder, r.ID), AppliedRecord(r.FP, r.State), time.Duration(left)*time.Millisecond)
+					p.SetNX(ctx, cluster.Tx(s.Holder, r.ID), stored.AppliedRecord(r.FP, r.State), time.Duration(left)*time.Millisecond)
 				}
 			}
 			return nil
@@ -190,20 +190,6 @@ func (e *Engine) checkInFlight(ctx context.Context, tx *redis.Tx, s *stored.Snap
 	}
 	return nil
 }
-
-// AppliedRecord is the idempotency record of an applied instruction whose
-// fingerprint is fp and whose event's state is state: what the library
-// wrote for it, and what Restore writes again.
-func AppliedRecord(fp, state string) string {
-	if len(fp) == jsonDoorFP {
-		return record(fp, state) // the JSON door's replays answer the whole result
-	}
-	return record(fp, keptResult(state))
-}
-
-// jsonDoorFP is the length of the JSON door's fingerprints (the SHA-1 of the
-// text, in hex), where the engine's are SHA-256.
-const jsonDoorFP = 40
 
 // holdExpiry reads the expiry of a stored hold (0: none, or unreadable).
 func holdExpiry(raw string) int64 {

@@ -115,10 +115,10 @@ func (e *Engine) commitOf(n instructions.NormalizedTransfer, p instructions.Norm
 // deleted, under WATCH: an id that has applied since keeps its record.
 func (e *Engine) forgetRefusal(ctx context.Context, c call) error {
 	key := c.keys[keyTx]
-	refused := record(c.args[argFP].(string), "err\n"+string(instructions.CodeOverflow)+"\n")
+	fp := c.args[argFP].(string)
 	return e.rdb.Watch(ctx, func(tx *redis.Tx) error {
 		v, err := tx.Get(ctx, key).Result()
-		if err != nil || !strings.HasPrefix(v, refused) {
+		if err != nil || !stored.RecordRefused(v, fp, string(instructions.CodeOverflow)) {
 			return nil // gone, or not that refusal
 		}
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error { return p.Del(ctx, key).Err() })
