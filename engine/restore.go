@@ -167,9 +167,7 @@ func (e *Engine) checkInFlight(ctx context.Context, tx *redis.Tx, s *stored.Snap
 			start = "(" + msgs[len(msgs)-1].ID
 		}
 		for _, m := range msgs {
-			h, _ := m.Values["holder"].(string)
-			v, _ := m.Values["seq"].(string)
-			if seq, err := strconv.ParseInt(v, 10, 64); err == nil && h == s.Holder && seq > s.Seq {
+			if h, seq, ok := stored.HolderSeq(m.Values); ok && h == s.Holder && seq > s.Seq {
 				past = append(past, seq)
 			}
 		}

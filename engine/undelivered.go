@@ -2,11 +2,11 @@ package engine
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // outboxPage is how many entries Undelivered reads from an outbox at once.
@@ -40,10 +40,8 @@ func (e *Engine) Undelivered(ctx context.Context, holders []string) (map[string]
 		for k, c := range cmds {
 			msgs := c.Val()
 			for _, m := range msgs {
-				h, _ := m.Values["holder"].(string)
-				v, _ := m.Values["seq"].(string)
-				seq, err := strconv.ParseInt(v, 10, 64)
-				if !want[h] || err != nil {
+				h, seq, ok := stored.HolderSeq(m.Values)
+				if !want[h] || !ok {
 					continue
 				}
 				if out[h] == nil {
