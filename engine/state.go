@@ -77,15 +77,15 @@ func (e *Engine) stateOf(holder string, h map[string]string) instructions.State 
 	for f, raw := range h {
 		switch {
 		case strings.HasPrefix(f, stored.PrefixBalance), strings.HasPrefix(f, stored.PrefixFrozen):
-			a := f[2:]
+			a := f[len(stored.PrefixBalance):] // as long as PrefixFrozen
 			st.Balances[a] = instructions.Balance{Available: e.amount(a, orZero(h[stored.PrefixBalance+a])),
 				Frozen: e.amount(a, orZero(h[stored.PrefixFrozen+a]))}
 		case f == stored.FieldPointsAvailable, f == stored.FieldPointsFrozen:
 			st.Points = instructions.Points{Available: orZero(h[stored.FieldPointsAvailable]), Frozen: orZero(h[stored.FieldPointsFrozen])}
 		case strings.HasPrefix(f, stored.PrefixCoupon):
-			st.Coupons[f[2:]] = couponState(raw)
+			st.Coupons[f[len(stored.PrefixCoupon):]] = couponState(raw)
 		case strings.HasPrefix(f, stored.PrefixHold):
-			st.Holds[f[2:]] = e.hold(raw)
+			st.Holds[f[len(stored.PrefixHold):]] = e.hold(raw)
 		}
 	}
 	return st
@@ -110,13 +110,15 @@ func (e *Engine) sumLanes(st instructions.State, hs []map[string]string) (instru
 			v, _ := strconv.ParseInt(raw, 10, 64)
 			switch {
 			case strings.HasPrefix(f, stored.PrefixBalance):
-				u := units[f[2:]]
+				a := f[len(stored.PrefixBalance):]
+				u := units[a]
 				u[0] += v
-				units[f[2:]] = u
+				units[a] = u
 			case strings.HasPrefix(f, stored.PrefixFrozen):
-				u := units[f[2:]]
+				a := f[len(stored.PrefixFrozen):]
+				u := units[a]
 				u[1] += v
-				units[f[2:]] = u
+				units[a] = u
 			case f == stored.FieldPointsAvailable:
 				points[0] += v
 			case f == stored.FieldPointsFrozen:

@@ -62,7 +62,7 @@ func ParseHolder(h string, m map[string]string) (*Snapshot, error) {
 	for f, v := range m {
 		switch {
 		case strings.HasPrefix(f, PrefixBalance), strings.HasPrefix(f, PrefixFrozen):
-			a := f[len(PrefixBalance):]
+			a := f[len(PrefixBalance):] // as long as PrefixFrozen
 			s.Balances[a] = [2]int64{num(a, m[PrefixBalance+a]), num(a, m[PrefixFrozen+a])}
 		case f == FieldPointsAvailable, f == FieldPointsFrozen:
 			s.Points = &[2]int64{num(PointsAsset, m[FieldPointsAvailable]), num(PointsAsset, m[FieldPointsFrozen])}
