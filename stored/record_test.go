@@ -42,3 +42,37 @@ func TestRecordOutcome_BothFormats(t *testing.T) {
 		assert.Error(t, err, "%q", rec)
 	}
 }
+
+func TestRecord_RejectionReadBack(t *testing.T) {
+	fp := strings.Repeat("c", 64)
+	rec := stored.Record(fp, stored.Rejection("OVERFLOW", 2, "CNY:9"))
+	assert.Equal(t, fp[:16]+"err\nOVERFLOW\n2\nCNY:9", rec)
+	assert.True(t, stored.RecordRefused(rec, fp, "OVERFLOW"))
+	assert.False(t, stored.RecordRefused(rec, fp, "UNAVAILABLE"))
+	assert.False(t, stored.RecordApplied(rec, fp))
+	code, idx, detail, ok := stored.RecordRejection(rec, fp)
+	assert.Equal(t, []any{"OVERFLOW", "2", "CNY:9", true}, []any{code, idx, detail, ok})
+	applied := stored.AppliedRecord(fp, `{"s":"3","st":"active","b":{"CNY":["100","0"]},"c":{},"h":{}}`)
+	assert.True(t, stored.RecordApplied(applied, fp))
+	assert.False(t, stored.RecordApplied(applied, strings.Repeat("d", 64)), "another body's record")
+	_, _, _, ok = stored.RecordRejection(applied, fp)
+	assert.False(t, ok)
+}
+
+func TestReadKept_ReadsWhatKeptResultWrites(t *testing.T) {
+	body := `{"s":"4","st":"active","b":{"CNY":["90","10"]},"p":["5","1"],"c":{"c1":"held:o1"},"h":{"o1":"0|CNY=10|c1"}}`
+	var fromJSON, fromKept []string
+	collect := func(to *[]string) func(byte, string, [2]string) bool {
+		return func(kind byte, name string, v [2]string) bool {
+			*to = append(*to, string(kind)+" "+name+" "+v[0]+" "+v[1])
+			return true
+		}
+	}
+	require.True(t, stored.ReadResult(body, collect(&fromJSON)))
+	kept := stored.KeptResult(body)
+	assert.Equal(t, "4 bCNY/90/10 p5/1 cc1/held:o1 ho1/0|CNY=10|c1", kept)
+	require.True(t, stored.ReadKept(kept, collect(&fromKept)))
+	assert.Equal(t, fromJSON, fromKept)
+	assert.False(t, stored.ReadResult(`{"s":"4","s":"5"}`, collect(new([]string))), "a key twice")
+	assert.False(t, stored.ReadKept("4 x1", collect(new([]string))))
+}
