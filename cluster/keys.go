@@ -1,7 +1,8 @@
 package cluster
 
 // Holder returns the key of holder's hash (key format 2): status, seq,
-// digest, created_ms and every account of the holder, as fields. Every key of
+// digest, created_ms and every account of the holder, as fields (their names
+// are package stored's). Every key of
 // a holder shares its hash tag "{h:<holder>}", so it lives in
 // HolderSlot(holder) and one call can touch all of them. The id is used as
 // given: callers validate it first (a brace in it would move the key to
@@ -23,26 +24,6 @@ func HolderOfKey(key string) (string, bool) {
 // else with a hash type: idempotency records are strings and do not end in
 // a brace).
 const HolderPattern = "{h:*}"
-
-// Fields of the holder hash.
-const (
-	FieldStatus          = "status"
-	FieldSeq             = "seq"
-	FieldDigest          = "digest"
-	FieldCreatedMs       = "created_ms"
-	FieldPointsAvailable = "p:a"
-	FieldPointsFrozen    = "p:f"
-)
-
-// Prefixes of the holder hash's per-account fields: "b:<asset>" available
-// and "f:<asset>" frozen minor units, "c:<coupon>" a coupon, "h:<hold>" an
-// open hold.
-const (
-	PrefixBalance = "b:"
-	PrefixFrozen  = "f:"
-	PrefixCoupon  = "c:"
-	PrefixHold    = "h:"
-)
 
 // holderTag is the hash tag shared by every key of holder.
 func holderTag(holder string) string {
@@ -116,13 +97,3 @@ func SlotKeyPrefixes() []string {
 	}
 	return out
 }
-
-// Fields of a hot holder's hash (DESIGN.md, "Hot holders"). FieldLanes, on
-// every lane, is the lane count in decimal (absent: a plain holder, one
-// lane); FieldLanesHist, on lane 0 only, the earlier counts still within the
-// idempotency window, "<count>@<ms>;" per raise, ms the server time the count
-// ended.
-const (
-	FieldLanes     = "lanes"
-	FieldLanesHist = "lanes_hist"
-)

@@ -2,17 +2,17 @@ package engine
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/internal/libcall"
 	"github.com/atomledger/atomledger/lua"
+	"github.com/atomledger/atomledger/stored"
 )
 
-// The KEYS and ARGV of every library call, and the idempotency record's
-// form: the one Go file that knows them (lua/atomledger.lua's header says
-// the same from the other side).
+// The KEYS and ARGV of every library call: the one Go file that knows them
+// (lua/atomledger.lua's header says the same from the other side; the
+// idempotency record's form is package stored's).
 
 // The KEYS of apply.
 const (
@@ -23,7 +23,7 @@ const (
 )
 
 // The ARGV of apply (internal/libcall, which the library's generated part
-// follows), and how much of the fingerprint an idempotency record keeps.
+// follows).
 const (
 	argHolder = libcall.Holder
 	argID     = libcall.ID
@@ -35,7 +35,6 @@ const (
 	argRoute  = libcall.Route
 	argsFixed = libcall.Fixed
 	argsPerOp = libcall.PerOp
-	recordFP  = libcall.RecordFP
 )
 
 // call is an instruction ready for apply.
@@ -127,68 +126,9 @@ func numArg(v int64) any {
 	return strconv.FormatInt(v, 10)
 }
 
-// record is an idempotency record as apply writes it: the start of the
-// fingerprint, then the kept result (keptResult) of an applied instruction or
-// the rejection "err\n<code>\n<op index>\n<detail>".
-func record(fp, outcome string) string {
-	if len(fp) > recordFP {
-		fp = fp[:recordFP]
-	}
-	return fp + outcome
-}
-
-// recordApplied tells whether raw, an idempotency record, records an
-// applied instruction of fingerprint fp (a rejection's outcome begins "err").
-func recordApplied(raw, fp string) bool {
-	p := record(fp, "")
-	return len(raw) > len(p) && raw[:len(p)] == p && raw[len(p)] != 'e'
-}
-
 // fenceRecord is the rejection a transfer writes under a step's id so that
 // the step, sent again, replays it instead of applying: UNAVAILABLE, which
 // the library never answers itself.
 func fenceRecord(fp, transfer, what string) string {
-	return record(fp, "err\n"+string(instructions.CodeUnavailable)+"\n-1\ntransfer "+transfer+" was "+what)
-}
-
-// keptResult is what an idempotency record keeps of a result json as apply
-// writes it (an event's state): "<seq>", then for each account in the
-// result's order " b<asset>/<available>/<frozen>", " c<coupon>/<state>",
-// " h<hold>/<hold>" and " p<available>/<frozen>". That is all an answer
-// needs, in about half the bytes. A result it cannot read is kept whole.
-func keptResult(result string) string {
-	var b strings.Builder
-	p := plainJSON{result}
-	ok := p.object(func(key string) bool {
-		switch key {
-		case "s":
-			s, ok := p.str()
-			b.WriteString(s)
-			return ok
-		case "st":
-			_, ok := p.str()
-			return ok
-		case "b", "c", "h":
-			return p.object(func(name string) bool {
-				b.WriteString(" " + key + name + "/")
-				if key == "b" {
-					v, ok := p.pair()
-					b.WriteString(v[0] + "/" + v[1])
-					return ok
-				}
-				v, ok := p.str()
-				b.WriteString(v)
-				return ok
-			})
-		case "p":
-			v, ok := p.pair()
-			b.WriteString(" p" + v[0] + "/" + v[1])
-			return ok
-		}
-		return false
-	})
-	if !ok || p.s != "" || b.Len() == 0 || b.String()[0] == ' ' {
-		return result
-	}
-	return b.String()
+	return stored.Record(fp, stored.Rejection(string(instructions.CodeUnavailable), -1, "transfer "+transfer+" was "+what))
 }

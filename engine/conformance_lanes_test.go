@@ -58,16 +58,16 @@ func TestConformance_SetLanesThroughBothDoors(t *testing.T) {
 			text := func(holder, amount string) string {
 				return strings.ReplaceAll(`{"id":"`+id+`","holder":"`+holder+`","ops":[`+c.ops+`]}`, "{A}", amount)
 			}
-			histE, histD := holderHash(t, he)[cluster.FieldLanesHist], holderHash(t, hd)[cluster.FieldLanesHist]
+			histE, histD := holderHash(t, he)[stored.FieldLanesHist], holderHash(t, hd)[stored.FieldLanesHist]
 			code := judgeAlike(t, he, hd, id, text(he, "1.00"), text(hd, "100"))
 			assert.Equal(t, string(c.code), code)
 			for _, h := range []string{he, hd} {
 				m := holderHash(t, h)
-				assert.Equal(t, c.lanes, m[cluster.FieldLanes], "%s: lanes", h)
+				assert.Equal(t, c.lanes, m[stored.FieldLanes], "%s: lanes", h)
 			}
 			if c.code != "" || c.name == "equal" {
-				assert.Equal(t, histE, holderHash(t, he)[cluster.FieldLanesHist], "lanes_hist unchanged")
-				assert.Equal(t, histD, holderHash(t, hd)[cluster.FieldLanesHist], "lanes_hist unchanged")
+				assert.Equal(t, histE, holderHash(t, he)[stored.FieldLanesHist], "lanes_hist unchanged")
+				assert.Equal(t, histD, holderHash(t, hd)[stored.FieldLanesHist], "lanes_hist unchanged")
 			}
 		})
 	}
@@ -120,8 +120,8 @@ func TestConformance_OpenHotAndUnknownHolder(t *testing.T) {
 				continue
 			}
 			m := holderHash(t, h)
-			assert.Equal(t, c.lanes, m[cluster.FieldLanes], c.ops)
-			assert.NotContains(t, m, cluster.FieldLanesHist, "opened at its count: nothing ended")
+			assert.Equal(t, c.lanes, m[stored.FieldLanes], c.ops)
+			assert.NotContains(t, m, stored.FieldLanesHist, "opened at its count: nothing ended")
 			require.Len(t, st.Events, 1)
 			ev := eventOf(t, st.Events[0])
 			assert.Equal(t, "open", ev.ParsedOps()[0].Op)
@@ -161,7 +161,7 @@ func TestApply_SetLanesKeepsTheHistoryOfItsWindow(t *testing.T) {
 		t0 := now()
 		old, hour := strconv.FormatInt(t0-2*24*3600*1000, 10), strconv.FormatInt(t0-3600*1000, 10)
 		// The history as earlier raises left it: 2 ended two days ago, 3 an hour ago.
-		require.NoError(t, rdb.HSet(ctx, cluster.Holder(h), cluster.FieldLanesHist, "2@"+old+";3@"+hour+";").Err())
+		require.NoError(t, rdb.HSet(ctx, cluster.Holder(h), stored.FieldLanesHist, "2@"+old+";3@"+hour+";").Err())
 		kept := "3@" + hour + ";"
 		if door == "engine" {
 			_, err := eng.Apply(ctx, newIn(h).SetLanes(7))
@@ -174,11 +174,11 @@ func TestApply_SetLanesKeepsTheHistoryOfItsWindow(t *testing.T) {
 		}
 		t1 := now()
 		m := holderHash(t, h)
-		assert.Equal(t, "7", m[cluster.FieldLanes], door)
-		hist, ok := strings.CutPrefix(m[cluster.FieldLanesHist], kept+"4@")
-		require.True(t, ok, "%s: lanes_hist %q", door, m[cluster.FieldLanesHist])
+		assert.Equal(t, "7", m[stored.FieldLanes], door)
+		hist, ok := strings.CutPrefix(m[stored.FieldLanesHist], kept+"4@")
+		require.True(t, ok, "%s: lanes_hist %q", door, m[stored.FieldLanesHist])
 		ms, err := strconv.ParseInt(strings.TrimSuffix(hist, ";"), 10, 64)
-		require.NoError(t, err, "%s: lanes_hist %q", door, m[cluster.FieldLanesHist])
+		require.NoError(t, err, "%s: lanes_hist %q", door, m[stored.FieldLanesHist])
 		assert.True(t, strings.HasSuffix(hist, ";") && ms >= t0 && ms <= t1, "%s: the raise's time %d, between %d and %d", door, ms, t0, t1)
 		st := readRaw(t, h)
 		ev := eventOf(t, st.Events[len(st.Events)-1])

@@ -20,12 +20,13 @@ import (
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/internal/libcall"
 	"github.com/atomledger/atomledger/lua"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // holdExpiry reads the expiry of holder's open hold from its hash.
 func holdExpiry(t *testing.T, holder, hold string) int64 {
 	t.Helper()
-	raw, err := rdb.HGet(context.Background(), cluster.Holder(holder), cluster.PrefixHold+hold).Result()
+	raw, err := rdb.HGet(context.Background(), cluster.Holder(holder), stored.PrefixHold+hold).Result()
 	require.NoError(t, err)
 	ms, err := strconv.ParseInt(raw[:strings.IndexByte(raw, '|')], 10, 64)
 	require.NoError(t, err)
@@ -531,7 +532,7 @@ func rawCoupons(t *testing.T, holder string, coupons ...string) map[string]strin
 	t.Helper()
 	out := map[string]string{}
 	for _, c := range coupons {
-		v, err := rdb.HGet(context.Background(), cluster.Holder(holder), cluster.PrefixCoupon+c).Result()
+		v, err := rdb.HGet(context.Background(), cluster.Holder(holder), stored.PrefixCoupon+c).Result()
 		require.NoError(t, err)
 		out[c] = v
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // Hot holders (docs/hot-holders.md): a holder of N lanes keeps its spending
@@ -106,7 +107,7 @@ func parseLanes(count, hist string) lanes {
 
 // readLanes reads holder's lanes from lane 0 and caches them.
 func (e *Engine) readLanes(ctx context.Context, holder string) (lanes, error) {
-	v, err := e.rdb.HMGet(ctx, cluster.Holder(holder), cluster.FieldLanes, cluster.FieldLanesHist).Result()
+	v, err := e.rdb.HMGet(ctx, cluster.Holder(holder), stored.FieldLanes, stored.FieldLanesHist).Result()
 	if err != nil {
 		return lanes{}, redisFailure("", err)
 	}
@@ -355,7 +356,7 @@ func indexes(n int) []int {
 // error, or its replay); a holder suspended between that look and lane 0's
 // run leaves its lanes ahead of lane 0, which routing allows (applyCredit).
 func (e *Engine) applyLanes(ctx context.Context, c call, count int) Outcome {
-	v, err := e.rdb.HMGet(ctx, cluster.Holder(c.n.Holder), cluster.FieldStatus, cluster.FieldLanes).Result()
+	v, err := e.rdb.HMGet(ctx, cluster.Holder(c.n.Holder), stored.FieldStatus, stored.FieldLanes).Result()
 	if err != nil {
 		return Outcome{Err: redisFailure(c.n.ID, err)}
 	}
@@ -387,10 +388,10 @@ func (e *Engine) waitingNote(ctx context.Context, c call, o Outcome) Outcome {
 	if err != nil || l.count < 2 {
 		return o
 	}
-	field, asset := cluster.FieldPointsAvailable, ""
+	field, asset := stored.FieldPointsAvailable, ""
 	if ierr.Code == instructions.CodeInsufficientFunds {
 		asset = c.n.Steps[ierr.OpIndex].Asset
-		field = cluster.PrefixBalance + asset
+		field = stored.PrefixBalance + asset
 	}
 	reqs := make([]req, l.count-1)
 	for i := range reqs {

@@ -17,6 +17,7 @@ import (
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/internal/libcall"
 	"github.com/atomledger/atomledger/lua"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // hotTotal is the CNY a hot holder of n lanes holds, summed from the lanes'
@@ -25,7 +26,7 @@ func hotTotal(t *testing.T, h string, n int) int64 {
 	t.Helper()
 	var sum int64
 	for _, m := range laneHashes(t, h, n) {
-		v, _ := strconv.ParseInt(m[cluster.PrefixBalance+"CNY"], 10, 64)
+		v, _ := strconv.ParseInt(m[stored.PrefixBalance+"CNY"], 10, 64)
 		sum += v
 	}
 	return sum
@@ -108,7 +109,7 @@ func TestHot_ConcurrentRaisesAndCredits(t *testing.T) {
 	}
 	wg.Wait()
 	for i, m := range laneHashes(t, h, 12) {
-		assert.Equal(t, "12", m[cluster.FieldLanes], "lane %d", i)
+		assert.Equal(t, "12", m[stored.FieldLanes], "lane %d", i)
 	}
 	assert.Equal(t, instructions.FromUnits(credit.Load(), 2), state(t, h).Balances["CNY"].Available)
 	assert.Equal(t, credit.Load(), hotTotal(t, h, 12))
@@ -421,7 +422,7 @@ func TestHot_SetLanesRefusalsChangeNoLane(t *testing.T) {
 	require.NoError(t, err)
 	after := hotRaw(t, h, 10)
 	assert.Equal(t, before[1:], after[1:], "an equal count changes no other lane")
-	assert.Equal(t, before[0].Hashes[hMeta][cluster.FieldLanes], after[0].Hashes[hMeta][cluster.FieldLanes])
+	assert.Equal(t, before[0].Hashes[hMeta][stored.FieldLanes], after[0].Hashes[hMeta][stored.FieldLanes])
 	assert.Len(t, after[0].Events, len(before[0].Events)+1, "an applied instruction on lane 0")
 
 	_, err = eng.Apply(ctx, instructions.New("s", h).Suspend())
@@ -457,7 +458,7 @@ func TestHot_RefusedRaiseLeavesLanesAhead(t *testing.T) {
 	assert.Equal(t, before[0].Hashes, after[0].Hashes, "lane 0 unchanged")
 	assert.Equal(t, before[0].Events, after[0].Events, "no event on lane 0")
 	ahead := laneHashes(t, h, 6)
-	assert.Equal(t, "6", ahead[1][cluster.FieldLanes], "the raise reached the lanes before lane 0 refused it")
+	assert.Equal(t, "6", ahead[1][stored.FieldLanes], "the raise reached the lanes before lane 0 refused it")
 
 	engines := []*engine.Engine{stale, engine.New(rdb, nil), eng}
 	for i := range 60 {

@@ -23,6 +23,7 @@ import (
 	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // hotRig is a cluster of its own with a hot merchant on it.
@@ -66,7 +67,7 @@ func (r *hotRig) laneUnits(t *testing.T) []int64 {
 	t.Helper()
 	out := make([]int64, r.lanes)
 	for i := range out {
-		v, err := r.rdb.HGet(context.Background(), cluster.Holder(instructions.LaneHolder(r.h, i)), cluster.PrefixBalance+"CNY").Result()
+		v, err := r.rdb.HGet(context.Background(), cluster.Holder(instructions.LaneHolder(r.h, i)), stored.PrefixBalance+"CNY").Result()
 		if !errors.Is(err, redis.Nil) {
 			require.NoError(t, err)
 		}

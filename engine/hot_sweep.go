@@ -15,6 +15,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // HotSwept is what one sweep of a hot holder did.
@@ -49,14 +50,14 @@ func (e *Engine) SweepHot(ctx context.Context, holder string) (HotSwept, error) 
 	if err != nil {
 		return HotSwept{}, err
 	}
-	if hs[0][cluster.FieldStatus] == "" {
+	if hs[0][stored.FieldStatus] == "" {
 		return HotSwept{}, instructions.Errorf(instructions.CodeHolderNotFound, instructions.NoOp, "holder %s not found", holder)
 	}
 	out := HotSwept{Holder: holder, Lanes: len(hs)}
 	var errs []error
 	for lane := 1; lane < len(hs); lane++ {
 		h, name := hs[lane], instructions.LaneHolder(holder, lane)
-		if h[cluster.FieldStatus] == "" {
+		if h[stored.FieldStatus] == "" {
 			out.Missing = append(out.Missing, name)
 			continue
 		}
@@ -90,12 +91,12 @@ func (e *Engine) sweepTransfer(holder string, lane int, h map[string]string) (in
 		units, _ := strconv.ParseInt(raw, 10, 64)
 		switch {
 		case units <= 0:
-		case strings.HasPrefix(f, cluster.PrefixBalance):
-			a := f[len(cluster.PrefixBalance):]
+		case strings.HasPrefix(f, stored.PrefixBalance):
+			a := f[len(stored.PrefixBalance):]
 			amount := instructions.Amount(e.amount(a, raw))
 			take = append(take, instructions.Op{Op: instructions.OpDebit, Asset: a, Amount: amount})
 			give = append(give, instructions.Op{Op: instructions.OpCredit, Asset: a, Amount: amount})
-		case f == cluster.FieldPointsAvailable:
+		case f == stored.FieldPointsAvailable:
 			take = append(take, instructions.Op{Op: instructions.OpSpendPoints, Amount: instructions.Amount(raw)})
 			give = append(give, instructions.Op{Op: instructions.OpEarnPoints, Amount: instructions.Amount(raw)})
 		}
@@ -107,7 +108,7 @@ func (e *Engine) sweepTransfer(holder string, lane int, h map[string]string) (in
 	byName := func(a, b instructions.Op) int { return cmp.Compare(a.Op+a.Asset, b.Op+b.Asset) }
 	slices.SortFunc(take, byName)
 	slices.SortFunc(give, byName)
-	seq, _ := strconv.ParseInt(h[cluster.FieldSeq], 10, 64)
+	seq, _ := strconv.ParseInt(h[stored.FieldSeq], 10, 64)
 	return instructions.Transfer{ID: HotSweepID(holder, lane, seq), Parts: []instructions.Part{
 		{Holder: instructions.LaneHolder(holder, lane), Ops: take},
 		{Holder: holder, Ops: give},

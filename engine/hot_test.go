@@ -12,6 +12,7 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // newHot opens a hot holder of n lanes.
@@ -42,8 +43,8 @@ func TestHot_OpenMakesEveryLane(t *testing.T) {
 	needRedis(t)
 	h := newHot(t, 4)
 	for i, m := range laneHashes(t, h, 4) {
-		assert.Equal(t, "4", m[cluster.FieldLanes], "lane %d", i)
-		assert.Equal(t, "active", m[cluster.FieldStatus], "lane %d", i)
+		assert.Equal(t, "4", m[stored.FieldLanes], "lane %d", i)
+		assert.Equal(t, "active", m[stored.FieldStatus], "lane %d", i)
 	}
 	st := state(t, h)
 	require.Len(t, st.Lanes, 4)
@@ -90,7 +91,7 @@ func TestHot_CreditsSpreadAndReplayOnTheirLane(t *testing.T) {
 	assert.Equal(t, "40.00", st.Balances["CNY"].Available)
 	var sum int64
 	for _, m := range laneHashes(t, h, 4) {
-		v, _ := strconv.ParseInt(m[cluster.PrefixBalance+"CNY"], 10, 64)
+		v, _ := strconv.ParseInt(m[stored.PrefixBalance+"CNY"], 10, 64)
 		sum += v
 	}
 	assert.Equal(t, int64(4000), sum)
@@ -108,7 +109,7 @@ func TestHot_DebitBeyondLane0SaysWhatWaits(t *testing.T) {
 		require.NoError(t, err)
 	}
 	before := laneHashes(t, h, 3)
-	lane0, _ := strconv.ParseInt(before[0][cluster.PrefixBalance+"CNY"], 10, 64)
+	lane0, _ := strconv.ParseInt(before[0][stored.PrefixBalance+"CNY"], 10, 64)
 	require.Less(t, lane0, int64(6000), "not every credit reached lane 0")
 	e := applyErr(t, instructions.New("d1", h).Debit("CNY", "60.00"))
 	assert.Equal(t, instructions.CodeInsufficientFunds, e.Code)
@@ -120,9 +121,9 @@ func TestHot_DebitBeyondLane0SaysWhatWaits(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, got.Lanes)
 	after := laneHashes(t, h, 3)
-	assert.Equal(t, "6000", after[0][cluster.PrefixBalance+"CNY"])
+	assert.Equal(t, "6000", after[0][stored.PrefixBalance+"CNY"])
 	for _, m := range after[1:] {
-		assert.Equal(t, "0", orZero(m[cluster.PrefixBalance+"CNY"]))
+		assert.Equal(t, "0", orZero(m[stored.PrefixBalance+"CNY"]))
 	}
 	again, err := eng.SweepHot(ctx, h)
 	require.NoError(t, err)
@@ -138,7 +139,7 @@ func TestHot_DebitBeyondLane0SaysWhatWaits(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, res.Lane)
 	after = laneHashes(t, h, 3)
-	assert.Equal(t, "0", after[0][cluster.PrefixBalance+"CNY"])
+	assert.Equal(t, "0", after[0][stored.PrefixBalance+"CNY"])
 	assert.Equal(t, before[1:], after[1:])
 }
 
@@ -157,9 +158,9 @@ func TestHot_RaiseKeepsEveryIDOnItsLane(t *testing.T) {
 	_, err := eng.Apply(ctx, instructions.New(newID("raise"), h).SetLanes(8))
 	require.NoError(t, err)
 	for i, m := range laneHashes(t, h, 8) {
-		assert.Equal(t, "8", m[cluster.FieldLanes], "lane %d", i)
+		assert.Equal(t, "8", m[stored.FieldLanes], "lane %d", i)
 	}
-	assert.NotEmpty(t, laneHashes(t, h, 1)[0][cluster.FieldLanesHist])
+	assert.NotEmpty(t, laneHashes(t, h, 1)[0][stored.FieldLanesHist])
 	for _, e := range []*engine.Engine{stale, eng, engine.New(rdb, nil)} {
 		for i := range 30 {
 			id := "a" + strconv.Itoa(i)
@@ -319,7 +320,7 @@ func TestHot_MissingLane(t *testing.T) {
 	got, err := eng.SweepHot(ctx, h)
 	require.NoError(t, err)
 	assert.Equal(t, []string{lost}, got.Missing)
-	assert.Equal(t, before[1][cluster.PrefixBalance+"CNY"] != "" && before[1][cluster.PrefixBalance+"CNY"] != "0", got.Moved == 1)
+	assert.Equal(t, before[1][stored.PrefixBalance+"CNY"] != "" && before[1][stored.PrefixBalance+"CNY"] != "0", got.Moved == 1)
 }
 
 // TestHot_OrphanLanesAheadDoNotBlockAnOpen: an open with lanes whose

@@ -7,6 +7,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // maxCachedLanes bounds the lane cache, which a transfer fills with its
@@ -30,7 +31,7 @@ func (e *Engine) routeParts(ctx context.Context, n *instructions.NormalizedTrans
 		reqs := make([]req, len(stale))
 		for j, i := range stale {
 			k := cluster.Holder(n.Parts[i].Holder)
-			reqs[j] = req{keys: []string{k}, args: []any{"hmget", k, cluster.FieldLanes, cluster.FieldLanesHist}}
+			reqs[j] = req{keys: []string{k}, args: []any{"hmget", k, stored.FieldLanes, stored.FieldLanesHist}}
 		}
 		if e.lanes.size() > maxCachedLanes {
 			e.lanes.reset()

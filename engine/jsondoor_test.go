@@ -63,8 +63,8 @@ func holderHash(t *testing.T, holder string) map[string]string {
 	t.Helper()
 	m, err := rdb.HGetAll(context.Background(), cluster.Holder(holder)).Result()
 	require.NoError(t, err)
-	delete(m, cluster.FieldDigest)
-	delete(m, cluster.FieldCreatedMs)
+	delete(m, stored.FieldDigest)
+	delete(m, stored.FieldCreatedMs)
 	return m
 }
 
@@ -231,7 +231,7 @@ func TestJSONDoor_ThroughRedisCLI(t *testing.T) {
 		replayed, first := cliJSON(t, h, id, text)
 		require.Equal(t, "", cliCode(first), first)
 		assert.Equal(t, 0, replayed)
-		seq := holderHash(t, h)[cluster.FieldSeq]
+		seq := holderHash(t, h)[stored.FieldSeq]
 		replayed, again := cliJSON(t, h, id, text)
 		assert.Equal(t, 1, replayed)
 		assert.Equal(t, first, again, "a replay answers the first answer, byte for byte")
@@ -239,7 +239,7 @@ func TestJSONDoor_ThroughRedisCLI(t *testing.T) {
 		replayed, conflict := cliJSON(t, h, id, other)
 		assert.Equal(t, 0, replayed)
 		assert.Equal(t, "IDEMPOTENCY_CONFLICT", cliCode(conflict))
-		assert.Equal(t, seq, holderHash(t, h)[cluster.FieldSeq], "a replay or a conflict applied something")
+		assert.Equal(t, seq, holderHash(t, h)[stored.FieldSeq], "a replay or a conflict applied something")
 	})
 
 	t.Run("the same instructions give the same state and events through either door", func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // One real 3-master, 3-replica cluster for the package's tests.
@@ -115,17 +116,17 @@ func splitHolderHash(m map[string]string) map[string]map[string]string {
 	out := map[string]map[string]string{hMeta: {}, hBalance: {}, hFrozen: {}, hPoints: {}, hCoupons: {}, hHolds: {}}
 	for f, v := range m {
 		switch {
-		case strings.HasPrefix(f, cluster.PrefixBalance):
+		case strings.HasPrefix(f, stored.PrefixBalance):
 			out[hBalance][f[2:]] = v
-		case strings.HasPrefix(f, cluster.PrefixFrozen):
+		case strings.HasPrefix(f, stored.PrefixFrozen):
 			out[hFrozen][f[2:]] = v
-		case f == cluster.FieldPointsAvailable:
+		case f == stored.FieldPointsAvailable:
 			out[hPoints]["available"] = v
-		case f == cluster.FieldPointsFrozen:
+		case f == stored.FieldPointsFrozen:
 			out[hPoints]["frozen"] = v
-		case strings.HasPrefix(f, cluster.PrefixCoupon):
+		case strings.HasPrefix(f, stored.PrefixCoupon):
 			out[hCoupons][f[2:]] = v
-		case strings.HasPrefix(f, cluster.PrefixHold):
+		case strings.HasPrefix(f, stored.PrefixHold):
 			out[hHolds][f[2:]] = v
 		default:
 			out[hMeta][f] = v

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // Outcome reads the answer recorded for instruction id of holder while Redis
@@ -45,7 +45,7 @@ func (e *Engine) Outcome(ctx context.Context, holder, id string) (Outcome, error
 	if err != nil {
 		return Outcome{}, redisFailure(id, err)
 	}
-	outcome, err := recordOutcome(raw)
+	outcome, err := stored.RecordOutcome(raw)
 	if err != nil {
 		return Outcome{}, e.internal(id, "idempotency record of %s: %v", holder, err)
 	}
@@ -91,28 +91,4 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
-}
-
-// recordOutcome takes the outcome out of an idempotency record, the way
-// the library answers a replay of it: what the library writes (record: the
-// start of the fingerprint, then the kept result of an applied instruction,
-// answered as "ok\n<kept result>", or the rejection "err\n<code>\n<op
-// index>\n<detail>"), or what key format 1 wrote ("<fingerprint>\n<outcome>",
-// the fingerprint 32 hex characters), replayed until it expires. It is the
-// one place in Go that knows the record's stored form.
-func recordOutcome(raw string) (string, error) {
-	if len(raw) > 33 && raw[32] == '\n' && raw[19] != '\n' {
-		if out := raw[33:]; strings.HasPrefix(out, "ok\n") || strings.HasPrefix(out, "err\n") {
-			return out, nil
-		}
-	} else if len(raw) > recordFP {
-		out := raw[recordFP:]
-		if strings.HasPrefix(out, "err\n") {
-			return out, nil
-		}
-		if !strings.Contains(out, "\n") {
-			return "ok\n" + out, nil
-		}
-	}
-	return "", fmt.Errorf("unexpected form %.40q", raw)
 }

@@ -14,11 +14,12 @@ import (
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/internal/libcall"
 	"github.com/atomledger/atomledger/lua"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // The idempotency record of an applied instruction is 16 characters of the
 // fingerprint and a short form of the result: the same bytes Restore writes
-// from the event (AppliedRecord), small enough that one remembered 1-op debit
+// from the event (stored.AppliedRecord), small enough that one remembered 1-op debit
 // stays within 160 bytes, and its replay answers what the first call did.
 func TestApply_IdempotencyRecordIsCompact(t *testing.T) {
 	needRedis(t)
@@ -46,7 +47,7 @@ func TestApply_IdempotencyRecordIsCompact(t *testing.T) {
 		id, fp, st := ev["id"].(string), ev["fp"].(string), ev["state"].(string)
 		rec, err := rdb.Get(ctx, cluster.Tx(h, id)).Result()
 		require.NoError(t, err)
-		assert.Equal(t, engine.AppliedRecord(fp, st), rec, "%s", id)
+		assert.Equal(t, stored.AppliedRecord(fp, st), rec, "%s", id)
 		assert.NotContains(t, rec, `"`, "the short form, not the result json")
 		assert.Equal(t, "2", ev["dv"], "the event names its digest version")
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // replicaSeq reads a holder's seq from the replica at addr (READONLY on
@@ -26,7 +27,7 @@ func replicaSeq(t *testing.T, addr, holder string) string {
 	cn := c.Conn()
 	defer cn.Close()
 	require.NoError(t, cn.ReadOnly(ctx).Err())
-	seq, err := cn.HGet(ctx, cluster.Holder(holder), cluster.FieldSeq).Result()
+	seq, err := cn.HGet(ctx, cluster.Holder(holder), stored.FieldSeq).Result()
 	if err == redis.Nil {
 		return ""
 	}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -15,8 +14,8 @@ import (
 // The apply function answers {replayed, outcome}: outcome is "ok\n<result
 // json>" ("ok\n" and the idempotency record's short form for a replay) or
 // "err\n<code>\n<op index>\n<detail>". This file is the one place that
-// reads it; the stored forms in it (the result json, coupons, holds) are read
-// by package stored.
+// reads it; the stored forms in it (the result json and its kept form,
+// coupons, holds) are read by package stored.
 
 func (e *Engine) finish(c call, cmd *redis.Cmd) Outcome {
 	v, err := cmd.Result()
@@ -109,161 +108,60 @@ func (e *Engine) result(n instructions.Normalized, replayed bool, sr stored.Resu
 	return res, nil
 }
 
-// plainResult reads the result json as the apply function writes it: no whitespace,
-// no escapes, printable ASCII, each key once, "s" and "st" strings, "b" and
-// "c" and "h" objects, "p" a pair. That is every result in practice, read
-// here straight into the Result, its strings slices of body (which they keep
-// alive, a few hundred bytes): decoding into maps and copying them into the
-// Result's maps was most of the engine's own cost per call. On anything else
-// it answers false, and the JSON decoder reads the body as it always has.
+// plainResult reads the result json as the apply function writes it
+// (stored.ReadResult) straight into the Result, its strings slices of body
+// (which they keep alive, a few hundred bytes): decoding into maps and
+// copying them into the Result's maps was most of the engine's own cost per
+// call. On anything else, or an account named twice, it answers false, and
+// the JSON decoder reads the body as it always has.
 func (e *Engine) plainResult(n instructions.Normalized, replayed bool, body string) (instructions.Result, bool) {
-	res := instructions.Result{ID: n.ID, Holder: n.Holder, Replayed: replayed,
-		Balances: map[string]instructions.Balance{}, Coupons: map[string]string{}, Holds: map[string]instructions.Hold{}}
-	p := plainJSON{body}
-	var seq string
-	var seen [6]bool // each key below at most once: a key given twice is left to the decoder
-	ok := p.object(func(key string) bool {
-		i := slices.Index([]string{"s", "st", "b", "p", "c", "h"}, key)
-		if i < 0 || seen[i] {
-			return false
-		}
-		seen[i] = true
-		var ok bool
-		switch key {
-		case "s":
-			seq, ok = p.str()
-			return ok
-		case "st":
-			_, ok = p.str()
-			return ok
-		case "b":
-			return p.object(func(a string) bool {
-				v, ok := p.pair()
-				if _, dup := res.Balances[a]; dup || !ok {
-					return false
-				}
-				res.Balances[a] = instructions.Balance{Available: e.amount(a, v[0]), Frozen: e.amount(a, v[1])}
-				return true
-			})
-		case "p":
-			v, ok := p.pair()
-			res.Points = &instructions.Points{Available: v[0], Frozen: v[1]}
-			return ok
-		case "c":
-			return p.object(func(c string) bool {
-				raw, ok := p.str()
-				if _, dup := res.Coupons[c]; dup || !ok {
-					return false
-				}
-				res.Coupons[c] = couponState(raw)
-				return true
-			})
-		default: // "h"
-			return p.object(func(h string) bool {
-				raw, ok := p.str()
-				if _, dup := res.Holds[h]; dup || !ok {
-					return false
-				}
-				res.Holds[h] = e.hold(raw)
-				return true
-			})
-		}
-	})
+	res, seq := newResult(n, replayed), ""
+	ok := stored.ReadResult(body, e.account(&res, &seq, true))
 	var err error
 	res.Seq, err = strconv.ParseInt(seq, 10, 64)
-	return res, ok && p.s == "" && err == nil
+	return res, ok && err == nil
 }
 
 // keptReply reads the short form of a result an idempotency record keeps
-// (keptResult), which a replay answers.
+// (stored.KeptResult), which a replay answers.
 func (e *Engine) keptReply(n instructions.Normalized, replayed bool, body string) (instructions.Result, error) {
-	parts := strings.Split(body, " ")
-	seq, err := strconv.ParseInt(parts[0], 10, 64)
-	if err != nil {
+	res, seq := newResult(n, replayed), ""
+	ok := stored.ReadKept(body, e.account(&res, &seq, false))
+	var err error
+	if res.Seq, err = strconv.ParseInt(seq, 10, 64); !ok || err != nil {
 		return instructions.Result{}, e.internal(n.ID, "recorded result %q", body)
-	}
-	res := instructions.Result{ID: n.ID, Holder: n.Holder, Seq: seq, Replayed: replayed,
-		Balances: map[string]instructions.Balance{}, Coupons: map[string]string{}, Holds: map[string]instructions.Hold{}}
-	for _, p := range parts[1:] {
-		if p == "" {
-			return instructions.Result{}, e.internal(n.ID, "recorded result %q", body)
-		}
-		f := strings.Split(p[1:], "/")
-		switch {
-		case p[0] == 'b' && len(f) == 3:
-			res.Balances[f[0]] = instructions.Balance{Available: e.amount(f[0], f[1]), Frozen: e.amount(f[0], f[2])}
-		case p[0] == 'c' && len(f) == 2:
-			res.Coupons[f[0]] = couponState(f[1])
-		case p[0] == 'h' && len(f) == 2:
-			res.Holds[f[0]] = e.hold(f[1])
-		case p[0] == 'p' && len(f) == 2:
-			res.Points = &instructions.Points{Available: f[0], Frozen: f[1]}
-		default:
-			return instructions.Result{}, e.internal(n.ID, "recorded result %q", body)
-		}
 	}
 	return res, nil
 }
 
-// plainJSON reads the JSON plainResult takes, from the front of s.
-type plainJSON struct{ s string }
-
-func (p *plainJSON) byte(c byte) bool {
-	if p.s == "" || p.s[0] != c {
-		return false
-	}
-	p.s = p.s[1:]
-	return true
+func newResult(n instructions.Normalized, replayed bool) instructions.Result {
+	return instructions.Result{ID: n.ID, Holder: n.Holder, Replayed: replayed,
+		Balances: map[string]instructions.Balance{}, Coupons: map[string]string{}, Holds: map[string]instructions.Hold{}}
 }
 
-// str reads a string of printable ASCII without escapes.
-func (p *plainJSON) str() (string, bool) {
-	if !p.byte('"') {
-		return "", false
-	}
-	for i := 0; i < len(p.s); i++ {
-		switch c := p.s[i]; {
-		case c == '"':
-			v := p.s[:i]
-			p.s = p.s[i+1:]
-			return v, true
-		case c < 0x20 || c > 0x7e || c == '\\':
-			return "", false
+// account is what stored.ReadResult and ReadKept call: it puts the seq into
+// seq and each account into res, at its asset's scale. once refuses an
+// account named twice.
+func (e *Engine) account(res *instructions.Result, seq *string, once bool) func(kind byte, name string, v [2]string) bool {
+	return func(kind byte, name string, v [2]string) bool {
+		dup := false
+		switch kind {
+		case 's':
+			*seq = v[0]
+		case 'b':
+			_, dup = res.Balances[name]
+			res.Balances[name] = instructions.Balance{Available: e.amount(name, v[0]), Frozen: e.amount(name, v[1])}
+		case 'p':
+			res.Points = &instructions.Points{Available: v[0], Frozen: v[1]}
+		case 'c':
+			_, dup = res.Coupons[name]
+			res.Coupons[name] = couponState(v[0])
+		case 'h':
+			_, dup = res.Holds[name]
+			res.Holds[name] = e.hold(v[0])
 		}
+		return !(dup && once)
 	}
-	return "", false
-}
-
-// pair reads an array of exactly two strings.
-func (p *plainJSON) pair() ([2]string, bool) {
-	var v [2]string
-	var ok bool
-	if !p.byte('[') {
-		return v, false
-	}
-	if v[0], ok = p.str(); !ok || !p.byte(',') {
-		return v, false
-	}
-	v[1], ok = p.str()
-	return v, ok && p.byte(']')
-}
-
-// object reads an object whose keys are such strings; member reads the value
-// of each key and tells whether it could.
-func (p *plainJSON) object(member func(key string) bool) bool {
-	if !p.byte('{') {
-		return false
-	}
-	for first := true; !p.byte('}'); first = false {
-		if !first && !p.byte(',') {
-			return false
-		}
-		k, ok := p.str()
-		if !ok || !p.byte(':') || !member(k) {
-			return false
-		}
-	}
-	return true
 }
 
 // amount formats minor units of an asset at its scale. An asset that left the

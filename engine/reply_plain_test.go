@@ -198,7 +198,7 @@ func BenchmarkParseReply_Debit(b *testing.B) {
 	}
 }
 
-// An idempotency record keeps a short form of the result (keptResult); the
+// An idempotency record keeps a short form of the result (stored.KeptResult); the
 // replay that reads it back must answer exactly what the result did.
 func TestKeptResult_ReplaysAsTheResult(t *testing.T) {
 	e := New(nil, nil)
@@ -209,7 +209,7 @@ func TestKeptResult_ReplaysAsTheResult(t *testing.T) {
 		if !ok {
 			return false
 		}
-		kept := keptResult(body)
+		kept := stored.KeptResult(body)
 		got, err := e.parseReply(n, []any{int64(1), "ok\n" + kept})
 		require.NoError(t, err, "%q kept as %q", body, kept)
 		require.Equal(t, want, got, "%q kept as %q", body, kept)
@@ -217,32 +217,12 @@ func TestKeptResult_ReplaysAsTheResult(t *testing.T) {
 	}
 	require.True(t, check(costCheckoutReply[len("ok\n"):]), "a checkout's result gets the short form")
 	require.True(t, check(`{"s":"2","st":"active","b":{"CNY":["117000","0"]},"c":{},"h":{}}`))
-	assert.Equal(t, "2 bCNY/117000/0", keptResult(`{"s":"2","st":"active","b":{"CNY":["117000","0"]},"c":{},"h":{}}`))
+	assert.Equal(t, "2 bCNY/117000/0", stored.KeptResult(`{"s":"2","st":"active","b":{"CNY":["117000","0"]},"c":{},"h":{}}`))
 
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(uint64(seed), 0))
 	for range 5000 {
 		check(randomResult(r))
-	}
-}
-
-// Outcome reads a record of either key format as the library replays it.
-func TestRecordOutcome_BothFormats(t *testing.T) {
-	fp := "0123456789abcdef0123456789abcdef"
-	for rec, want := range map[string]string{
-		record(fp, "2 bCNY/100/0"):                   "ok\n2 bCNY/100/0",
-		record(fp, "err\nHOLD_EXPIRED\n0\n"):         "err\nHOLD_EXPIRED\n0\n",
-		record(fp, "err\nINSUFFICIENT_FUNDS\n0\n12"): "err\nINSUFFICIENT_FUNDS\n0\n12",
-		fp + "\nok\n{\"s\":\"2\"}":                   "ok\n{\"s\":\"2\"}",
-		fp + "\nerr\nHOLD_EXPIRED\n0\n":              "err\nHOLD_EXPIRED\n0\n",
-	} {
-		got, err := recordOutcome(rec)
-		require.NoError(t, err, "%q", rec)
-		assert.Equal(t, want, got, "%q", rec)
-	}
-	for _, rec := range []string{"", "0123456789abcdef", fp + "\nmaybe\n"} {
-		_, err := recordOutcome(rec)
-		assert.Error(t, err, "%q", rec)
 	}
 }

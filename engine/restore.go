@@ -81,7 +81,7 @@ func (e *Engine) RestoreUnlessArrived(ctx context.Context, s *stored.Snapshot, f
 		if err := cmd.Err(); err != nil {
 			return err
 		}
-		cur, err := snapshotOf(s.Holder, cmd.Val())
+		cur, err := stored.ParseHolder(s.Holder, cmd.Val())
 		if err != nil {
 			return e.internal("", "%v", err)
 		}
@@ -93,7 +93,7 @@ func (e *Engine) RestoreUnlessArrived(ctx context.Context, s *stored.Snapshot, f
 		case seq == s.Seq && cur != nil && cur.Digest == s.Digest:
 			// The same history: in sync only if every figure agrees too
 			// (a figure changed by hand leaves seq and digest as they were).
-			d := Differences(cur, s, "snapshot")
+			d := stored.Differences(cur, s, "snapshot")
 			if len(d) == 0 {
 				return nil
 			}
@@ -120,7 +120,7 @@ func (e *Engine) RestoreUnlessArrived(ctx context.Context, s *stored.Snapshot, f
 			for _, h := range holds {
 				p.ZRem(ctx, exp, s.Holder+" "+h)
 			}
-			p.HSet(ctx, key, snapshotFields(s)...)
+			p.HSet(ctx, key, stored.HolderFields(s)...)
 			for h, raw := range s.Holds {
 				if ms := holdExpiry(raw); ms > 0 {
 					p.ZAdd(ctx, exp, redis.Z{Score: float64(ms), Member: s.Holder + " " + h})
@@ -129,7 +129,7 @@ func (e *Engine) RestoreUnlessArrived(ctx context.Context, s *stored.Snapshot, f
 			// NX: a record Redis has is the one its clients were answered from.
 			for _, r := range s.Recent {
 				if left := r.TsMs + ttl - now.UnixMilli(); left > 0 {
-					p.SetNX(ctx, cluster.Tx(s.Holder, r.ID), AppliedRecord(r.FP, r.State), time.Duration(left)*time.Millisecond)
+					p.SetNX(ctx, cluster.Tx(s.Holder, r.ID), stored.AppliedRecord(r.FP, r.State), time.Duration(left)*time.Millisecond)
 				}
 			}
 			return nil
@@ -180,49 +180,6 @@ func (e *Engine) checkInFlight(ctx context.Context, tx *redis.Tx, s *stored.Snap
 		return fmt.Errorf("%w: holder %s: the ledger applied events past seq %d since it was read: rebuild again", ErrInFlight, s.Holder, s.Seq)
 	}
 	return nil
-}
-
-// AppliedRecord is the idempotency record of an applied instruction whose
-// fingerprint is fp and whose event's state is state: what the library
-// wrote for it, and what Restore writes again.
-func AppliedRecord(fp, state string) string {
-	if len(fp) == jsonDoorFP {
-		return record(fp, state) // the JSON door's replays answer the whole result
-	}
-	return record(fp, keptResult(state))
-}
-
-// jsonDoorFP is the length of the JSON door's fingerprints (the SHA-1 of the
-// text, in hex), where the engine's are SHA-256.
-const jsonDoorFP = 40
-
-// snapshotFields are the fields of the holder hash that hold s, as apply
-// writes them: no frozen field at zero.
-func snapshotFields(s *stored.Snapshot) []any {
-	f := []any{cluster.FieldStatus, s.Status, cluster.FieldSeq, strconv.FormatInt(s.Seq, 10),
-		cluster.FieldDigest, s.Digest, cluster.FieldCreatedMs, strconv.FormatInt(s.CreatedMs, 10)}
-	if s.Lanes > 1 {
-		f = append(f, cluster.FieldLanes, strconv.Itoa(s.Lanes))
-	}
-	for a, b := range s.Balances {
-		f = append(f, cluster.PrefixBalance+a, strconv.FormatInt(b[0], 10))
-		if b[1] > 0 {
-			f = append(f, cluster.PrefixFrozen+a, strconv.FormatInt(b[1], 10))
-		}
-	}
-	if s.Points != nil {
-		f = append(f, cluster.FieldPointsAvailable, strconv.FormatInt(s.Points[0], 10))
-		if s.Points[1] > 0 {
-			f = append(f, cluster.FieldPointsFrozen, strconv.FormatInt(s.Points[1], 10))
-		}
-	}
-	for c, v := range s.Coupons {
-		f = append(f, cluster.PrefixCoupon+c, v)
-	}
-	for h, v := range s.Holds {
-		f = append(f, cluster.PrefixHold+h, v)
-	}
-	return f
 }
 
 // holdExpiry reads the expiry of a stored hold (0: none, or unreadable).

@@ -117,8 +117,8 @@ func TestRestore_ComparesFigures(t *testing.T) {
 	assert.False(t, wrote, "the same state: nothing to write")
 
 	hk := cluster.Holder(h)
-	require.NoError(t, rdb.HSet(ctx, hk, cluster.PrefixBalance+"CNY", "1").Err())
-	require.NoError(t, rdb.HSet(ctx, hk, cluster.PrefixHold+"order-1", "1|CNY=1000|").Err())
+	require.NoError(t, rdb.HSet(ctx, hk, stored.PrefixBalance+"CNY", "1").Err())
+	require.NoError(t, rdb.HSet(ctx, hk, stored.PrefixHold+"order-1", "1|CNY=1000|").Err())
 	tampered := state(t, h)
 	require.NotEqual(t, before, tampered)
 

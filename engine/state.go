@@ -7,6 +7,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // State reads everything a holder has, in one consistent step: one HGETALL
@@ -21,7 +22,7 @@ func (e *Engine) State(ctx context.Context, holder string) (instructions.State, 
 	if err != nil {
 		return instructions.State{}, err
 	}
-	if hs[0][cluster.FieldStatus] == "" {
+	if hs[0][stored.FieldStatus] == "" {
 		return instructions.State{}, instructions.Errorf(instructions.CodeHolderNotFound, instructions.NoOp, "holder %s not found", holder)
 	}
 	st := e.stateOf(holder, hs[0])
@@ -43,7 +44,7 @@ func (e *Engine) hashes(ctx context.Context, holder string) ([]map[string]string
 		return nil, redisFailure("", err)
 	}
 	h := hashOf(v)
-	count, _ := strconv.Atoi(h[cluster.FieldLanes])
+	count, _ := strconv.Atoi(h[stored.FieldLanes])
 	if count < 2 {
 		return []map[string]string{h}, nil
 	}
@@ -65,9 +66,9 @@ func (e *Engine) hashes(ctx context.Context, holder string) ([]map[string]string
 
 // stateOf reads one hash.
 func (e *Engine) stateOf(holder string, h map[string]string) instructions.State {
-	seq, _ := strconv.ParseInt(h[cluster.FieldSeq], 10, 64)
+	seq, _ := strconv.ParseInt(h[stored.FieldSeq], 10, 64)
 	st := instructions.State{
-		Holder: holder, Status: h[cluster.FieldStatus], Seq: seq,
+		Holder: holder, Status: h[stored.FieldStatus], Seq: seq,
 		Balances: map[string]instructions.Balance{},
 		Points:   instructions.Points{Available: "0", Frozen: "0"},
 		Coupons:  map[string]string{},
@@ -75,16 +76,16 @@ func (e *Engine) stateOf(holder string, h map[string]string) instructions.State 
 	}
 	for f, raw := range h {
 		switch {
-		case strings.HasPrefix(f, cluster.PrefixBalance), strings.HasPrefix(f, cluster.PrefixFrozen):
-			a := f[2:]
-			st.Balances[a] = instructions.Balance{Available: e.amount(a, orZero(h[cluster.PrefixBalance+a])),
-				Frozen: e.amount(a, orZero(h[cluster.PrefixFrozen+a]))}
-		case f == cluster.FieldPointsAvailable, f == cluster.FieldPointsFrozen:
-			st.Points = instructions.Points{Available: orZero(h[cluster.FieldPointsAvailable]), Frozen: orZero(h[cluster.FieldPointsFrozen])}
-		case strings.HasPrefix(f, cluster.PrefixCoupon):
-			st.Coupons[f[2:]] = couponState(raw)
-		case strings.HasPrefix(f, cluster.PrefixHold):
-			st.Holds[f[2:]] = e.hold(raw)
+		case strings.HasPrefix(f, stored.PrefixBalance), strings.HasPrefix(f, stored.PrefixFrozen):
+			a := f[len(stored.PrefixBalance):] // as long as PrefixFrozen
+			st.Balances[a] = instructions.Balance{Available: e.amount(a, orZero(h[stored.PrefixBalance+a])),
+				Frozen: e.amount(a, orZero(h[stored.PrefixFrozen+a]))}
+		case f == stored.FieldPointsAvailable, f == stored.FieldPointsFrozen:
+			st.Points = instructions.Points{Available: orZero(h[stored.FieldPointsAvailable]), Frozen: orZero(h[stored.FieldPointsFrozen])}
+		case strings.HasPrefix(f, stored.PrefixCoupon):
+			st.Coupons[f[len(stored.PrefixCoupon):]] = couponState(raw)
+		case strings.HasPrefix(f, stored.PrefixHold):
+			st.Holds[f[len(stored.PrefixHold):]] = e.hold(raw)
 		}
 	}
 	return st
@@ -99,7 +100,7 @@ func (e *Engine) sumLanes(st instructions.State, hs []map[string]string) (instru
 	var points [2]int64
 	for i, h := range hs {
 		name := instructions.LaneHolder(st.Holder, i)
-		if h[cluster.FieldStatus] == "" {
+		if h[stored.FieldStatus] == "" {
 			return instructions.State{}, instructions.Errorf(instructions.CodeUnavailable, instructions.NoOp,
 				"lane %d of hot holder %s (%s) is missing: rebuild it from the ledger (engined rebuild)", i, st.Holder, name)
 		}
@@ -108,17 +109,19 @@ func (e *Engine) sumLanes(st instructions.State, hs []map[string]string) (instru
 		for f, raw := range h {
 			v, _ := strconv.ParseInt(raw, 10, 64)
 			switch {
-			case strings.HasPrefix(f, cluster.PrefixBalance):
-				u := units[f[2:]]
+			case strings.HasPrefix(f, stored.PrefixBalance):
+				a := f[len(stored.PrefixBalance):]
+				u := units[a]
 				u[0] += v
-				units[f[2:]] = u
-			case strings.HasPrefix(f, cluster.PrefixFrozen):
-				u := units[f[2:]]
+				units[a] = u
+			case strings.HasPrefix(f, stored.PrefixFrozen):
+				a := f[len(stored.PrefixFrozen):]
+				u := units[a]
 				u[1] += v
-				units[f[2:]] = u
-			case f == cluster.FieldPointsAvailable:
+				units[a] = u
+			case f == stored.FieldPointsAvailable:
 				points[0] += v
-			case f == cluster.FieldPointsFrozen:
+			case f == stored.FieldPointsFrozen:
 				points[1] += v
 			}
 		}

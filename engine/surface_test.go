@@ -24,8 +24,6 @@ import (
 //     arguments it encodes, and ledger/ledgertest encodes an instruction the
 //     same way.
 //   - InfoField: internal/bench reads Redis's INFO with it.
-//   - AppliedRecord: the ledger's tests compare the idempotency record a
-//     rebuild writes with Redis's (Restore writes it).
 //   - SweepID: the daemon's tests build the sweeper's id to see it refused;
 //     a user can find the sweeper's release of a hold by it.
 //
@@ -39,7 +37,7 @@ var surface = []string{
 	"Engine.RestoreUnlessArrived", "Engine.Snapshots", "Engine.State", "Engine.SweepHot",
 	"Engine.Transfer", "Engine.Undelivered", "Error", "New", "Options", "Outcome", "ReplicaStats",
 	"TransferAborted", "TransferCommitted", "TransferPending", "TransferState",
-	"TransferState.AppendJSON", "Differences",
+	"TransferState.AppendJSON",
 	// Errors.
 	"ErrCouponExists", "ErrCouponExpired", "ErrCouponNotFound", "ErrCouponUnavailable",
 	"ErrExceedsHold", "ErrForbidden", "ErrHoldExists", "ErrHoldExpired", "ErrHoldNotFound",
@@ -58,7 +56,7 @@ var surface = []string{
 	"Relay.Run", "Relay.Stats", "RelayOptions", "RelayStats", "Sink", "Sweeper", "Sweeper.Run",
 	"Sweeper.Stats", "Sweeper.Sweep", "SweeperOptions", "SweeperStats",
 	// For the benchmark and the tests (above).
-	"AppliedRecord", "InfoField", "SweepID",
+	"InfoField", "SweepID",
 }
 
 // TestSurface_ExportsAreDeliberate holds engine's exported identifiers to

@@ -15,6 +15,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // SweeperOptions configure a Sweeper. A nil *SweeperOptions or a zero field
@@ -143,7 +144,7 @@ func (s *Sweeper) dropStale(ctx context.Context, d expired) error {
 	hk := cluster.Holder(d.holder)
 	key, member := cluster.Expiry(d.slot), d.holder+" "+d.hold
 	return s.e.rdb.Watch(ctx, func(tx *redis.Tx) error {
-		open, err := tx.HExists(ctx, hk, cluster.PrefixHold+d.hold).Result()
+		open, err := tx.HExists(ctx, hk, stored.PrefixHold+d.hold).Result()
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // A one-payer transfer's record without the library (docs/transfers.md, One
@@ -220,7 +221,7 @@ func (e *Engine) paymentState(ctx context.Context, id string, rec transferRecord
 		if err != nil {
 			return false, redisFailure(id, err)
 		}
-		return recordApplied(raw, prints[i]), nil
+		return stored.RecordApplied(raw, prints[i]), nil
 	}
 	if ok, err := applied(rec.payer); err != nil || !ok {
 		return st, err

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // A one-payer transfer's credit that cannot apply after the payer's run (its
@@ -83,8 +83,8 @@ func (e *Engine) giveBack(ctx context.Context, n instructions.NormalizedTransfer
 // error, or HOLDER_NOT_FOUND when the credit left no record (its payee gone).
 func (e *Engine) fenceCredit(ctx context.Context, n instructions.NormalizedTransfer, i int, c call) (reason string, applied bool, err error) {
 	key := c.keys[keyTx]
-	print := record(c.args[argFP].(string), "")
-	fence := fenceRecord(c.args[argFP].(string), n.ID, "given back")
+	fp := c.args[argFP].(string)
+	fence := fenceRecord(fp, n.ID, "given back")
 	why := Error{Code: instructions.CodeHolderNotFound, OpIndex: 0,
 		Message: e.describe(n.Parts[i], 0, instructions.CodeHolderNotFound, "")}
 	err = e.rdb.Watch(ctx, func(tx *redis.Tx) error {
@@ -93,17 +93,16 @@ func (e *Engine) fenceCredit(ctx context.Context, n instructions.NormalizedTrans
 		case errors.Is(err, redis.Nil):
 		case err != nil:
 			return err
-		case recordApplied(v, c.args[argFP].(string)):
+		case stored.RecordApplied(v, fp):
 			applied = true
 			return nil
-		case strings.HasPrefix(v, print+"err\n"+string(instructions.CodeUnavailable)+"\n"):
+		case stored.RecordRefused(v, fp, string(instructions.CodeUnavailable)):
 			return nil // fenced already
-		case strings.HasPrefix(v, print+"err\n"):
-			parts := strings.SplitN(v[len(print)+4:], "\n", 3)
-			if len(parts) == 3 {
-				code := instructions.Code(parts[0])
-				why = Error{Code: code, OpIndex: 0, Message: e.describe(n.Parts[i], 0, code, parts[2])}
-				if idx, err := strconv.Atoi(parts[1]); err == nil {
+		default:
+			if c, idx, detail, ok := stored.RecordRejection(v, fp); ok {
+				code := instructions.Code(c)
+				why = Error{Code: code, OpIndex: 0, Message: e.describe(n.Parts[i], 0, code, detail)}
+				if idx, err := strconv.Atoi(idx); err == nil {
 					why.OpIndex = idx
 				}
 			}

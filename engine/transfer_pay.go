@@ -13,6 +13,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // One-payer transfers (docs/transfers.md, "One payer"). When only one part
@@ -114,10 +115,10 @@ func (e *Engine) commitOf(n instructions.NormalizedTransfer, p instructions.Norm
 // deleted, under WATCH: an id that has applied since keeps its record.
 func (e *Engine) forgetRefusal(ctx context.Context, c call) error {
 	key := c.keys[keyTx]
-	refused := record(c.args[argFP].(string), "err\n"+string(instructions.CodeOverflow)+"\n")
+	fp := c.args[argFP].(string)
 	return e.rdb.Watch(ctx, func(tx *redis.Tx) error {
 		v, err := tx.Get(ctx, key).Result()
-		if err != nil || !strings.HasPrefix(v, refused) {
+		if err != nil || !stored.RecordRefused(v, fp, string(instructions.CodeOverflow)) {
 			return nil // gone, or not that refusal
 		}
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error { return p.Del(ctx, key).Err() })
@@ -154,7 +155,7 @@ func payeeReads(n instructions.NormalizedTransfer, payer int) []req {
 			continue
 		}
 		key := cluster.Holder(p.Holder)
-		args := []any{"hmget", key, cluster.FieldStatus}
+		args := []any{"hmget", key, stored.FieldStatus}
 		for _, s := range p.Steps {
 			args = append(args, balanceField(s))
 		}
@@ -166,9 +167,9 @@ func payeeReads(n instructions.NormalizedTransfer, payer int) []req {
 // balanceField is the holder hash's field a credit or earn_points adds to.
 func balanceField(s instructions.Step) string {
 	if s.Op == instructions.OpEarnPoints {
-		return cluster.FieldPointsAvailable
+		return stored.FieldPointsAvailable
 	}
-	return cluster.PrefixBalance + s.Asset
+	return stored.PrefixBalance + s.Asset
 }
 
 // payeeCheck tells, from payeeReads' answers, the first payee part whose

@@ -47,7 +47,7 @@ func restReads(n instructions.NormalizedTransfer) []req {
 		p := n.Parts[r.part]
 		key := cluster.Holder(p.Holder)
 		out = append(out, req{keys: []string{key},
-			args: []any{"hmget", key, cluster.PrefixHold + p.Steps[r.step].Hold, cluster.PrefixHold + n.Hold()}})
+			args: []any{"hmget", key, stored.PrefixHold + p.Steps[r.step].Hold, stored.PrefixHold + n.Hold()}})
 	}
 	return out
 }

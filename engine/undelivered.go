@@ -2,11 +2,11 @@ package engine
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // outboxPage is how many entries Undelivered reads from an outbox at once.
@@ -65,9 +65,7 @@ func readOutboxes(ctx context.Context, rdb redis.Cmdable, outboxes []string, eac
 		for k, c := range cmds {
 			msgs := c.Val()
 			for _, m := range msgs {
-				h, _ := m.Values["holder"].(string)
-				v, _ := m.Values["seq"].(string)
-				if seq, err := strconv.ParseInt(v, 10, 64); err == nil {
+				if h, seq, ok := stored.HolderSeq(m.Values); ok {
 					each(h, seq)
 				}
 			}

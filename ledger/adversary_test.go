@@ -250,7 +250,7 @@ func TestLedgerAdversary_EdgeInstructionsComeBackAsRedisWroteThem(t *testing.T) 
 		for _, r := range snaps[h].Recent {
 			rec, err := rdb.Get(ctx, cluster.Tx(h, r.ID)).Result()
 			require.NoError(t, err, "holder %s id %s", h, r.ID)
-			assert.Equal(t, rec, engine.AppliedRecord(r.FP, r.State), "holder %s id %s: the record a rebuild writes is Redis's", h, r.ID)
+			assert.Equal(t, rec, stored.AppliedRecord(r.FP, r.State), "holder %s id %s: the record a rebuild writes is Redis's", h, r.ID)
 		}
 	}
 	a, err := l.Audit(ctx, 10)

@@ -54,8 +54,8 @@ func (l *Ledger) Repair(ctx context.Context, id int64, fields map[string]string,
 		if err != nil {
 			return fmt.Errorf("set aside %d: %w", id, err)
 		}
-		if ev.Holder != holder || ev.Seq != seq || ev.Digest != orig["digest"] {
-			return fmt.Errorf("set aside %d: the event must keep holder %q, seq %d and digest %q", id, holder, seq, orig["digest"])
+		if ev.Holder != holder || ev.Seq != seq || ev.Digest != orig[stored.EventDigest] {
+			return fmt.Errorf("set aside %d: the event must keep holder %q, seq %d and digest %q", id, holder, seq, orig[stored.EventDigest])
 		}
 		heads, err := lockHeads(ctx, tx, []string{holder})
 		if err != nil {

@@ -62,7 +62,7 @@ func (l *Ledger) isolate(ctx context.Context, groups [][]stored.Entry, rep *Repo
 }
 
 func entrySeq(e stored.Entry) int64 {
-	n, _ := strconv.ParseInt(e.Fields["seq"], 10, 64)
+	n, _ := strconv.ParseInt(e.Fields[stored.EventSeq], 10, 64)
 	return n
 }
 
@@ -112,9 +112,9 @@ func (l *Ledger) setAsideOne(ctx context.Context, e stored.Entry, reason string)
 // addSetAside adds an event to set aside. The text columns take only what
 // PostgreSQL's text can hold; fields keeps every byte.
 func (w *batchWrites) addSetAside(e stored.Entry, reason string) {
-	seq, _ := strconv.ParseInt(e.Fields["seq"], 10, 64)
+	seq, _ := strconv.ParseInt(e.Fields[stored.EventSeq], 10, 64)
 	fields, _ := json.Marshal(e.Fields) // U+0000 becomes the escape \u0000
-	w.setAside = append(w.setAside, []any{pgText(e.Fields["holder"]), seq, pgText(e.Stream), pgText(e.ID), fields, pgText(reason)})
+	w.setAside = append(w.setAside, []any{pgText(e.Fields[stored.EventHolder]), seq, pgText(e.Stream), pgText(e.ID), fields, pgText(reason)})
 }
 
 // pgText makes s storable as PostgreSQL text: valid UTF-8 without U+0000.

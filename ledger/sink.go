@@ -102,7 +102,7 @@ func (l *Ledger) Apply(ctx context.Context, batch []stored.Entry) (Report, error
 	}
 	byHolder := map[string][]stored.Entry{}
 	for _, e := range batch {
-		byHolder[e.Fields["holder"]] = append(byHolder[e.Fields["holder"]], e)
+		byHolder[e.Fields[stored.EventHolder]] = append(byHolder[e.Fields[stored.EventHolder]], e)
 	}
 	holders := make([]string, 0, len(byHolder))
 	for h := range byHolder {
@@ -446,7 +446,7 @@ func (w *batchWrites) apply(hd *head, ev stored.Event) {
 // Transfer parts: the clearing sums of ledger.transfer_clearing are that
 // account's amount).
 func checkEvent(ev stored.Event) error {
-	for _, f := range [2][2]string{{"fp", ev.FP}, {"digest", ev.Digest}} {
+	for _, f := range [2][2]string{{stored.EventFP, ev.FP}, {stored.EventDigest, ev.Digest}} {
 		if b, err := hex.DecodeString(f[1]); err != nil || hex.EncodeToString(b) != f[1] {
 			return fmt.Errorf("event %s/%d: %s %q is not lowercase hexadecimal", ev.Holder, ev.Seq, f[0], f[1])
 		}
@@ -462,7 +462,8 @@ func checkEvent(ev stored.Event) error {
 // UTF-8, which PostgreSQL's text and jsonb cannot keep.
 func textOnly(ev stored.Event) error {
 	f := ev.Fields()
-	for _, k := range []string{"holder", "id", "fp", "cp", "ops", "state", "digest", "memo", "xfer"} {
+	for _, k := range []string{stored.EventHolder, stored.EventID, stored.EventFP, stored.EventCP, stored.EventOps, stored.EventState,
+		stored.EventDigest, stored.EventMemo, stored.EventXfer} {
 		if !utf8.ValidString(f[k]) {
 			return fmt.Errorf("field %q is not UTF-8", k)
 		}

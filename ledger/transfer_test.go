@@ -155,7 +155,7 @@ func TestSink_TransferParts(t *testing.T) {
 			for _, r := range snaps[h].Recent[1:] {
 				rec, err := rdb.Get(ctx, cluster.Tx(h, r.ID)).Result()
 				require.NoError(t, err, "%s %s", h, r.ID)
-				assert.Equal(t, rec, engine.AppliedRecord(r.FP, r.State))
+				assert.Equal(t, rec, stored.AppliedRecord(r.FP, r.State))
 			}
 		}
 	})

@@ -8,7 +8,7 @@
 // Run compares every holder either side knows, by seq first:
 //
 //   - the same seq: the digest, status, balances, points, coupons and holds
-//     must agree (engine.Differences, the comparison engine.Restore refuses
+//     must agree (stored.Differences, the comparison engine.Restore refuses
 //     by); else mismatch: a figure changed outside the engine.
 //   - Redis ahead: in_flight while each missing event is still in the
 //     holder's outbox or already in the ledger (not drift); lost_in_relay

@@ -13,6 +13,7 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger/ledgertest"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // applyOnLane applies in, addressed to a hot holder, on its lane.
@@ -52,7 +53,7 @@ func TestReconcile_AMissingLaneIsReportedUnderItsHolderAndRebuilt(t *testing.T) 
 
 	before := r.rawHolder(t, lane1)
 	require.Equal(t, "5", before["seq"])
-	require.Equal(t, "3", before[cluster.FieldLanes])
+	require.Equal(t, "3", before[stored.FieldLanes])
 	slot := cluster.HolderSlot(lane1)
 	score, err := r.rdb.ZScore(ctx, cluster.Expiry(slot), lane1+" h-1").Result()
 	require.NoError(t, err)
@@ -89,12 +90,12 @@ func TestReconcile_AMissingLaneIsReportedUnderItsHolderAndRebuilt(t *testing.T) 
 		require.NoError(t, err)
 		assert.Equal(t, RebuildResult{Rebuilt: 1}, res)
 		assert.Equal(t, "2", r.rawHolder(t, lane2)["seq"])
-		assert.Equal(t, "3", r.rawHolder(t, lane2)[cluster.FieldLanes])
+		assert.Equal(t, "3", r.rawHolder(t, lane2)[stored.FieldLanes])
 	})
 	t.Run("lane 0 rebuilt keeps its count, and reconcile sees a count that differs", func(t *testing.T) {
 		lane0 := r.rawHolder(t, hot)
-		require.Equal(t, "3", lane0[cluster.FieldLanes])
-		require.NoError(t, r.rdb.HSet(ctx, cluster.Holder(hot), cluster.FieldLanes, "5").Err())
+		require.Equal(t, "3", lane0[stored.FieldLanes])
+		require.NoError(t, r.rdb.HSet(ctx, cluster.Holder(hot), stored.FieldLanes, "5").Err())
 		rep := r.run(t)
 		require.Len(t, rep.Findings, 1, "%+v", rep.Findings)
 		assert.Contains(t, strings.Join(rep.Findings[0].Difference, "; "), "lanes: redis 5, ledger 3")

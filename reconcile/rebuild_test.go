@@ -14,6 +14,7 @@ import (
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger/ledgertest"
+	"github.com/atomledger/atomledger/stored"
 )
 
 func TestRebuild_RestoresDeletedHolder(t *testing.T) {
@@ -63,7 +64,7 @@ func TestRebuild_RestoresDeletedHolder(t *testing.T) {
 
 	t.Run("a holder where Redis is ahead is refused, unless forced", func(t *testing.T) {
 		// Move Redis ahead of the ledger by hand (the relay would catch up otherwise).
-		require.NoError(t, rdb.HIncrBy(ctx, hk, cluster.FieldSeq, 1).Err())
+		require.NoError(t, rdb.HIncrBy(ctx, hk, stored.FieldSeq, 1).Err())
 		res, err := Rebuild(ctx, r.eng, r.led, []string{h}, false)
 		require.NoError(t, err)
 		require.Len(t, res.Refused, 1)
@@ -242,7 +243,7 @@ func TestRebuild_RepairsTamperedFigures(t *testing.T) {
 	before, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 
-	require.NoError(t, r.rdb.HSet(ctx, cluster.Holder(h), cluster.PrefixBalance+"CNY", "999900").Err())
+	require.NoError(t, r.rdb.HSet(ctx, cluster.Holder(h), stored.PrefixBalance+"CNY", "999900").Err())
 	tampered, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 	require.Equal(t, "9999.00", tampered.Balances["CNY"].Available)

@@ -333,9 +333,9 @@ func compareState(h string, r *stored.Snapshot, p *stored.Snapshot) (Finding, bo
 	case fd.LedgerSeq > fd.RedisSeq:
 		fd.Kind = KindPGAhead
 	default:
-		// engine.Differences, not a copy here: Restore refuses by the same
+		// stored.Differences, not a copy here: Restore refuses by the same
 		// comparison, so rebuild and reconcile agree on what a mismatch is.
-		fd.Difference = engine.Differences(r, p, "ledger")
+		fd.Difference = stored.Differences(r, p, "ledger")
 		if len(fd.Difference) == 0 {
 			return fd, false
 		}

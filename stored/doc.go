@@ -1,10 +1,15 @@
-// Package stored holds the shapes of what the library stores, in its own
-// terms, and reads them in one place: a holder's whole state (Snapshot), the
-// outbox event (Event, ParseEvent, Digest) and the entry the relay hands its
-// sink (Entry), the stored hold and coupon strings, and the result json that
-// a call answers and an event's state field carries. The engine reads them
+// Package stored holds every form the library (lua/atomledger.lua) writes,
+// in its own terms, and spells and reads them in one place: the holder
+// hash's field names and a holder's whole state (Snapshot, ParseHolder,
+// HolderFields, and Differences between two accounts of it), the outbox
+// event's fields (Event, ParseEvent, Digest, HolderSeq) and the entry the
+// relay hands its sink (Entry), the idempotency record (Record,
+// AppliedRecord, RecordOutcome, KeptResult), the stored hold and coupon
+// strings, and the result json that a call answers and an event's state
+// field carries (ParseResult, ReadResult, ReadKept). The engine reads them
 // from Redis, the ledger from the outbox and PostgreSQL, reconciliation
-// compares the two.
+// compares the two. Other packages use these names rather than spell the
+// forms again.
 //
 // # Basics
 //

@@ -67,9 +67,35 @@ const (
 	DigestV2 = 2
 )
 
+// Fields of an outbox entry (docs/events.md).
+const (
+	EventHolder = "holder"
+	EventSeq    = "seq"
+	EventID     = "id"
+	EventFP     = "fp"
+	EventTS     = "ts"
+	EventCP     = "cp"
+	EventOps    = "ops"
+	EventState  = "state"
+	EventDigest = "digest"
+	EventMemo   = "memo"
+	EventXfer   = "xfer" // only in a transfer's part
+	EventDV     = "dv"   // the digest version; absent: DigestV1
+)
+
 // eventFields are the fields of an outbox entry, all required; xfer and dv
 // are the optional ones.
-var eventFields = []string{"holder", "seq", "id", "fp", "ts", "cp", "ops", "state", "digest", "memo"}
+var eventFields = []string{EventHolder, EventSeq, EventID, EventFP, EventTS, EventCP, EventOps, EventState, EventDigest, EventMemo}
+
+// HolderSeq reads the holder and seq of an outbox entry's fields as a Redis
+// client gives them (a value that is not a string reads as ""); ok is false
+// when the seq is not a number.
+func HolderSeq(values map[string]any) (holder string, seq int64, ok bool) {
+	holder, _ = values[EventHolder].(string)
+	v, _ := values[EventSeq].(string)
+	seq, err := strconv.ParseInt(v, 10, 64)
+	return holder, seq, err == nil
+}
 
 // ParseEvent reads an outbox entry's fields and checks that they are well
 // formed. It does not check the digest (the sink does, against the chain).
@@ -79,8 +105,8 @@ func ParseEvent(f map[string]string) (Event, error) {
 			return Event{}, fmt.Errorf("event: no field %q", k)
 		}
 	}
-	e := Event{Holder: f["holder"], ID: f["id"], FP: f["fp"], CP: f["cp"], Ops: f["ops"], State: f["state"], Digest: f["digest"], Memo: f["memo"], Xfer: f["xfer"]}
-	switch dv, ok := f["dv"]; {
+	e := Event{Holder: f[EventHolder], ID: f[EventID], FP: f[EventFP], CP: f[EventCP], Ops: f[EventOps], State: f[EventState], Digest: f[EventDigest], Memo: f[EventMemo], Xfer: f[EventXfer]}
+	switch dv, ok := f[EventDV]; {
 	case !ok:
 		e.DV = DigestV1
 	case dv == "2":
@@ -88,24 +114,24 @@ func ParseEvent(f map[string]string) (Event, error) {
 	default:
 		return e, fmt.Errorf("event: digest version %q", dv)
 	}
-	if x, ok := f["xfer"]; ok && x == "" && e.DV == DigestV1 {
+	if x, ok := f[EventXfer]; ok && x == "" && e.DV == DigestV1 {
 		// The library writes the field only for a transfer's part; under
 		// version 1 an empty one would be digested as absent and come back
 		// absent from Fields (under version 2, absent and empty are one).
 		return e, errors.New("event: empty xfer")
 	}
-	if dv, ok := f["dv"]; ok && dv != "2" {
+	if dv, ok := f[EventDV]; ok && dv != "2" {
 		return e, fmt.Errorf("event: digest version %q", dv)
 	}
 	// seq and ts in their own digits only ("+3" and "03" parse as 3): Fields
 	// and the digest write them so, and an event read back from them must
 	// be the one read here.
 	var err error
-	if e.Seq, err = strconv.ParseInt(f["seq"], 10, 64); err != nil || e.Seq < 1 || strconv.FormatInt(e.Seq, 10) != f["seq"] {
-		return e, fmt.Errorf("event: seq %q", f["seq"])
+	if e.Seq, err = strconv.ParseInt(f[EventSeq], 10, 64); err != nil || e.Seq < 1 || strconv.FormatInt(e.Seq, 10) != f[EventSeq] {
+		return e, fmt.Errorf("event: seq %q", f[EventSeq])
 	}
-	if e.TS, err = strconv.ParseInt(f["ts"], 10, 64); err != nil || strconv.FormatInt(e.TS, 10) != f["ts"] {
-		return e, fmt.Errorf("event: ts %q", f["ts"])
+	if e.TS, err = strconv.ParseInt(f[EventTS], 10, 64); err != nil || strconv.FormatInt(e.TS, 10) != f[EventTS] {
+		return e, fmt.Errorf("event: ts %q", f[EventTS])
 	}
 	if e.Holder == "" || e.ID == "" {
 		return e, errors.New("event: empty holder or id")
@@ -116,7 +142,7 @@ func ParseEvent(f map[string]string) (Event, error) {
 	if e.state, err = ParseResult(e.State); err != nil {
 		return e, fmt.Errorf("event %s/%d: state: %w", e.Holder, e.Seq, err)
 	}
-	if e.state.Seq != f["seq"] {
+	if e.state.Seq != f[EventSeq] {
 		return e, fmt.Errorf("event %s/%d: state seq %q", e.Holder, e.Seq, e.state.Seq)
 	}
 	for h, raw := range e.state.Holds {
@@ -142,13 +168,14 @@ func side(s string) bool { return s == SideAvail || s == SideFrozen || s == Side
 
 // Fields gives the event back as the fields of an outbox entry.
 func (e Event) Fields() map[string]string {
-	f := map[string]string{"holder": e.Holder, "seq": strconv.FormatInt(e.Seq, 10), "id": e.ID,
-		"fp": e.FP, "ts": strconv.FormatInt(e.TS, 10), "cp": e.CP, "ops": e.Ops, "state": e.State, "digest": e.Digest, "memo": e.Memo}
+	f := map[string]string{EventHolder: e.Holder, EventSeq: strconv.FormatInt(e.Seq, 10), EventID: e.ID,
+		EventFP: e.FP, EventTS: strconv.FormatInt(e.TS, 10), EventCP: e.CP, EventOps: e.Ops, EventState: e.State,
+		EventDigest: e.Digest, EventMemo: e.Memo}
 	if e.Xfer != "" {
-		f["xfer"] = e.Xfer
+		f[EventXfer] = e.Xfer
 	}
 	if e.DV == DigestV2 {
-		f["dv"] = "2"
+		f[EventDV] = "2"
 	}
 	return f
 }

@@ -135,3 +135,12 @@ func TestParseEvent_DigestVersion(t *testing.T) {
 		})
 	}
 }
+
+func TestHolderSeq_ReadsAnEntryAsRedisGivesIt(t *testing.T) {
+	h, seq, ok := stored.HolderSeq(map[string]any{stored.EventHolder: "u1", stored.EventSeq: "7"})
+	assert.Equal(t, []any{"u1", int64(7), true}, []any{h, seq, ok})
+	for _, v := range []map[string]any{{stored.EventHolder: "u1"}, {stored.EventHolder: "u1", stored.EventSeq: "x"}, {stored.EventSeq: 7}} {
+		_, _, ok := stored.HolderSeq(v)
+		assert.False(t, ok, "%v", v)
+	}
+}

@@ -1,5 +1,11 @@
 package stored
 
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
 // Snapshot is a holder's whole state in the library's terms: minor units,
 // coupons and holds in their stored form. The engine reads it from Redis,
 // the ledger from PostgreSQL; reconciliation compares the two and a rebuild
@@ -30,4 +36,62 @@ type RecentInstruction struct {
 	FP    string // the request fingerprint
 	TsMs  int64  // when it was applied: Redis server time, Unix ms
 	State string // the event's state, byte for byte the result json the client got
+}
+
+// Differences lists what differs between a holder's state in Redis (r) and
+// another account of it (o, named other in the text: the ledger's, as a
+// rule): digest, status, created_ms, lanes, balances, points, coupons and holds,
+// one line each. The seq is not compared: callers judge it first. An absent
+// balance or points hash counts as zero, as the engine's State shows it.
+func Differences(r, o *Snapshot, other string) []string {
+	var d []string
+	add := func(what string, rv, ov any) { d = append(d, fmt.Sprintf("%s: redis %v, %s %v", what, rv, other, ov)) }
+	if r.Digest != o.Digest {
+		add(FieldDigest, r.Digest, o.Digest)
+	}
+	if r.Status != o.Status {
+		add(FieldStatus, r.Status, o.Status)
+	}
+	if r.CreatedMs != o.CreatedMs {
+		add(FieldCreatedMs, r.CreatedMs, o.CreatedMs)
+	}
+	if max(r.Lanes, 1) != max(o.Lanes, 1) {
+		add(FieldLanes, max(r.Lanes, 1), max(o.Lanes, 1))
+	}
+	for _, a := range unionKeys(r.Balances, o.Balances) {
+		if r.Balances[a] != o.Balances[a] {
+			add("balance "+a+" [available frozen]", r.Balances[a], o.Balances[a])
+		}
+	}
+	pts := func(p *[2]int64) [2]int64 {
+		if p == nil {
+			return [2]int64{}
+		}
+		return *p
+	}
+	if pts(r.Points) != pts(o.Points) {
+		add("points [available frozen]", pts(r.Points), pts(o.Points))
+	}
+	for _, c := range unionKeys(r.Coupons, o.Coupons) {
+		if r.Coupons[c] != o.Coupons[c] {
+			add("coupon "+c, r.Coupons[c], o.Coupons[c])
+		}
+	}
+	for _, h := range unionKeys(r.Holds, o.Holds) {
+		if r.Holds[h] != o.Holds[h] {
+			add("hold "+h, r.Holds[h], o.Holds[h])
+		}
+	}
+	return d
+}
+
+func unionKeys[V any](a, b map[string]V) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -121,7 +121,7 @@ func TestReconcileAdversary_HoldersAtTheLimitsThroughTheCommands(t *testing.T) {
 	})
 
 	t.Run("a hold deleted by hand is refused, then repaired by --force", func(t *testing.T) {
-		require.NoError(t, r.rdb.HDel(ctx, cluster.Holder(big), cluster.PrefixHold+long("hold", 47)).Err())
+		require.NoError(t, r.rdb.HDel(ctx, cluster.Holder(big), stored.PrefixHold+long("hold", 47)).Err())
 		require.NoError(t, r.rdb.ZRem(ctx, cluster.Expiry(cluster.HolderSlot(big)), big+" "+long("hold", 47)).Err())
 		tampered := state(big)
 		code, stdout, stderr := r.run("rebuild", "--all")

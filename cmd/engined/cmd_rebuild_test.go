@@ -10,6 +10,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // TestRebuildCommand_RefusesTamperedFiguresUnlessForced holds what the
@@ -29,7 +30,7 @@ func TestRebuildCommand_RefusesTamperedFiguresUnlessForced(t *testing.T) {
 	before, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 
-	require.NoError(t, r.rdb.HSet(ctx, cluster.Holder(h), cluster.PrefixBalance+"CNY", "999900").Err())
+	require.NoError(t, r.rdb.HSet(ctx, cluster.Holder(h), stored.PrefixBalance+"CNY", "999900").Err())
 	tampered, err := r.eng.State(ctx, h)
 	require.NoError(t, err)
 	require.Equal(t, "9999.00", tampered.Balances["CNY"].Available)

@@ -22,6 +22,7 @@ import (
 	"github.com/atomledger/atomledger/ledger/ledgertest"
 	"github.com/atomledger/atomledger/ledger/pgtest"
 	"github.com/atomledger/atomledger/reconcile"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // ledgerRig is a cluster of its own (the relay takes every outbox, so it
@@ -212,7 +213,7 @@ func TestRelay_EndToEndThroughPostgreSQLDowntime(t *testing.T) {
 		require.NoError(t, err)
 		_, err = r.led.Pool().Exec(ctx, "UPDATE ledger.holders SET seq = seq + 1 WHERE holder = $1", h[1])
 		require.NoError(t, err)
-		require.NoError(t, r.c.Client(nil).HSet(ctx, cluster.Holder(h[2]), cluster.PrefixBalance+"CNY", "1").Err())
+		require.NoError(t, r.c.Client(nil).HSet(ctx, cluster.Holder(h[2]), stored.PrefixBalance+"CNY", "1").Err())
 		require.NoError(t, r.c.Client(nil).Del(ctx, cluster.Holder(h[3])).Err())
 		_, err = r.led.Pool().Exec(ctx, `INSERT INTO ledger.entries (holder, seq, n, op_index, account, account_kind, asset, amount)
 			VALUES ($1, 1, 999, 0, 'external', 'cp', 'CNY', 5)`, h[4])

@@ -65,7 +65,7 @@ func TestRelay_PoisonEventStallsOnlyItsHolder(t *testing.T) {
 	// PostgreSQL cannot store; Redis's head of A moves to it, as the script
 	// would have moved it.
 	meta := cluster.Holder(a)
-	head, err := r.rdb.HMGet(ctx, meta, cluster.FieldSeq, cluster.FieldDigest).Result()
+	head, err := r.rdb.HMGet(ctx, meta, stored.FieldSeq, stored.FieldDigest).Result()
 	require.NoError(t, err)
 	seq, err := strconv.ParseInt(head[0].(string), 10, 64)
 	require.NoError(t, err)
@@ -76,7 +76,7 @@ func TestRelay_PoisonEventStallsOnlyItsHolder(t *testing.T) {
 	outbox := cluster.Outbox(cluster.HolderSlot(a))
 	entry, err := r.rdb.XAdd(ctx, &redis.XAddArgs{Stream: outbox, Values: poison}).Result()
 	require.NoError(t, err)
-	require.NoError(t, r.rdb.HSet(ctx, meta, cluster.FieldSeq, seq+1, cluster.FieldDigest, ev.Digest).Err())
+	require.NoError(t, r.rdb.HSet(ctx, meta, stored.FieldSeq, seq+1, stored.FieldDigest, ev.Digest).Err())
 
 	// Everyone goes on, A included: A's three are chained on the poison.
 	for range 3 {

@@ -1,8 +1,8 @@
 // Package libcall is the layout of the engine's call of the library's apply
-// (lua/atomledger.lua): which argument is which, how much of the fingerprint
-// an idempotency record keeps, and the idempotency ttl of a call that gives
-// none. The engine builds its calls with it; internal/luagen writes its
-// numbers into the library.
+// (lua/atomledger.lua): which argument is which, and the idempotency ttl of
+// a call that gives none (how much of the fingerprint an idempotency record
+// keeps is package stored's, with the record's form). The engine builds its
+// calls with it; internal/luagen writes its numbers into the library.
 package libcall
 
 import "time"
@@ -25,10 +25,6 @@ const (
 	Fixed // how many come before the ops
 	PerOp = 6
 )
-
-// RecordFP is how much of the fingerprint an idempotency record keeps:
-// 64 bits tell two bodies sent under one id apart.
-const RecordFP = 16
 
 // DefaultTTL is how long an instruction id is remembered when the caller
 // says nothing: the engine's default (engine.DefaultIdempotencyTTL) and the

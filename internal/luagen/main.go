@@ -2,7 +2,8 @@
 // the facts it shares with the Go side: the contract's key names and the slot
 // tag of every slot (cluster), the op table and the JSON form of an
 // instruction, its limits and the names the engine keeps for itself
-// (instructions), the layout of apply's arguments (internal/libcall). With
+// (instructions), the layout of apply's arguments (internal/libcall) and how
+// much of the fingerprint an idempotency record keeps (stored). With
 // the keys and tags the JSON door and transfer compare the keys a caller
 // names with the contract's, without searching for a tag per call. The
 // library builds its tables from these once, when it loads. go generate
@@ -23,6 +24,7 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/internal/libcall"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // The lines that open and close the generated part of the library.
@@ -153,7 +155,7 @@ func ops(b *strings.Builder) {
 		fmt.Sprintf("args_fixed = %d", libcall.Fixed),
 		fmt.Sprintf("args_per_op = %d", libcall.PerOp),
 		fmt.Sprintf("max_ops = %d", instructions.MaxOps),
-		fmt.Sprintf("record_fp = %d", libcall.RecordFP),
+		fmt.Sprintf("record_fp = %d", stored.RecordFP),
 		fmt.Sprintf("max_ttl = %d", instructions.MaxTTLMs),
 		fmt.Sprintf("max_memo = %d", instructions.MaxMemo),
 		fmt.Sprintf("min_lanes = %d", instructions.MinLanes),
