@@ -6,11 +6,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/internal/libcall"
 	"github.com/atomledger/atomledger/lua"
@@ -22,7 +24,7 @@ import (
 // lanes_hist. Each case goes through both doors, on two holders set up alike
 // through the engine: the same code, or the same change and event; a
 // refusal changes neither hash.
-func TestConformance_SetLanesThroughBothDoors(t *testing.T) {
+func TestConformance_SetLanesThroughTheEngine(t *testing.T) {
 	needRedis(t)
 	require.NoError(t, eng.Load(context.Background()))
 	hot := func(in instructions.Instruction) instructions.Instruction {
@@ -58,16 +60,12 @@ func TestConformance_SetLanesThroughBothDoors(t *testing.T) {
 			text := func(holder, amount string) string {
 				return strings.ReplaceAll(`{"id":"`+id+`","holder":"`+holder+`","ops":[`+c.ops+`]}`, "{A}", amount)
 			}
-			histE, histD := holderHash(t, he)[stored.FieldLanesHist], holderHash(t, hd)[stored.FieldLanesHist]
-			code := judgeAlike(t, he, hd, id, text(he, "1.00"), text(hd, "100"))
+			histE := holderHash(t, he)[stored.FieldLanesHist]
+			code := engineAlone(t, he, hd, id, text(he, "1.00"), text(hd, "100"))
 			assert.Equal(t, string(c.code), code)
-			for _, h := range []string{he, hd} {
-				m := holderHash(t, h)
-				assert.Equal(t, c.lanes, m[stored.FieldLanes], "%s: lanes", h)
-			}
+			assert.Equal(t, c.lanes, holderHash(t, he)[stored.FieldLanes], "lanes")
 			if c.code != "" || c.name == "equal" {
 				assert.Equal(t, histE, holderHash(t, he)[stored.FieldLanesHist], "lanes_hist unchanged")
-				assert.Equal(t, histD, holderHash(t, hd)[stored.FieldLanesHist], "lanes_hist unchanged")
 			}
 		})
 	}
@@ -95,7 +93,7 @@ func TestApply_SetLanesLoweredSaysBothCounts(t *testing.T) {
 // set_lanes on a holder that does not exist is HOLDER_NOT_FOUND through both
 // doors, and nothing is written for it; open with lanes creates a hot holder
 // (lanes, no lanes_hist) alike through both, its event read as any other.
-func TestConformance_OpenHotAndUnknownHolder(t *testing.T) {
+func TestConformance_OpenHotAndUnknownHolderThroughTheEngine(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
 	require.NoError(t, eng.Load(ctx))
@@ -111,8 +109,8 @@ func TestConformance_OpenHotAndUnknownHolder(t *testing.T) {
 		he, hd := newID("ghost"), newID("ghost")
 		t.Cleanup(func() { checkInvariants(t, he); checkInvariants(t, hd) })
 		text := func(h string) string { return `{"id":"hot-open","holder":"` + h + `","ops":[` + c.ops + `]}` }
-		assert.Equal(t, c.code, judgeAlike(t, he, hd, "hot-open", text(he), text(hd)), c.ops)
-		for _, h := range []string{he, hd} {
+		assert.Equal(t, c.code, engineAlone(t, he, hd, "hot-open", text(he), text(hd)), c.ops)
+		for _, h := range []string{he} {
 			st := readRaw(t, h)
 			if c.code != "" {
 				assert.Empty(t, st.Hashes[hMeta], "%s: nothing written", c.ops)
@@ -156,7 +154,9 @@ func TestApply_SetLanesKeepsTheHistoryOfItsWindow(t *testing.T) {
 		require.NoError(t, err)
 		return tm.UnixMilli()
 	}
-	for _, door := range []string{"engine", "json"} {
+	// The engine's idempotency TTL trims the window: 24 h keeps the raise of
+	// an hour ago, 1 minute drops it.
+	for _, door := range []string{"engine", "engine of a 1 minute ttl"} {
 		h := newHolder(t, func(in instructions.Instruction) instructions.Instruction { return in.SetLanes(4) })
 		t0 := now()
 		old, hour := strconv.FormatInt(t0-2*24*3600*1000, 10), strconv.FormatInt(t0-3600*1000, 10)
@@ -167,9 +167,8 @@ func TestApply_SetLanesKeepsTheHistoryOfItsWindow(t *testing.T) {
 			_, err := eng.Apply(ctx, newIn(h).SetLanes(7))
 			require.NoError(t, err)
 		} else {
-			v, err := rdb.FCall(ctx, lua.FuncApplyJSON, jsonKeys(h, "raise"), `{"id":"raise","holder":"`+h+`","ops":[{"op":"set_lanes","lanes":7}]}`, "60000").Slice()
+			_, err := engine.New(rdb, &engine.Options{IdempotencyTTL: time.Minute}).Apply(ctx, newIn(h).SetLanes(7))
 			require.NoError(t, err)
-			require.True(t, strings.HasPrefix(v[1].(string), "ok\n"), v[1])
 			kept = ""
 		}
 		t1 := now()

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -81,6 +82,9 @@ type Engine struct {
 	group group         // Apply's shared pipelines (group.go)
 	books transferBooks // one-payer transfers' records to mark done (transfer_claim.go)
 	lanes laneCache     // hot holders' lanes (hot.go)
+
+	sweepOnce sync.Once
+	sweepEng  *Engine // the hot sweep's transfers run on it (hot_sweep.go)
 }
 
 // New builds an Engine on a go-redis client: a *redis.ClusterClient for a

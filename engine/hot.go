@@ -157,13 +157,20 @@ func creditOnly(n instructions.Normalized) bool {
 }
 
 // setsLanes tells whether n opens a hot holder or raises its lanes, and to how many.
+// With several such ops, the last count, which lane 0 ends with if it takes
+// the instruction; 0 when a later one would lower an earlier one, which
+// lane 0 refuses: no lane is raised for it.
 func setsLanes(n instructions.Normalized) int {
+	count := 0
 	for _, s := range n.Steps {
 		if (s.Op == instructions.OpOpen || s.Op == instructions.OpSetLanes) && s.Units > 1 {
-			return int(s.Units)
+			if int(s.Units) < count {
+				return 0
+			}
+			count = int(s.Units)
 		}
 	}
-	return 0
+	return count
 }
 
 // onLane gives c sent to lane of its holder, checked against count (0: not checked).
@@ -287,28 +294,29 @@ func onHolder(o Outcome, sent call, holder string) Outcome {
 	return o
 }
 
+// laneStepID begins the ids of the instructions that open and raise lanes:
+// under the transfers' prefix, which no client's instruction may take, so
+// that no credit of a client sits under the id a raise needs.
+const laneStepID = instructions.TransferHoldPrefix + "lanes-"
+
 // raiseLanes makes lanes 1..count-1 of holder exist with count, before lane
-// 0 says so: new lanes are opened, the others raised (ids "lanes-open-<count>"
-// and "lanes-set-<count>", so that a retry replays). The holder joins the hot holders' set, which the
+// 0 says so: new lanes are opened, the others raised (ids "x:lanes-open-<count>"
+// and "x:lanes-set_lanes-<count>", so that a retry replays). The holder joins the hot holders' set, which the
 // sweep reads.
 func (e *Engine) raiseLanes(ctx context.Context, holder string, count int) error {
 	if err := e.rdb.SAdd(ctx, cluster.HotHolders(), holder).Err(); err != nil {
 		return redisFailure("", err)
 	}
-	n := strconv.Itoa(count)
-	ins := make([]instructions.Instruction, count-1)
-	for i := range ins {
-		ins[i] = instructions.New("lanes-open-"+n, holder).OpenHot(count)
+	// The engine's own steps, on names no client can give: built here
+	// rather than validated as a client's instruction.
+	step := func(lane int, op string) call {
+		return e.build(instructions.Normalized{ID: laneStepID + op + "-" + strconv.Itoa(count),
+			Holder: instructions.LaneHolder(holder, lane), Counterparty: instructions.DefaultCounterparty,
+			Steps: []instructions.Step{{Op: op, Units: int64(count)}}})
 	}
-	// Lanes are not a client's names: normalized here under the holder's
-	// name, sent under the lane's.
-	calls := make([]call, len(ins))
-	for i, in := range ins {
-		c, err := e.prepare(in)
-		if err != nil {
-			return err
-		}
-		calls[i] = e.onLane(c, i+1, 0)
+	calls := make([]call, count-1)
+	for i := range calls {
+		calls[i] = step(i+1, instructions.OpOpen)
 	}
 	out := make([]Outcome, len(calls))
 	e.run(ctx, calls, indexes(len(calls)), out)
@@ -319,11 +327,7 @@ func (e *Engine) raiseLanes(ctx context.Context, holder string, count int) error
 		case o.Err == nil:
 		case errors.As(o.Err, &ierr) && ierr.Code == instructions.CodeHolderExists:
 			raise = append(raise, i)
-			c, err := e.prepare(instructions.New("lanes-set-"+n, holder).SetLanes(count))
-			if err != nil {
-				return err
-			}
-			calls[i] = e.onLane(c, i+1, 0)
+			calls[i] = step(i+1, instructions.OpSetLanes)
 		default:
 			return o.Err
 		}
@@ -339,6 +343,25 @@ func (e *Engine) raiseLanes(ctx context.Context, holder string, count int) error
 	return nil
 }
 
+// raisesWhen tells whether lane 0, of status, gets to its set_lanes ops
+// as far as suspension goes: a suspended holder refuses them, unless the
+// instruction resumes it first.
+func raisesWhen(status string, steps []instructions.Step) bool {
+	for _, s := range steps {
+		switch s.Op {
+		case instructions.OpResume:
+			status = instructions.StatusActive
+		case instructions.OpSuspend:
+			status = instructions.StatusSuspended
+		case instructions.OpSetLanes:
+			if status == instructions.StatusSuspended {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func indexes(n int) []int {
 	s := make([]int, n)
 	for i := range s {
@@ -352,9 +375,13 @@ func indexes(n int) []int {
 //
 // The lanes are left as they are when lane 0 will refuse the instruction
 // or has nothing to raise (an open of a holder that exists, a set_lanes of
-// a holder missing, suspended or at count already: lane 0 then answers its
-// error, or its replay); a holder suspended between that look and lane 0's
-// run leaves its lanes ahead of lane 0, which routing allows (applyCredit).
+// a holder missing or at count already, or suspended and not resumed by the
+// instruction first: lane 0 then answers its error, or its replay).
+// Otherwise they are raised even when lane 0 may refuse another op of the
+// instruction (a debit it cannot cover), which leaves the lanes ahead of
+// lane 0 and the holder's money as it was: lanes ahead are safe
+// (applyCredit); lanes behind are not, as two engines could then route one
+// credit by two counts to two lanes that both take it.
 func (e *Engine) applyLanes(ctx context.Context, c call, count int) Outcome {
 	v, err := e.rdb.HMGet(ctx, cluster.Holder(c.n.Holder), stored.FieldStatus, stored.FieldLanes).Result()
 	if err != nil {
@@ -364,7 +391,7 @@ func (e *Engine) applyLanes(ctx context.Context, c call, count int) Outcome {
 	now, _ := v[1].(string)
 	has, _ := strconv.Atoi(now)
 	opens := c.n.Steps[0].Op == instructions.OpOpen
-	if opens && status == "" || !opens && status == instructions.StatusActive && has < count {
+	if opens && status == "" || !opens && status != "" && has < count && raisesWhen(status, c.n.Steps) {
 		if err := e.raiseLanes(ctx, c.n.Holder, count); err != nil {
 			return Outcome{Err: err}
 		}

@@ -30,9 +30,40 @@ type HotSwept struct {
 // holder holds at its seq into lane 0: a sweep that runs twice, or two
 // sweepers at once, find the same lane at the same seq and run one transfer;
 // once it has run, the lane's seq has moved and its figures with it.
-func HotSweepID(holder string, lane int, seq int64) string {
-	sum := sha256.Sum256([]byte(holder + "\x00" + strconv.Itoa(lane) + "\x00" + strconv.FormatInt(seq, 10)))
+func HotSweepID(holder string, lane int, seq int64) string { return sweepID(holder, lane, seq, 0) }
+
+// sweepID is the id of a lane's sweep at seq, attempt being how many
+// sweeps at that seq were found aborted before it (their sweeper killed
+// before the lane's step: nothing moved).
+func sweepID(holder string, lane int, seq int64, attempt int) string {
+	text := holder + "\x00" + strconv.Itoa(lane) + "\x00" + strconv.FormatInt(seq, 10)
+	if attempt > 0 {
+		text += "\x00" + strconv.Itoa(attempt)
+	}
+	sum := sha256.Sum256([]byte(text))
 	return instructions.HotSweepPrefix + hex.EncodeToString(sum[:])[:24]
+}
+
+// sweepAttempts bounds the sweeps tried at one seq of a lane in one pass.
+const sweepAttempts = 4
+
+// hotSweepTTL is how long a sweep's transfer record and steps' idempotency
+// records live (the engine's idempotency TTL if shorter): a sweep is never
+// sent again once it has run, as the lane's seq has moved, and a busy lane
+// swept every second would otherwise keep a day of them (about 1.8 KB each).
+const hotSweepTTL = time.Hour
+
+// sweeps gives the engine the sweep's transfers run on: this one's, with
+// the idempotency TTL at most hotSweepTTL.
+func (e *Engine) sweeps() *Engine {
+	e.sweepOnce.Do(func() {
+		e.sweepEng = e
+		if e.ttl > hotSweepTTL {
+			e.sweepEng = New(e.rdb, &Options{Assets: e.assets, IdempotencyTTL: hotSweepTTL, MinReplicaAcks: e.minAcks,
+				ReplicaAckTimeout: e.ackTimeout, TransferTimeout: e.xferTimeout, Logger: e.log})
+		}
+	})
+	return e.sweepEng
 }
 
 // SweepHot moves the available balances and points of holder's receiving
@@ -65,19 +96,27 @@ func (e *Engine) SweepHot(ctx context.Context, holder string) (HotSwept, error) 
 		if !ok {
 			continue
 		}
-		n, err := t.Normalize(e.assets)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		st, err := e.transfer(ctx, t, n)
-		switch {
-		case err != nil:
-			errs = append(errs, err)
-		case st.Status == TransferCommitted:
-			out.Moved++
-		case st.Status == TransferAborted && st.Error != nil:
-			errs = append(errs, st.Error)
+		seq, _ := strconv.ParseInt(h[stored.FieldSeq], 10, 64)
+		for attempt := range sweepAttempts {
+			t.ID = sweepID(holder, lane, seq, attempt)
+			n, err := t.Normalize(e.assets)
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			st, err := e.sweeps().transfer(ctx, t, n)
+			if err == nil && st.Status == TransferAborted && st.Replayed {
+				continue // an earlier sweep at this seq, aborted: nothing moved
+			}
+			switch {
+			case err != nil:
+				errs = append(errs, err)
+			case st.Status == TransferCommitted:
+				out.Moved++
+			case st.Status == TransferAborted && st.Error != nil:
+				errs = append(errs, st.Error)
+			}
+			break
 		}
 	}
 	return out, errors.Join(errs...)
@@ -93,6 +132,9 @@ func (e *Engine) sweepTransfer(holder string, lane int, h map[string]string) (in
 		case units <= 0:
 		case strings.HasPrefix(f, stored.PrefixBalance):
 			a := f[len(stored.PrefixBalance):]
+			if _, known := e.assets.Scale(a); !known {
+				continue // removed from the registry: it stays in its lane, shown in minor units
+			}
 			amount := instructions.Amount(e.amount(a, raw))
 			take = append(take, instructions.Op{Op: instructions.OpDebit, Asset: a, Amount: amount})
 			give = append(give, instructions.Op{Op: instructions.OpCredit, Asset: a, Amount: amount})

@@ -1533,9 +1533,17 @@ local function apply_json(keys, argv)
   -- A credit of a hot holder goes to the lane its id picks, which only the engine computes: this
   -- door sends credits checked as a plain holder's, and a hot holder refuses them (were it to
   -- take one on lane 0, the same id sent through the engine would apply again on its lane).
+  -- Lanes are opened and raised by the engine alone, before lane 0 says their count, which this
+  -- door cannot do (they live in other slots): lane 0 raised alone would let two engines route
+  -- one credit by two counts to two lanes.
   local credits = true
   for i = 0, nops - 1 do
-    local op = flat[SHARED.args_fixed + i * SHARED.args_per_op + 1]
+    local at = SHARED.args_fixed + i * SHARED.args_per_op
+    local op = flat[at + 1]
+    if op == 'set_lanes' or op == 'open' and flat[at + 3] ~= '0' then
+      return bad('INVALID_INSTRUCTION', i, op .. ' with lanes: a hot holder\'s lanes are opened and raised by the engine, '
+        .. 'in their own slots before this one: send it through the engine')
+    end
     credits = credits and (op == 'credit' or op == 'earn_points')
   end
   if credits then flat[8] = '1' end
