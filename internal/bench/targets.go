@@ -41,7 +41,7 @@ func targets(r *Report) []Target {
 	return append(out, hotTargets(r.Hot)...)
 }
 
-// hotTargets are issue 24's goals for the hot merchant, per path: its rate
+// hotTargets are the goals for the hot merchant (docs/hot-holders.md), per path: its rate
 // within 0.9 of the same payments spread over the payees, and its credits'
 // Redis CPU spread over the masters within 1.5 of each other; and the
 // money of every path exact.
@@ -85,10 +85,10 @@ func hotTargets(h Hot) []Target {
 
 // systemDebitCPUBefore is CPU seconds per 1,000 debits of all the system
 // part's processes (system.phases[debit].cpu_s_per_1000.all) in the run
-// docs/benchmarks.md shows, before issue 14's cuts: the target is half.
+// docs/benchmarks.md shows, before the cuts: the target is half.
 const systemDebitCPUBefore = 0.349
 
-// systemTargets are issue 14's goals, on the system part's figures; those
+// systemTargets are the system part's goals, on its figures; those
 // it does not measure are listed as skipped, with where they stand.
 func systemTargets(s System) []Target {
 	var out []Target
