@@ -123,7 +123,8 @@ func (e *Engine) SweepHot(ctx context.Context, holder string) (HotSwept, error) 
 }
 
 // sweepTransfer is the transfer that empties lane's available figures (h,
-// its hash) into lane 0; false when there is nothing to move.
+// its hash) into lane 0, without its id (the caller names each attempt:
+// sweepID); false when there is nothing to move.
 func (e *Engine) sweepTransfer(holder string, lane int, h map[string]string) (instructions.Transfer, bool) {
 	var take, give []instructions.Op
 	for f, raw := range h {
@@ -150,8 +151,7 @@ func (e *Engine) sweepTransfer(holder string, lane int, h map[string]string) (in
 	byName := func(a, b instructions.Op) int { return cmp.Compare(a.Op+a.Asset, b.Op+b.Asset) }
 	slices.SortFunc(take, byName)
 	slices.SortFunc(give, byName)
-	seq, _ := strconv.ParseInt(h[stored.FieldSeq], 10, 64)
-	return instructions.Transfer{ID: HotSweepID(holder, lane, seq), Parts: []instructions.Part{
+	return instructions.Transfer{Parts: []instructions.Part{
 		{Holder: instructions.LaneHolder(holder, lane), Ops: take},
 		{Holder: holder, Ops: give},
 	}}, true
