@@ -39,18 +39,14 @@ import (
 // the two phases, so that its writes are confirmed by replicas like every
 // other (a MULTI's WAIT would need a connection of its own).
 
-// recordFields are the record's fields in the order the transfer function
-// answers them (after the outcome), then its fingerprint.
-var recordFields = []string{"status", "err", "done", "created_ms", "deadline_ms", "holders", "finished",
-	"payer", "until_ms", "ttl_ms", "fp"}
-
 // claimArgs are the claim's fields and values: what begin writes for a
 // one-payer transfer.
 func (e *Engine) claimArgs(n instructions.NormalizedTransfer, body []byte, payer int, now int64) []string {
 	ms := func(v int64) string { return strconv.FormatInt(v, 10) }
-	return []string{"status", "preparing", "fp", transferPrint(n), "body", string(body), "holders", holdersOf(n),
-		"created_ms", ms(now), "deadline_ms", ms(now + e.xferTimeout.Milliseconds()), "payer", strconv.Itoa(payer),
-		"until_ms", ms(now + (e.ttl - 2*e.xferTimeout).Milliseconds()), "ttl_ms", e.idemTTL}
+	return []string{stored.XferStatus, "preparing", stored.XferFP, transferPrint(n), stored.XferBody, string(body),
+		stored.XferHolders, holdersOf(n), stored.XferCreatedMs, ms(now),
+		stored.XferDeadlineMs, ms(now + e.xferTimeout.Milliseconds()), stored.XferPayer, strconv.Itoa(payer),
+		stored.XferUntilMs, ms(now + (e.ttl - 2*e.xferTimeout).Milliseconds()), stored.XferTTLMs, e.idemTTL}
 }
 
 // claim writes transfer n's record unless it exists, and reads it: outcome
@@ -66,7 +62,7 @@ func (e *Engine) claim(ctx context.Context, n instructions.NormalizedTransfer, b
 			p.HSetNX(ctx, key, args[i], args[i+1])
 		}
 		p.ZAddNX(ctx, cluster.Transfers(cluster.Slot(key)), redis.Z{Score: float64(now + e.xferTimeout.Milliseconds()), Member: n.ID})
-		got = p.HMGet(ctx, key, recordFields...)
+		got = p.HMGet(ctx, key, stored.XferReadFields...)
 		return nil
 	})
 	for _, c := range cmds {
@@ -78,7 +74,7 @@ func (e *Engine) claim(ctx context.Context, n instructions.NormalizedTransfer, b
 		e.reloadAfter(ctx, err)
 		return transferRecord{}, redisFailure(n.ID, err)
 	}
-	v := make([]string, 1+len(recordFields))
+	v := make([]string, 1+len(stored.XferReadFields))
 	for i, f := range got.Val() {
 		v[1+i], _ = f.(string)
 	}
@@ -98,10 +94,10 @@ func (e *Engine) booking(n instructions.NormalizedTransfer, rec transferRecord) 
 	// The whole record but its body, so that a record lost since the claim
 	// (a failover) comes back whole for its readers.
 	ms := func(v int64) string { return strconv.FormatInt(v, 10) }
-	return e.recordDone(n, rec, "status", TransferCommitted, "err", "",
-		"decided_ms", strconv.FormatInt(time.Now().UnixMilli(), 10), "fp", transferPrint(n), "holders", holdersOf(n),
-		"created_ms", ms(rec.createdMs), "deadline_ms", ms(rec.deadline), "payer", strconv.Itoa(rec.payer),
-		"until_ms", ms(rec.untilMs), "ttl_ms", e.stepTTL(rec))
+	return e.recordDone(n, rec, stored.XferStatus, TransferCommitted, stored.XferErr, "",
+		stored.XferDecidedMs, strconv.FormatInt(time.Now().UnixMilli(), 10), stored.XferFP, transferPrint(n),
+		stored.XferHolders, holdersOf(n), stored.XferCreatedMs, ms(rec.createdMs), stored.XferDeadlineMs, ms(rec.deadline),
+		stored.XferPayer, strconv.Itoa(rec.payer), stored.XferUntilMs, ms(rec.untilMs), stored.XferTTLMs, e.stepTTL(rec))
 }
 
 // recordDone writes fields to transfer n's record with every part finished
@@ -115,7 +111,8 @@ func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecor
 	for i := range finished {
 		finished[i] = '1'
 	}
-	fields = append(fields, "finished", string(finished), "done", "1", "done_ms", strconv.FormatInt(time.Now().UnixMilli(), 10))
+	fields = append(fields, stored.XferFinished, string(finished), stored.XferDone, "1",
+		stored.XferDoneMs, strconv.FormatInt(time.Now().UnixMilli(), 10))
 	return []req{
 		{keys: []string{key}, args: append([]any{"hset", key}, fields...)},
 		{keys: []string{key}, args: []any{"pexpire", key, e.stepTTL(rec)}},
@@ -192,7 +189,7 @@ func (e *Engine) flushBooks() {
 // credit did too), as the booking will say; else what the record says.
 func (e *Engine) paymentState(ctx context.Context, id string, rec transferRecord) (TransferState, error) {
 	st := stateOf(id, rec)
-	body, err := e.rdb.HGet(ctx, cluster.Transfer(id), "body").Result()
+	body, err := e.rdb.HGet(ctx, cluster.Transfer(id), stored.XferBody).Result()
 	if err != nil {
 		return st, redisFailure(id, err)
 	}

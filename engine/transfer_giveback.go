@@ -63,7 +63,7 @@ func (e *Engine) giveBack(ctx context.Context, n instructions.NormalizedTransfer
 			"err", o.Err)
 		return stateOf(n.ID, rec), false
 	}
-	got := e.submit(ctx, e.recordDone(n, rec, "status", TransferAborted, "err", reason))
+	got := e.submit(ctx, e.recordDone(n, rec, stored.XferStatus, TransferAborted, stored.XferErr, reason))
 	for _, s := range got {
 		if err := s.cmd.Err(); err != nil {
 			e.log.Warn("transfer: record a payment given back", "transfer", n.ID, "err", err)

@@ -64,7 +64,7 @@ func (e *Engine) recordOf(id string, got sent) (transferRecord, error) {
 	return parseRecord(v), nil
 }
 
-// parseRecord reads the outcome and the record's fields (recordFields).
+// parseRecord reads the outcome and the record's fields (stored.XferReadFields).
 func parseRecord(v []string) transferRecord {
 	rec := transferRecord{outcome: v[0], status: v[1], err: v[2], done: v[3] == "1", holders: v[6], finished: v[7], payer: -1}
 	rec.createdMs, _ = strconv.ParseInt(v[4], 10, 64)

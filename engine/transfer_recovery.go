@@ -11,6 +11,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // RecoveryOptions configure a Recovery. A nil *RecoveryOptions or a zero
@@ -103,7 +104,7 @@ func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 	if rec.outcome == "missing" || rec.done { // expired long ago, or found again by a claim: nothing left to do
 		return r.e.rdb.ZRem(ctx, index, id).Err()
 	}
-	body, err := r.e.rdb.HGet(ctx, cluster.Transfer(id), "body").Result()
+	body, err := r.e.rdb.HGet(ctx, cluster.Transfer(id), stored.XferBody).Result()
 	if err != nil {
 		return err
 	}
