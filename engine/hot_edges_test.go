@@ -481,3 +481,46 @@ func TestHot_JSONDoorRefusesLanesOps(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n)
 }
+
+// TestHot_TransferPayerBeyondLane0SaysWhatWaits: a hot holder paying in a
+// transfer more than lane 0 holds aborts it INSUFFICIENT_FUNDS, nothing
+// changed, its message saying what waits in the lanes, as a debit's does:
+// on the one-payer path and on the two phases.
+func TestHot_TransferPayerBeyondLane0SaysWhatWaits(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	h := newHot(t, 3)
+	for range 12 {
+		_, err := eng.Apply(ctx, instructions.New(newID("c"), h).Credit("CNY", "5.00"))
+		require.NoError(t, err)
+	}
+	other := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+		return in.Credit("CNY", "100.00").Freeze("CNY", "10.00", "ord-1", 0)
+	})
+	before := laneHashes(t, h, 3)
+	lane0, _ := strconv.ParseInt(before[0][stored.PrefixBalance+"CNY"], 10, 64)
+	require.Less(t, lane0, int64(6000), "not every credit reached lane 0")
+	waiting := instructions.FromUnits(6000-lane0, 2) + " CNY more waits"
+	pay := []instructions.Part{
+		{Holder: h, Ops: instructions.New("", "").Debit("CNY", "60.00").Ops},
+		{Holder: other, Ops: instructions.New("", "").Credit("CNY", "60.00").Ops}}
+	trade := []instructions.Part{ // two paying parts: the two phases
+		{Holder: h, Ops: instructions.New("", "").Debit("CNY", "60.00").Credit("CNY", "10.00").Ops},
+		{Holder: other, Ops: instructions.New("", "").SettleLeg("ord-1", "CNY", "10.00").Credit("CNY", "60.00").Ops}}
+	for name, parts := range map[string][]instructions.Part{"one payer": pay, "two phases": trade} {
+		otherBefore := readRaw(t, other).Hashes
+		st, err := eng.Transfer(ctx, instructions.Transfer{ID: newID("x"), Parts: parts})
+		require.NoError(t, err, name)
+		assert.Equal(t, engine.TransferAborted, st.Status, name)
+		require.NotNil(t, st.Error, name)
+		assert.Equal(t, instructions.CodeInsufficientFunds, st.Error.Code, name)
+		assert.Contains(t, st.Error.Message, waiting, name)
+		assert.Equal(t, before, laneHashes(t, h, 3), "%s: nothing changed on the hot holder", name)
+		otherAfter := readRaw(t, other).Hashes
+		if name == "two phases" { // the other's prepare applied, then its abort: its seq moved
+			delete(otherBefore, hMeta)
+			delete(otherAfter, hMeta)
+		}
+		assert.Equal(t, otherBefore, otherAfter, "%s: the other's accounts unchanged", name)
+	}
+}

@@ -288,6 +288,7 @@ func (e *Engine) prepareParts(ctx context.Context, n instructions.NormalizedTran
 		if o.Err == nil {
 			continue
 		}
+		o = e.waitingNote(ctx, calls[i], o) // a hot payer: what its lanes hold
 		if !errors.As(o.Err, &err) || !decisive(err) {
 			known = false
 			continue

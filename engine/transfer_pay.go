@@ -254,6 +254,9 @@ func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec
 		return "", "", false
 	}
 	fenced := err.Code == instructions.CodeUnavailable // only a fence records UNAVAILABLE
+	if !fenced {
+		_ = errors.As(e.waitingNote(ctx, step, o).Err, &err) // a hot payer: what its lanes hold
+	}
 	switch {
 	case fenced && why != nil:
 		return TransferAborted, abortFor(n, whyPart, *why), true
