@@ -79,7 +79,7 @@ type Engine struct {
 	ackTimeout time.Duration // Options.ReplicaAckTimeout
 	acks       ackHealth
 
-	group group         // Apply's shared pipelines (group.go)
+	group group         // shared pipelines of Apply and transfer steps (group.go)
 	books transferBooks // one-payer transfers' records to mark done (transfer_claim.go)
 	lanes laneCache     // hot holders' lanes (hot.go)
 

@@ -9,8 +9,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Group commit: concurrent Apply calls share pipelines. A call joins the
-// queue of its holder's master; while fewer than groupSenders pipelines of
+// Group commit: concurrent Apply calls share pipelines, and so do the steps
+// of transfers (their runs and the one-payer path's reads of its payees). A
+// call joins the queue of its holder's master (a plain request, that of its
+// key's); while fewer than groupSenders pipelines of
 // that queue are in flight, a sender takes everything queued (up to
 // groupMax) and sends it as one pipeline, one round trip. An idle engine
 // sends a call at once, alone; under load, calls that arrive while
@@ -38,23 +40,26 @@ type groupQueue struct {
 	senders int
 }
 
-// grouped is one call in the queue and, once done is closed, its outcome.
+// grouped is one entry of a queue, a call or a plain request (r), and, once
+// done is closed, what it got: out for a call, got for a request.
 type grouped struct {
 	ctx  context.Context
 	c    call
+	r    *req
 	out  Outcome
+	got  sent
 	done chan struct{}
 }
 
-// masterOf is the address of the master of c's holder as the cluster client
-// last saw the slot map ("" on a single server or Sentinel, or when the map
-// cannot be read: those calls share one queue).
-func (e *Engine) masterOf(ctx context.Context, c call) string {
+// masterOf is the address of the master of key as the cluster client last
+// saw the slot map ("" on a single server or Sentinel, or when the map
+// cannot be read: those share one queue).
+func (e *Engine) masterOf(ctx context.Context, key string) string {
 	cc, ok := e.rdb.(*redis.ClusterClient)
 	if !ok {
 		return ""
 	}
-	m, err := cc.MasterForKey(ctx, c.keys[keyHolder])
+	m, err := cc.MasterForKey(ctx, key)
 	if err != nil {
 		return ""
 	}
@@ -65,8 +70,53 @@ func (e *Engine) masterOf(ctx context.Context, c call) string {
 // is the one a cut-short call gets (UNAVAILABLE: retry with the same id), as
 // the call may still run.
 func (e *Engine) applyGrouped(ctx context.Context, c call) Outcome {
-	g := &grouped{ctx: ctx, c: c, done: make(chan struct{})}
-	addr := e.masterOf(ctx, c)
+	out := make([]Outcome, 1)
+	e.runGrouped(ctx, []call{c}, out)
+	return out[0]
+}
+
+// runGrouped runs calls in shared pipelines, as applyGrouped does one, and
+// sets out.
+func (e *Engine) runGrouped(ctx context.Context, calls []call, out []Outcome) {
+	gs := make([]grouped, len(calls))
+	for i, c := range calls {
+		gs[i] = grouped{ctx: ctx, c: c, done: make(chan struct{})}
+		e.enqueue(ctx, &gs[i], c.keys[keyHolder])
+	}
+	for i := range gs {
+		select {
+		case <-gs[i].done:
+			out[i] = gs[i].out
+		case <-ctx.Done():
+			out[i] = Outcome{Err: redisFailure(calls[i].n.ID, ctx.Err())}
+		}
+	}
+}
+
+// submitGrouped sends plain requests in shared pipelines, as submit sends
+// them in one of their own.
+func (e *Engine) submitGrouped(ctx context.Context, reqs []req) []sent {
+	gs := make([]grouped, len(reqs))
+	for i := range reqs {
+		gs[i] = grouped{ctx: ctx, r: &reqs[i], done: make(chan struct{})}
+		e.enqueue(ctx, &gs[i], reqs[i].keys[0])
+	}
+	got := make([]sent, len(reqs))
+	for i := range gs {
+		select {
+		case <-gs[i].done:
+			got[i] = gs[i].got
+		case <-ctx.Done():
+			got[i] = sent{cmd: failed(ctx, ctx.Err())}
+		}
+	}
+	return got
+}
+
+// enqueue adds g to the queue of key's master, and starts a sender for it
+// unless enough are in flight.
+func (e *Engine) enqueue(ctx context.Context, g *grouped, key string) {
+	addr := e.masterOf(ctx, key)
 	gr := &e.group
 	gr.mu.Lock()
 	if gr.queues == nil {
@@ -85,12 +135,6 @@ func (e *Engine) applyGrouped(ctx context.Context, c call) Outcome {
 	gr.mu.Unlock()
 	if start {
 		go e.sendGroups(q)
-	}
-	select {
-	case <-g.done:
-		return g.out
-	case <-ctx.Done():
-		return Outcome{Err: redisFailure(c.n.ID, ctx.Err())}
 	}
 }
 
@@ -114,9 +158,11 @@ func (e *Engine) sendGroups(q *groupQueue) {
 	}
 }
 
-// sendGroup sends one pipeline of the calls whose callers still wait, under
-// the latest of their deadlines.
+// sendGroup sends one pipeline of the entries whose callers still wait,
+// under the latest of their deadlines.
 func (e *Engine) sendGroup(batch []*grouped) {
+	var calls []call
+	var reqs []req
 	var live []*grouped
 	var deadline time.Time
 	forever := false
@@ -124,9 +170,18 @@ func (e *Engine) sendGroup(batch []*grouped) {
 		if err := g.ctx.Err(); err != nil { // never sent
 			// Its caller answers this itself, unless it finds both ready in
 			// its select and takes this one.
-			g.out = Outcome{Err: redisFailure(g.c.n.ID, err)}
+			if g.r != nil {
+				g.got = sent{cmd: failed(g.ctx, err)}
+			} else {
+				g.out = Outcome{Err: redisFailure(g.c.n.ID, err)}
+			}
 			close(g.done)
 			continue
+		}
+		if g.r != nil {
+			reqs = append(reqs, *g.r)
+		} else {
+			calls = append(calls, g.c)
 		}
 		live = append(live, g)
 		if d, ok := g.ctx.Deadline(); !ok {
@@ -143,17 +198,17 @@ func (e *Engine) sendGroup(batch []*grouped) {
 		ctx, cancel = context.WithDeadline(ctx, deadline)
 	}
 	defer cancel()
-	calls := make([]call, len(live))
-	pending := make([]int, len(live))
-	for i, g := range live {
-		calls[i], pending[i] = g.c, i
-	}
-	out := make([]Outcome, len(live))
-	e.run(ctx, calls, pending, out)
+	out := make([]Outcome, len(calls))
+	got := e.runAlong(ctx, calls, out, reqs...)
 	e.group.calls.Add(int64(len(live)))
 	e.group.pipelines.Add(1)
-	for i, g := range live {
-		g.out = out[i]
+	i, j := 0, 0
+	for _, g := range live {
+		if g.r != nil {
+			g.got, j = got[j], j+1
+		} else {
+			g.out, i = out[i], i+1
+		}
 		close(g.done)
 	}
 }

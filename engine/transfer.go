@@ -116,7 +116,7 @@ func (e *Engine) begin(ctx context.Context, n instructions.NormalizedTransfer, b
 			defer close(done)
 			rec, err = e.claim(ctx, n, body, payer)
 		}()
-		reads := e.submit(ctx, checkReads(n, payer))
+		reads := e.submitGrouped(ctx, checkReads(n, payer))
 		<-done
 		return rec, reads, err
 	}
@@ -321,7 +321,15 @@ func (e *Engine) runUntilKnown(ctx context.Context, calls []call) []Outcome {
 		pending[i] = i
 	}
 	for attempt := 0; ; attempt++ {
-		e.run(ctx, calls, pending, out)
+		batch := make([]call, len(pending))
+		got := make([]Outcome, len(pending))
+		for j, i := range pending {
+			batch[j] = calls[i]
+		}
+		e.runGrouped(ctx, batch, got)
+		for j, i := range pending {
+			out[i] = got[j]
+		}
 		var again []int
 		for _, i := range pending {
 			var err *Error

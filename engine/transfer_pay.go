@@ -222,7 +222,7 @@ func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec
 	whyPart := 0
 	if !late {
 		if reads == nil {
-			reads = e.submit(ctx, checkReads(n, payer))
+			reads = e.submitGrouped(ctx, checkReads(n, payer))
 		}
 		var known bool
 		if whyPart, why, known = e.checkFails(n, payer, reads); !known {
@@ -325,7 +325,7 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 				}
 			}
 			out := make([]Outcome, len(credits))
-			e.runAlong(ctx, credits, out)
+			e.runGrouped(ctx, credits, out)
 			finished = []int{rec.payer}
 			for j, o := range out {
 				if o.Err == nil {
