@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -53,7 +52,7 @@ func (r *Relay) readGroup(ctx context.Context, g *relayGroup, count int64) {
 			g.err = err
 			return
 		}
-		g.replicas = connectedReplicas(info)
+		g.replicas, _ = strconv.Atoi(cluster.InfoField(info, "connected_slaves"))
 	}
 	pipe := g.node.Pipeline()
 	g.reads = make([]*redis.XMessageSliceCmd, len(g.due))
@@ -70,17 +69,6 @@ func (r *Relay) readGroup(ctx context.Context, g *relayGroup, count int64) {
 		_ = pipe.Process(ctx, g.wait)
 	}
 	_, _ = pipe.Exec(ctx) // errors are read per command
-}
-
-// connectedReplicas reads connected_slaves from INFO replication.
-func connectedReplicas(info string) int {
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
-			n, _ := strconv.Atoi(v)
-			return n
-		}
-	}
-	return 0
 }
 
 // start is where the stream's next read starts: after what this relay

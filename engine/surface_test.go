@@ -23,7 +23,6 @@ import (
 //   - Engine.Encode: internal/bench runs the bare library function with the
 //     arguments it encodes, and ledger/ledgertest encodes an instruction the
 //     same way.
-//   - InfoField: internal/bench reads Redis's INFO with it.
 //   - SweepID: the daemon's tests build the sweeper's id to see it refused;
 //     a user can find the sweeper's release of a hold by it.
 //
@@ -56,7 +55,7 @@ var surface = []string{
 	"Relay.Run", "Relay.Stats", "RelayOptions", "RelayStats", "Sink", "Sweeper", "Sweeper.Run",
 	"Sweeper.Stats", "Sweeper.Sweep", "SweeperOptions", "SweeperStats",
 	// For the benchmark and the tests (above).
-	"InfoField", "SweepID",
+	"SweepID",
 }
 
 // TestSurface_ExportsAreDeliberate holds engine's exported identifiers to
