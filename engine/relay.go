@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/internal/worker"
 )
 
 // RelayOptions configure a Relay. A nil *RelayOptions or a zero field means
@@ -130,8 +132,8 @@ type Relay struct {
 	streams  map[string]*relayStream
 	replicas map[string]int // master address -> connected replicas, as INFO last said; cleared at discovery and after errors
 
-	watches map[string]*noticeWatch // master address -> its notices; only while Run runs
-	ping    time.Duration           // watchPing; a test makes it long, so that a stop that waits for it shows
+	watches map[string]*worker.Watch // master address -> its notices; only while Run runs
+	ping    time.Duration            // worker.WatchPing; a test makes it long, so that a stop that waits for it shows
 	watchWG sync.WaitGroup
 	mu      sync.Mutex
 	noticed map[string]bool // outbox keys named by notices since the last round
@@ -189,7 +191,7 @@ func (r *Relay) fromHeads(ctx context.Context) {
 // single server) to sink.
 func NewRelay(rdb redis.UniversalClient, sink Sink, opt *RelayOptions) *Relay {
 	return &Relay{rdb: rdb, sink: sink, o: opt.withDefaults(), streams: map[string]*relayStream{}, replicas: map[string]int{},
-		watches: map[string]*noticeWatch{}, ping: watchPing, noticed: map[string]bool{}, wake: make(chan struct{}, 1)}
+		watches: map[string]*worker.Watch{}, ping: worker.WatchPing, noticed: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // Stats reads the relay's counters; safe to call while it runs.
@@ -245,7 +247,7 @@ func (r *Relay) Run(ctx context.Context) error {
 			r.o.Logger.Warn("relay: round failed, retrying", "err", err, "in", backoff)
 			r.recover(ctx)
 			r.syncWatches(wctx) // a failover changes the masters
-			sleep(ctx, backoff)
+			worker.Sleep(ctx, backoff)
 		case n == 0 && !r.again:
 			backoff = 0
 			select {
@@ -258,15 +260,6 @@ func (r *Relay) Run(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
 
 // recover prepares the next round after a failure: a fresh slot map (a

@@ -190,7 +190,7 @@ func (r *Relay) collect(g *relayGroup, count int64, now time.Time) ([]relayEntry
 	var firstErr error
 	r.replicas[g.addr] = g.replicas
 	ceiling, watched := r.o.MaxIdle, false
-	if w := r.watches[g.addr]; w != nil && w.live.Load() {
+	if w := r.watches[g.addr]; w != nil && w.Live() {
 		ceiling, watched = r.o.WatchedIdle, true
 	}
 	var got []relayEntry

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/internal/worker"
 )
 
 // WatchUntilLive runs a relay's watch of node's change notices until it has
@@ -14,11 +16,11 @@ import (
 func WatchUntilLive(ctx context.Context, node *redis.Client) bool {
 	r := NewRelay(node, nil, nil)
 	wctx, stop := context.WithCancel(ctx)
-	w := &noticeWatch{stop: stop}
-	go r.watch(wctx, node, w)
 	defer stop()
-	for !w.live.Load() {
-		if sleep(ctx, 10*time.Millisecond); ctx.Err() != nil {
+	r.syncWatches(wctx)
+	w := r.watches[node.Options().Addr]
+	for !w.Live() {
+		if worker.Sleep(ctx, 10*time.Millisecond); ctx.Err() != nil {
 			return false
 		}
 	}

@@ -1,0 +1,20 @@
+// Package worker is what the engine's background workers (the hold-expiry
+// sweeper, transfer recovery) and the outbox relay share: the watch of each
+// master's change notices (SyncWatches, WatchNotices), and a wait that ends
+// with its context (Sleep).
+package worker
+
+import (
+	"context"
+	"time"
+)
+
+// Sleep waits d or until ctx is done.
+func Sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
