@@ -294,8 +294,8 @@ func dueOn(ctx context.Context, rdb redis.Cmdable, slots []int, key func(int) st
 	var out []indexEntry
 	var redirs []redirect
 	var errs []error
-	for lo := 0; lo < len(slots); lo += discoverChunk {
-		chunk := slots[lo:min(lo+discoverChunk, len(slots))]
+	for lo := 0; lo < len(slots); lo += worker.SlotsPerPipeline {
+		chunk := slots[lo:min(lo+worker.SlotsPerPipeline, len(slots))]
 		pipe := rdb.Pipeline()
 		cmds := make([]*redis.ZSliceCmd, len(chunk))
 		later := make([]*redis.ZSliceCmd, len(chunk))

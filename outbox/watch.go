@@ -2,7 +2,7 @@
 // connection of its own, which outbox streams were written, so that a stream
 // is read when written rather than polled.
 
-package engine
+package outbox
 
 import (
 	"context"

@@ -1,7 +1,7 @@
 // The relay's reading: which streams a round reads, grouped by master, each
 // master's reads in one pipeline, and what a stream's read error means.
 
-package engine
+package outbox
 
 import (
 	"context"

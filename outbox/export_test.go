@@ -1,4 +1,4 @@
-package engine
+package outbox
 
 import (
 	"context"
@@ -8,6 +8,14 @@ import (
 
 	"github.com/atomledger/atomledger/internal/worker"
 )
+
+// Discover follows every outbox stream that exists, as Run does first, so
+// that a test can then call Round alone.
+func (r *Relay) Discover(ctx context.Context) error { return r.discover(ctx, true) }
+
+// SetWatchPing sets how long r's watches wait for a notice before they ping
+// their master; call it before Run.
+func SetWatchPing(r *Relay, d time.Duration) { r.ping = d }
 
 // WatchUntilLive runs a relay's watch of node's change notices until it has
 // subscribed, then stops it without waiting for it to end (a watch blocked

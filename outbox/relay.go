@@ -1,4 +1,4 @@
-package engine
+package outbox
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	"github.com/atomledger/atomledger/internal/worker"
 )
 
-// RelayOptions configure a Relay. A nil *RelayOptions or a zero field means
-// the default.
-type RelayOptions struct {
+// Options configure a Relay. A nil *Options or a zero field means the
+// default.
+type Options struct {
 	// MaxBatch is the most events one sink write holds: what a round read
 	// beyond it goes in further writes, one after the other. It
 	// also sizes the reads: each stream read in a round gives MaxBatch
@@ -51,8 +51,8 @@ type RelayOptions struct {
 	Logger *slog.Logger
 }
 
-func (o *RelayOptions) withDefaults() RelayOptions {
-	var r RelayOptions
+func (o *Options) withDefaults() Options {
+	var r Options
 	if o != nil {
 		r = *o
 	}
@@ -83,8 +83,8 @@ func (o *RelayOptions) withDefaults() RelayOptions {
 	return r
 }
 
-// RelayStats are a relay's counters and gauges, for metrics.
-type RelayStats struct {
+// Stats are a relay's counters and gauges, for metrics.
+type Stats struct {
 	Relayed  int64 // events written to the sink and deleted from Redis
 	Batches  int64 // sink writes that succeeded
 	Errors   int64 // failed rounds (Redis, sink, or no replica in time), each retried
@@ -127,7 +127,7 @@ type RelayStats struct {
 type Relay struct {
 	rdb  redis.UniversalClient
 	sink Sink
-	o    RelayOptions
+	o    Options
 
 	streams  map[string]*relayStream
 	replicas map[string]int // master address -> connected replicas, as INFO last said; cleared at discovery and after errors
@@ -189,14 +189,14 @@ func (r *Relay) fromHeads(ctx context.Context) {
 
 // NewRelay builds a relay from the outboxes of rdb (a cluster client or a
 // single server) to sink.
-func NewRelay(rdb redis.UniversalClient, sink Sink, opt *RelayOptions) *Relay {
+func NewRelay(rdb redis.UniversalClient, sink Sink, opt *Options) *Relay {
 	return &Relay{rdb: rdb, sink: sink, o: opt.withDefaults(), streams: map[string]*relayStream{}, replicas: map[string]int{},
 		watches: map[string]*worker.Watch{}, ping: worker.WatchPing, noticed: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // Stats reads the relay's counters; safe to call while it runs.
-func (r *Relay) Stats() RelayStats {
-	return RelayStats{Relayed: r.relayed.Load(), Batches: r.batches.Load(),
+func (r *Relay) Stats() Stats {
+	return Stats{Relayed: r.relayed.Load(), Batches: r.batches.Load(),
 		Errors: r.errs.Load(), Streams: r.nstreams.Load(), Backlog: r.backlog.Load(), LagMs: r.lag.Load(),
 		SinkDown: r.sinkDown.Load()}
 }
