@@ -25,6 +25,7 @@
 //
 // # Caveats
 //
-// Key and slot maths only: this package is a leaf and starts nothing. The
-// local cluster for tests and development is cluster/clustertest.
+// Key and slot maths, and reading a field of an INFO reply (InfoField),
+// only: this package is a leaf and starts nothing. The local cluster for
+// tests and development is cluster/clustertest.
 package cluster

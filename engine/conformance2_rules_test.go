@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -82,7 +83,7 @@ func TestConformance2_ReplicaHoldsWhatTheMasterHolds(t *testing.T) {
 // replication ("slave0:ip=...,port=...,...").
 func replicaAddr(t *testing.T, info string) string {
 	t.Helper()
-	v := engine.InfoField(info, "slave0")
+	v := cluster.InfoField(info, "slave0")
 	var ip, port string
 	for _, kv := range strings.Split(v, ",") {
 		k, val, _ := strings.Cut(kv, "=")

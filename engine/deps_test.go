@@ -10,12 +10,12 @@ import (
 )
 
 // TestDeps_LibrariesLinkNoHarness holds the rule of the package layout: a
-// program that imports the engine, the ledger or reconcile links no test machinery and
-// no process harness.
+// program that imports the engine, the outbox relay, the ledger or reconcile
+// links no test machinery and no process harness.
 func TestDeps_LibrariesLinkNoHarness(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps",
-		"github.com/atomledger/atomledger/engine", "github.com/atomledger/atomledger/ledger",
-		"github.com/atomledger/atomledger/reconcile").CombinedOutput()
+		"github.com/atomledger/atomledger/engine", "github.com/atomledger/atomledger/outbox",
+		"github.com/atomledger/atomledger/ledger", "github.com/atomledger/atomledger/reconcile").CombinedOutput()
 	require.NoError(t, err, "go list: %s", out)
 	for _, pkg := range strings.Fields(string(out)) {
 		harness := strings.HasPrefix(pkg, "github.com/atomledger/") && strings.HasSuffix(pkg, "test")

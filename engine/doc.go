@@ -2,7 +2,8 @@
 // their keys and arguments, calls the library's apply function (FCALL, alone
 // or pipelined in batches), and turns its replies into typed results and
 // errors.
-// It is the only package that talks to Redis.
+// With package outbox (the relay), it is the only package that talks to
+// Redis.
 //
 // # Basics
 //

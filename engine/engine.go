@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/internal/libcall"
 )
@@ -132,7 +133,7 @@ func (e *Engine) Load(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("load library: %w", err)
 		}
-		if v := InfoField(info, "redis_version"); !versionAtLeast(v, MinRedisVersion) {
+		if v := cluster.InfoField(info, "redis_version"); !versionAtLeast(v, MinRedisVersion) {
 			return fmt.Errorf("load library: %s runs Redis %q, atomledger needs %s or newer", c.Options().Addr, v, MinRedisVersion)
 		}
 		if !plain {
@@ -142,7 +143,7 @@ func (e *Engine) Load(ctx context.Context) error {
 		if info, err = c.Info(ctx, "cluster").Result(); err != nil {
 			return fmt.Errorf("load library: %w", err)
 		}
-		if InfoField(info, "cluster_enabled") == "1" {
+		if cluster.InfoField(info, "cluster_enabled") == "1" {
 			return fmt.Errorf("load library: %s is a node of a Redis Cluster, reached by a client of one server: "+
 				"the holders of the other nodes would be answered MOVED; use a cluster client", c.Options().Addr)
 		}
@@ -168,18 +169,6 @@ func (e *Engine) forEachMaster(ctx context.Context, fn func(context.Context, *re
 // takes over.
 func (e *Engine) Ping(ctx context.Context) error {
 	return e.forEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() })
-}
-
-// InfoField returns the value of field name in the text of an INFO reply
-// ("" if it has none). The engine reads redis_version with it; tools that
-// read INFO beside the engine use it too.
-func InfoField(info, name string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(line, name+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
 
 // versionAtLeast compares dotted versions numerically.

@@ -2,8 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
@@ -69,11 +67,7 @@ func needRedis(t *testing.T) {
 	}
 }
 
-func newID(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + "-" + hex.EncodeToString(b[:])
-}
+func newID(prefix string) string { return clustertest.NewID(prefix) }
 
 // newHolder opens a fresh holder, applies setup ops to it in one instruction
 // (if any), and checks the holder's invariants when the test ends.
@@ -283,3 +277,9 @@ func state(t *testing.T, holder string) instructions.State {
 }
 
 type redisClient = redis.Client
+
+// processID asks the server at addr for its process id.
+func processID(t *testing.T, addr string) int {
+	t.Helper()
+	return clustertest.ProcessID(t, addr)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,54 +29,9 @@ import (
 // keys moved.
 func migrateSlot(ctx context.Context, t *testing.T, slot int, src, dst *clustertest.Node) int {
 	t.Helper()
-	moved := moveSlotKeys(ctx, t, slot, src, dst)
-	assignSlot(ctx, t, slot, src, dst)
+	moved := clustertest.MoveSlotKeys(ctx, t, slot, src, dst)
+	clustertest.AssignSlot(ctx, t, slot, src, dst)
 	return moved
-}
-
-// moveSlotKeys is the first half of migrateSlot: the slot IMPORTING on dst
-// and MIGRATING on src, every key of it moved. The slot stays src's, in
-// migration, until assignSlot.
-func moveSlotKeys(ctx context.Context, t *testing.T, slot int, src, dst *clustertest.Node) int {
-	t.Helper()
-	sc := redis.NewClient(&redis.Options{Addr: src.Addr, MaxRetries: -1})
-	defer sc.Close()
-	dc := redis.NewClient(&redis.Options{Addr: dst.Addr, MaxRetries: -1})
-	defer dc.Close()
-	host, port, err := net.SplitHostPort(dst.Addr)
-	require.NoError(t, err)
-
-	require.NoError(t, dc.Do(ctx, "cluster", "setslot", slot, "importing", src.ID).Err())
-	require.NoError(t, sc.Do(ctx, "cluster", "setslot", slot, "migrating", dst.ID).Err())
-	moved := 0
-	for {
-		keys, err := sc.ClusterGetKeysInSlot(ctx, slot, 100).Result()
-		require.NoError(t, err)
-		if len(keys) == 0 {
-			break
-		}
-		args := []any{"migrate", host, port, "", 0, 5000, "keys"}
-		for _, k := range keys {
-			args = append(args, k)
-		}
-		require.NoError(t, sc.Do(ctx, args...).Err(), "MIGRATE %d keys of slot %d", len(keys), slot)
-		moved += len(keys)
-	}
-	return moved
-}
-
-// assignSlot is the second half of migrateSlot: dst announced as the
-// slot's owner to both masters.
-func assignSlot(ctx context.Context, t *testing.T, slot int, src, dst *clustertest.Node) {
-	t.Helper()
-	sc := redis.NewClient(&redis.Options{Addr: src.Addr, MaxRetries: -1})
-	defer sc.Close()
-	dc := redis.NewClient(&redis.Options{Addr: dst.Addr, MaxRetries: -1})
-	defer dc.Close()
-	// The target first, so that the source's MOVED never points at a
-	// master that does not know it owns the slot yet.
-	require.NoError(t, dc.Do(ctx, "cluster", "setslot", slot, "node", dst.ID).Err())
-	require.NoError(t, sc.Do(ctx, "cluster", "setslot", slot, "node", dst.ID).Err())
 }
 
 // TestFaults_ReshardingBusyHolderAppliesWholeOrRetries moves the slot of a

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/internal/worker"
 )
 
 // slotIndex tells a background worker which slots' index (cluster.Expiry or
@@ -24,7 +25,7 @@ import (
 // pass whatever is due; instead the worker reads every slot once, learns
 // when each index's earliest entry falls due, and afterwards reads only
 // the slots whose entries fall due and those a change notice names (each
-// master tells of every write to its per-slot keys: noticeWatch). It reads every slot again whenever notices may have been missed
+// master tells of every write to its per-slot keys: worker.Watch). It reads every slot again whenever notices may have been missed
 // (a watch not subscribed yet, resubscribed or down, a flush), after a pass
 // that failed, and every full interval as a safety net.
 type slotIndex struct {
@@ -36,7 +37,7 @@ type slotIndex struct {
 	who    string
 	suffix string // of key's names, to pick them out of the notices
 
-	watches map[string]*noticeWatch // master address -> its notices
+	watches map[string]*worker.Watch // master address -> its notices
 	wg      sync.WaitGroup
 
 	mu     sync.Mutex
@@ -50,13 +51,13 @@ type slotIndex struct {
 func newSlotIndex(e *Engine, key func(int) string, full, retry time.Duration, log *slog.Logger, who string) *slotIndex {
 	k := key(0)
 	return &slotIndex{e: e, key: key, full: full, retry: retry, log: log, who: who, suffix: k[strings.IndexByte(k, '}'):],
-		watches: map[string]*noticeWatch{}, dirty: map[int]bool{}, next: map[int]time.Time{}}
+		watches: map[string]*worker.Watch{}, dirty: map[int]bool{}, next: map[int]time.Time{}}
 }
 
 // stop ends the watches and waits for them.
 func (x *slotIndex) stop() {
 	for _, w := range x.watches {
-		w.stop()
+		w.Stop()
 	}
 	x.wg.Wait()
 	clear(x.watches)
@@ -81,8 +82,8 @@ func (x *slotIndex) notice(keys []string, all bool) {
 // when the notices cannot be trusted) and learns when to read each again.
 // ctx bounds the watches it starts: they run until stop.
 func (x *slotIndex) due(ctx context.Context, limit int) ([]indexEntry, error) {
-	syncWatches(ctx, x.e.rdb, x.watches, &x.wg, func(ctx context.Context, n *redis.Client, w *noticeWatch) {
-		watchNotices(ctx, n, w, x.notice, x.retry, watchPing, x.log, x.who)
+	worker.SyncWatches(ctx, x.e.rdb, x.watches, &x.wg, func(ctx context.Context, n *redis.Client, w *worker.Watch) {
+		worker.WatchNotices(ctx, n, w, x.notice, x.retry, worker.WatchPing, x.log, x.who)
 	})
 	// Notices taken before the read: a write after it comes with a notice
 	// after it, read on the next pass.
@@ -91,7 +92,7 @@ func (x *slotIndex) due(ctx context.Context, limit int) ([]indexEntry, error) {
 	x.dirty, x.resync = map[int]bool{}, false
 	x.mu.Unlock()
 	now := time.Now()
-	full := resync || !allLive(x.watches) || x.lastFull.IsZero() || now.Sub(x.lastFull) >= x.full
+	full := resync || !worker.AllLive(x.watches) || x.lastFull.IsZero() || now.Sub(x.lastFull) >= x.full
 	var want func(int) bool
 	if !full {
 		for s, t := range x.next {
@@ -293,8 +294,8 @@ func dueOn(ctx context.Context, rdb redis.Cmdable, slots []int, key func(int) st
 	var out []indexEntry
 	var redirs []redirect
 	var errs []error
-	for lo := 0; lo < len(slots); lo += discoverChunk {
-		chunk := slots[lo:min(lo+discoverChunk, len(slots))]
+	for lo := 0; lo < len(slots); lo += worker.SlotsPerPipeline {
+		chunk := slots[lo:min(lo+worker.SlotsPerPipeline, len(slots))]
 		pipe := rdb.Pipeline()
 		cmds := make([]*redis.ZSliceCmd, len(chunk))
 		later := make([]*redis.ZSliceCmd, len(chunk))

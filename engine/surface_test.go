@@ -1,17 +1,12 @@
 package engine_test
 
 import (
-	"go/ast"
-	"go/build"
-	"go/doc"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/internal/surfacetest"
 )
 
 // surface is every exported identifier of package engine (outside its
@@ -23,7 +18,6 @@ import (
 //   - Engine.Encode: internal/bench runs the bare library function with the
 //     arguments it encodes, and ledger/ledgertest encodes an instruction the
 //     same way.
-//   - InfoField: internal/bench reads Redis's INFO with it.
 //   - SweepID: the daemon's tests build the sweeper's id to see it refused;
 //     a user can find the sweeper's release of a hold by it.
 //
@@ -49,52 +43,18 @@ var surface = []string{
 	// Defaults and limits.
 	"DefaultIdempotencyTTL", "DefaultReplicaAckTimeout", "DefaultTransferTimeout", "MinRedisVersion",
 	"ReplayNote",
-	// The workers: relay, sweepers, transfer recovery.
+	// The workers: sweepers, transfer recovery (the relay is package outbox).
 	"HotSweepID", "HotSweeper", "HotSweeper.Run", "HotSweeper.Stats", "HotSweeperStats", "HotSwept",
-	"NewHotSweeper", "NewRecovery", "NewRelay", "NewSweeper", "Recovery", "Recovery.Recover",
-	"Recovery.Run", "Recovery.Stats", "RecoveryOptions", "RecoveryStats", "Relay", "Relay.Round",
-	"Relay.Run", "Relay.Stats", "RelayOptions", "RelayStats", "Sink", "Sweeper", "Sweeper.Run",
-	"Sweeper.Stats", "Sweeper.Sweep", "SweeperOptions", "SweeperStats",
+	"NewHotSweeper", "NewRecovery", "NewSweeper", "Recovery", "Recovery.Recover", "Recovery.Run",
+	"Recovery.Stats", "RecoveryOptions", "RecoveryStats", "Sweeper", "Sweeper.Run", "Sweeper.Stats",
+	"Sweeper.Sweep", "SweeperOptions", "SweeperStats",
 	// For the benchmark and the tests (above).
-	"InfoField", "SweepID",
+	"SweepID",
 }
 
 // TestSurface_ExportsAreDeliberate holds engine's exported identifiers to
 // surface.
 func TestSurface_ExportsAreDeliberate(t *testing.T) {
-	pkg, err := build.ImportDir(".", 0)
-	require.NoError(t, err)
-	fset := token.NewFileSet()
-	var files []*ast.File
-	for _, name := range pkg.GoFiles {
-		f, err := parser.ParseFile(fset, filepath.Join(pkg.Dir, name), nil, parser.ParseComments)
-		require.NoError(t, err)
-		files = append(files, f)
-	}
-	p, err := doc.NewFromFiles(fset, files, "github.com/atomledger/atomledger/engine")
-	require.NoError(t, err)
-	var got []string
-	values := func(vs []*doc.Value) {
-		for _, v := range vs {
-			got = append(got, v.Names...)
-		}
-	}
-	funcs := func(recv string, fs []*doc.Func) {
-		for _, f := range fs {
-			got = append(got, recv+f.Name)
-		}
-	}
-	values(p.Consts)
-	values(p.Vars)
-	funcs("", p.Funcs)
-	for _, ty := range p.Types {
-		got = append(got, ty.Name)
-		values(ty.Consts)
-		values(ty.Vars)
-		funcs("", ty.Funcs)
-		funcs(ty.Name+".", ty.Methods)
-	}
-	slices.Sort(got)
 	want := slices.Sorted(slices.Values(surface))
-	assert.Equal(t, want, got, "engine's exported identifiers: an export added or removed must be added to or removed from surface")
+	assert.Equal(t, want, surfacetest.Exported(t, "."), "engine's exported identifiers: an export added or removed must be added to or removed from surface")
 }

@@ -20,24 +20,6 @@ import (
 // must be read where the answer points, and every other slot's entries acted
 // on, not the whole master given up (docs/events.md, Expiry index).
 
-// holderOn makes a holder id whose slot the master at addr owns and no
-// slot of avoid is.
-func holderOn(ctx context.Context, t *testing.T, c *clustertest.Cluster, addr string, avoid map[int]bool) string {
-	t.Helper()
-	for {
-		h := newID("mv")
-		slot := cluster.HolderSlot(h)
-		if avoid[slot] {
-			continue
-		}
-		m, err := c.MasterOf(ctx, slot)
-		require.NoError(t, err)
-		if m == addr {
-			return h
-		}
-	}
-}
-
 // openWithHold opens holder with 10.00 CNY, 4.00 of it frozen under a hold
 // that expires at once.
 func openWithHold(ctx context.Context, t *testing.T, e *engine.Engine, holder string) {
@@ -84,13 +66,13 @@ func TestSweeper_SlotLeftMigratingHoldsElsewhereReleased(t *testing.T) {
 	used := map[int]bool{}
 	var holders []string
 	for range 4 {
-		h := holderOn(ctx, t, c, a.Addr, used)
+		h := c.HolderOn(ctx, t, "mv", a.Addr, used)
 		used[cluster.HolderSlot(h)] = true
 		holders = append(holders, h)
 		openWithHold(ctx, t, e, h)
 	}
 	// A transfer left preparing by its driver, for the recovery worker.
-	payee := holderOn(ctx, t, c, a.Addr, used)
+	payee := c.HolderOn(ctx, t, "mv", a.Addr, used)
 	used[cluster.HolderSlot(payee)] = true
 	_, err := e.Apply(ctx, instructions.New("open", payee).Open())
 	require.NoError(t, err)
@@ -154,18 +136,18 @@ func TestSweeper_ReleasesDuringAReshard(t *testing.T) {
 	e := engine.New(rdb, nil)
 	a, b := c.Nodes[0], c.Nodes[1]
 
-	moving := holderOn(ctx, t, c, a.Addr, nil)
+	moving := c.HolderOn(ctx, t, "mv", a.Addr, nil)
 	slot := cluster.HolderSlot(moving)
-	other := holderOn(ctx, t, c, a.Addr, map[int]bool{slot: true})
+	other := c.HolderOn(ctx, t, "mv", a.Addr, map[int]bool{slot: true})
 	openWithHold(ctx, t, e, moving)
 	openWithHold(ctx, t, e, other)
 
-	require.Positive(t, moveSlotKeys(ctx, t, slot, a, b))
+	require.Positive(t, clustertest.MoveSlotKeys(ctx, t, slot, a, b))
 	s := engine.NewSweeper(e, nil)
 	_ = sweepUntilReleased(ctx, t, e, s, []string{other})
 	assert.Positive(t, s.Stats().Errors, "the moving holder's entry was read on b, its release refused TRYAGAIN")
 
-	assignSlot(ctx, t, slot, a, b)
+	clustertest.AssignSlot(ctx, t, slot, a, b)
 	assert.NoError(t, sweepUntilReleased(ctx, t, e, s, []string{moving, other}))
 }
 
@@ -183,7 +165,7 @@ func TestSweeper_RunReleasesAHoldWhoseSlotMovedWhileIdle(t *testing.T) {
 	e := engine.New(rdb, nil)
 	a, b := c.Nodes[0], c.Nodes[1]
 
-	moving := holderOn(ctx, t, c, a.Addr, nil)
+	moving := c.HolderOn(ctx, t, "mv", a.Addr, nil)
 	slot := cluster.HolderSlot(moving)
 	_, err := e.Apply(ctx, instructions.New("open", moving).Open().Credit("CNY", "10.00").
 		Freeze("CNY", "4.00", "order-1", 4*time.Second))
@@ -196,8 +178,8 @@ func TestSweeper_RunReleasesAHoldWhoseSlotMovedWhileIdle(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	require.Eventually(t, func() bool { return s.Stats().Sweeps >= 5 }, 2*time.Minute, 10*time.Millisecond)
 
-	require.Positive(t, moveSlotKeys(ctx, t, slot, a, b))
-	assignSlot(ctx, t, slot, a, b)
+	require.Positive(t, clustertest.MoveSlotKeys(ctx, t, slot, a, b))
+	clustertest.AssignSlot(ctx, t, slot, a, b)
 	released := func(h string) bool {
 		st, err := e.State(ctx, h)
 		return err == nil && len(st.Holds) == 0 && st.Balances["CNY"].Available == "10.00"

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -84,7 +85,7 @@ func TestSweeper_ReleasesExpiredHolds(t *testing.T) {
 	t.Run("a stale index entry is removed", func(t *testing.T) {
 		h := holders[0]
 		key := cluster.Expiry(cluster.HolderSlot(h))
-		require.NoError(t, rdb.ZAdd(ctx, key, redisZ(1, h+" gone")).Err())
+		require.NoError(t, rdb.ZAdd(ctx, key, redis.Z{Score: 1, Member: h + " gone"}).Err())
 		// The sweeper counts the entry once its ZREM has answered: wait for both.
 		require.Eventually(t, func() bool { return rdb.ZCard(ctx, key).Val() == 0 && sw.Stats().Stale == 1 },
 			time.Minute, 20*time.Millisecond, "stale entries counted: %d", sw.Stats().Stale)

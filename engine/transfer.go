@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/internal/worker"
 )
 
 // Cross-holder transfers (docs/transfers.md). A transfer is all or nothing
@@ -340,7 +341,7 @@ func (e *Engine) runUntilKnown(ctx context.Context, calls []call) []Outcome {
 		if len(again) == 0 || attempt == 4 || ctx.Err() != nil {
 			return out
 		}
-		sleep(ctx, time.Duration(50<<attempt)*time.Millisecond)
+		worker.Sleep(ctx, time.Duration(50<<attempt)*time.Millisecond)
 		pending = again
 	}
 }

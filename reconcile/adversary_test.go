@@ -17,6 +17,7 @@ import (
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger/ledgertest"
+	"github.com/atomledger/atomledger/outbox"
 	"github.com/atomledger/atomledger/stored"
 )
 
@@ -230,7 +231,7 @@ func TestRelayAdversary_TwoRelaysAtOnce(t *testing.T) {
 	r.applyAll(t, w.Opens())
 	start := func() (stop func()) {
 		rdb := r.c.Client(nil)
-		relay := engine.NewRelay(rdb, r.led, &engine.RelayOptions{
+		relay := outbox.NewRelay(rdb, r.led, &outbox.Options{
 			MaxBatch: 8, PollInterval: 5 * time.Millisecond, DiscoverInterval: 100 * time.Millisecond})
 		rctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})

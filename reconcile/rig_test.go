@@ -14,6 +14,7 @@ import (
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/ledger/pgtest"
+	"github.com/atomledger/atomledger/outbox"
 )
 
 // needRedis skips under -short; otherwise each test starts its servers.
@@ -55,10 +56,10 @@ func newLedgerRigOf(t *testing.T, masters int) *ledgerRig {
 
 // startRelay runs a relay until the test ends, discovering new outboxes
 // every 200 ms and polling every 20 ms.
-func (r *ledgerRig) startRelay(t *testing.T) *engine.Relay {
+func (r *ledgerRig) startRelay(t *testing.T) *outbox.Relay {
 	t.Helper()
 	rdb := r.c.Client(nil)
-	relay := engine.NewRelay(rdb, r.led, &engine.RelayOptions{DiscoverInterval: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond})
+	relay := outbox.NewRelay(rdb, r.led, &outbox.Options{DiscoverInterval: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = relay.Run(ctx); close(done) }()

@@ -15,6 +15,7 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/outbox"
 )
 
 // format1Suffixes are the six hashes a holder had in key format 1.
@@ -48,7 +49,7 @@ func TestUpgrade_FromKeyFormat1ByRebuild(t *testing.T) {
 	}
 	r.applyAll(t, ins)
 	relayCtx, stopRelay := context.WithCancel(ctx)
-	relay := engine.NewRelay(r.c.Client(nil), r.led, &engine.RelayOptions{DiscoverInterval: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond})
+	relay := outbox.NewRelay(r.c.Client(nil), r.led, &outbox.Options{DiscoverInterval: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond})
 	relayDone := make(chan struct{})
 	go func() { _ = relay.Run(relayCtx); close(relayDone) }()
 	rep := r.waitInSync(t)

@@ -254,7 +254,7 @@ func (c *Cluster) AddMaster(ctx context.Context) (*Node, error) {
 			if err != nil {
 				return fmt.Errorf("%s: %w", m.Addr, err)
 			}
-			if state := infoField(info, "cluster_state"); state != "ok" {
+			if state := cluster.InfoField(info, "cluster_state"); state != "ok" {
 				return fmt.Errorf("%s: cluster_state:%s", m.Addr, state)
 			}
 		}
@@ -346,7 +346,7 @@ func (c *Cluster) agreedTopology(ctx context.Context) (topology, []*Node, error)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", n.Addr, err)
 		}
-		if state := infoField(info, "cluster_state"); state != "ok" {
+		if state := cluster.InfoField(info, "cluster_state"); state != "ok" {
 			return nil, nil, fmt.Errorf("%s: cluster_state:%s", n.Addr, state)
 		}
 		t, err := c.readTopology(ctx, n)
@@ -385,7 +385,7 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 				if err != nil {
 					return fmt.Errorf("%s: %w", n.Addr, err)
 				}
-				if s := infoField(info, "master_link_status"); s != "up" {
+				if s := cluster.InfoField(info, "master_link_status"); s != "up" {
 					return fmt.Errorf("%s: master_link_status:%s", n.Addr, s)
 				}
 			}

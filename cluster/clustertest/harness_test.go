@@ -24,8 +24,8 @@ func TestStart_ClusterIsReady(t *testing.T) {
 	for _, n := range c.Nodes {
 		info, err := c.admin(n).ClusterInfo(ctx).Result()
 		require.NoError(t, err, n.Addr)
-		assert.Equal(t, "ok", infoField(info, "cluster_state"), n.Addr)
-		assert.Equal(t, strconv.Itoa(cluster.Slots), infoField(info, "cluster_slots_assigned"), n.Addr)
+		assert.Equal(t, "ok", cluster.InfoField(info, "cluster_state"), n.Addr)
+		assert.Equal(t, strconv.Itoa(cluster.Slots), cluster.InfoField(info, "cluster_slots_assigned"), n.Addr)
 	}
 	assert.Len(t, c.Addrs(), len(c.Nodes))
 	assert.NotEmpty(t, c.MasterAddrs())
@@ -149,8 +149,8 @@ func TestKill_FailsOverAndRestarts(t *testing.T) {
 	require.NoError(t, c.WaitReady(ctx))
 	info, err := c.admin(mustNode(t, c, victim)).Info(ctx, "replication").Result()
 	require.NoError(t, err)
-	assert.Equal(t, "slave", infoField(info, "role"))
-	assert.Equal(t, strconv.Itoa(mustNode(t, c, newMaster).Port), infoField(info, "master_port"))
+	assert.Equal(t, "slave", cluster.InfoField(info, "role"))
+	assert.Equal(t, strconv.Itoa(mustNode(t, c, newMaster).Port), cluster.InfoField(info, "master_port"))
 	assert.Len(t, c.MasterAddrs(), 3)
 	assert.NotContains(t, c.MasterAddrs(), victim)
 }

@@ -20,6 +20,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/atomledger/atomledger/cluster"
 )
 
 // Node is one server of a Cluster.
@@ -215,10 +217,8 @@ func serverPID(ctx context.Context, addr string, tlsConfig *tls.Config) (int, er
 	if _, err := io.ReadFull(r, body); err != nil {
 		return 0, err
 	}
-	for line := range strings.Lines(string(body)) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			return strconv.Atoi(v)
-		}
+	if v := cluster.InfoField(string(body), "process_id"); v != "" {
+		return strconv.Atoi(v)
 	}
 	return 0, errors.New("INFO has no process_id")
 }

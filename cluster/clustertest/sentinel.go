@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/cluster"
 )
 
 // SentinelOptions configure StartSentinel. A zero field means its default.
@@ -118,7 +120,7 @@ func StartSentinel(ctx context.Context, opt SentinelOptions) (_ *Sentinel, err e
 		if err != nil {
 			return fmt.Errorf("%s: %w", replica.Addr, err)
 		}
-		if st := infoField(info, "master_link_status"); st != "up" {
+		if st := cluster.InfoField(info, "master_link_status"); st != "up" {
 			return fmt.Errorf("%s: master_link_status:%s", replica.Addr, st)
 		}
 		for _, n := range s.Sentinels {
@@ -283,7 +285,7 @@ func (s *Sentinel) WaitFailover(ctx context.Context, killed string) (newMaster s
 			if err != nil {
 				return fmt.Errorf("%s: %w", n.Addr, err)
 			}
-			if r := infoField(info, "role"); r != "master" {
+			if r := cluster.InfoField(info, "role"); r != "master" {
 				return fmt.Errorf("%s is still a %s", n.Addr, r)
 			}
 			newMaster = addr

@@ -182,16 +182,3 @@ func (t topology) role(addr string) string {
 	}
 	return ""
 }
-
-// infoField returns the value of field in the text of CLUSTER INFO or INFO.
-// It is engine.InfoField's twin: the harness does not import the engine it
-// serves the tests of (the engine's in-package tests would make a cycle, and
-// a harness that links the library could not test it from outside).
-func infoField(info, field string) string {
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}

@@ -21,6 +21,7 @@ import (
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/ledger/ledgertest"
 	"github.com/atomledger/atomledger/ledger/pgtest"
+	"github.com/atomledger/atomledger/outbox"
 	"github.com/atomledger/atomledger/reconcile"
 	"github.com/atomledger/atomledger/stored"
 )
@@ -74,13 +75,13 @@ func (r *ledgerRig) run(args ...string) (int, string, string) {
 
 // startRelay runs a relay until the test ends. A nil opt discovers new
 // outboxes every 200 ms and polls every 20 ms.
-func (r *ledgerRig) startRelay(t *testing.T, opt *engine.RelayOptions) *engine.Relay {
+func (r *ledgerRig) startRelay(t *testing.T, opt *outbox.Options) *outbox.Relay {
 	t.Helper()
 	rdb := r.c.Client(nil)
 	if opt == nil {
-		opt = &engine.RelayOptions{DiscoverInterval: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond}
+		opt = &outbox.Options{DiscoverInterval: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond}
 	}
-	relay := engine.NewRelay(rdb, r.led, opt)
+	relay := outbox.NewRelay(rdb, r.led, opt)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = relay.Run(ctx); close(done) }()
@@ -263,7 +264,7 @@ func TestReconcile_100kHolders(t *testing.T) {
 
 	// The relay starts with every event waiting: it runs flat out.
 	start = time.Now()
-	relay := r.startRelay(t, &engine.RelayOptions{PollInterval: 20 * time.Millisecond})
+	relay := r.startRelay(t, &outbox.Options{PollInterval: 20 * time.Millisecond})
 	deadline := time.Now().Add(10 * time.Minute)
 	var rows int64
 	var discovered time.Time // the relay's first discovery joined every outbox

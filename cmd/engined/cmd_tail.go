@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/internal/worker"
 	"github.com/atomledger/atomledger/ledger"
 )
 
@@ -117,7 +118,7 @@ func followFeed(ctx context.Context, led *ledger.Ledger, q ledger.FeedQuery, fol
 		case err != nil:
 			backoff = min(max(2*backoff, time.Second), 30*time.Second)
 			log.Warn("feed: the ledger did not answer, retrying", "error", err, "in", backoff)
-			sleep(ctx, backoff)
+			worker.Sleep(ctx, backoff)
 			continue
 		}
 		backoff = 0
@@ -125,7 +126,7 @@ func followFeed(ctx context.Context, led *ledger.Ledger, q ledger.FeedQuery, fol
 			if !follow {
 				return nil
 			}
-			sleep(ctx, poll)
+			worker.Sleep(ctx, poll)
 			continue
 		}
 		if err := handle(page); err != nil {
@@ -134,14 +135,4 @@ func followFeed(ctx context.Context, led *ledger.Ledger, q ledger.FeedQuery, fol
 		q.After = page.Next
 	}
 	return ctx.Err()
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/ledger/ledgertest"
+	"github.com/atomledger/atomledger/outbox"
 	"github.com/atomledger/atomledger/reconcile"
 	"github.com/atomledger/atomledger/stored"
 )
@@ -122,7 +123,7 @@ func TestRelay_FailoverUnderLoad(t *testing.T) {
 	// The holders' outboxes exist now: the relay's first discovery finds
 	// them. Later ones would wait for the next (2 s), which probes all
 	// 16384 slots and is slow under the race detector.
-	relay := r.startRelay(t, &engine.RelayOptions{PollInterval: 20 * time.Millisecond})
+	relay := r.startRelay(t, &outbox.Options{PollInterval: 20 * time.Millisecond})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, fw := range fws {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/atomledger/atomledger/internal/worker"
 	"github.com/atomledger/atomledger/ledger"
 )
 
@@ -100,15 +101,15 @@ func (w *webhook) run(ctx context.Context) {
 		switch {
 		case err != nil:
 			w.log.Warn("webhook: the ledger did not answer, retrying", "error", err)
-			sleep(ctx, time.Second)
+			worker.Sleep(ctx, time.Second)
 		case lease == nil:
-			sleep(ctx, 10*webhookPoll) // another process delivers it
+			worker.Sleep(ctx, 10*webhookPoll) // another process delivers it
 		default:
 			err := w.deliver(ctx, lease)
 			lease.Release()
 			if ctx.Err() == nil {
 				w.log.Warn("webhook: delivery stopped, starting again", "error", err)
-				sleep(ctx, time.Second)
+				worker.Sleep(ctx, time.Second)
 			}
 		}
 	}
@@ -138,7 +139,7 @@ func (w *webhook) deliver(ctx context.Context, lease *ledger.WebhookLease) error
 			w.failures.Add(1)
 			w.log.Warn("webhook: the receiver did not take the batch, retrying", "error", err, "in", backoff,
 				"events", len(page.Events), "after", after)
-			sleep(ctx, backoff)
+			worker.Sleep(ctx, backoff)
 		}
 		if err := lease.Advance(ctx, page.Next, len(page.Events)); err != nil {
 			return err

@@ -12,10 +12,11 @@ import (
 
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/ledger"
+	"github.com/atomledger/atomledger/outbox"
 )
 
 // The ledger is the relay's sink.
-var _ engine.Sink = (*ledger.Ledger)(nil)
+var _ outbox.Sink = (*ledger.Ledger)(nil)
 
 // runWorkers runs the background work of a daemon until ctx is done: the
 // hold-expiry sweeper and the transfer recovery worker always, and the
@@ -81,7 +82,7 @@ func runWorkers(ctx context.Context, cfg *Config, rdb redis.UniversalClient, eng
 			}
 			return setAside.Load()
 		})
-	relay := engine.NewRelay(rdb, led, &engine.RelayOptions{Logger: log})
+	relay := outbox.NewRelay(rdb, led, &outbox.Options{Logger: log})
 	register(reg, "atomledger_relay_events_total", "Events written to the ledger and deleted from the outboxes.", true,
 		func() int64 { return relay.Stats().Relayed })
 	register(reg, "atomledger_relay_errors_total", "Failed relay rounds (Redis or PostgreSQL), retried.", true,

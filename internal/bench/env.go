@@ -78,7 +78,7 @@ func newEnv(ctx context.Context, opt Options) (_ *env, err error) {
 	err = e.eachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
 		masters++
 		info, err := c.Info(ctx, "server").Result()
-		e.version = engine.InfoField(info, "redis_version")
+		e.version = cluster.InfoField(info, "redis_version")
 		return err
 	})
 	if err != nil {
@@ -200,7 +200,7 @@ func (e *env) reset(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if engine.InfoField(info, "lazyfree_pending_objects") == "0" {
+			if cluster.InfoField(info, "lazyfree_pending_objects") == "0" {
 				return nil
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -224,7 +224,7 @@ func (e *env) usedMemory(ctx context.Context) (int64, error) {
 		if err != nil {
 			return err
 		}
-		n, err := strconv.ParseInt(engine.InfoField(info, "used_memory"), 10, 64)
+		n, err := strconv.ParseInt(cluster.InfoField(info, "used_memory"), 10, 64)
 		total += n
 		return err
 	})

@@ -482,7 +482,7 @@ func (e *env) mastersCPU(ctx context.Context) (map[string]float64, error) {
 func usedCPU(info string) (float64, error) {
 	var sum float64
 	for _, f := range []string{"used_cpu_sys", "used_cpu_user"} {
-		v, err := strconv.ParseFloat(engine.InfoField(info, f), 64)
+		v, err := strconv.ParseFloat(cluster.InfoField(info, f), 64)
 		if err != nil {
 			return 0, fmt.Errorf("INFO cpu %s: %w", f, err)
 		}

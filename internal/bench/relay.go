@@ -12,14 +12,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/ledger/pgtest"
+	"github.com/atomledger/atomledger/outbox"
 	"github.com/atomledger/atomledger/stored"
 )
 
-// The relay part runs engine.Relay into the PostgreSQL ledger while debits
+// The relay part runs outbox.Relay into the PostgreSQL ledger while debits
 // are applied at a steady rate, and measures each event's lag: the time
 // from the script run that wrote it (the event's ts, the server's clock) to
 // the commit of the sink batch that holds it. It looks for the highest rate
@@ -102,7 +102,7 @@ func runRelay(ctx context.Context, e *env) (Relay, error) {
 	r.applied.Add(int64(len(ins)))
 
 	rctx, cancel := context.WithCancel(ctx)
-	relay := engine.NewRelay(e.rdb, r.sink, &engine.RelayOptions{Logger: quiet})
+	relay := outbox.NewRelay(e.rdb, r.sink, &outbox.Options{Logger: quiet})
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = relay.Run(rctx) })
 	defer func() { cancel(); wg.Wait() }()

@@ -173,7 +173,7 @@ func startSystem(ctx context.Context, base *env, daemonArgs ...string) (_ *sysRu
 		if err != nil {
 			return err
 		}
-		pid, err := strconv.Atoi(engine.InfoField(info, "process_id"))
+		pid, err := strconv.Atoi(cluster.InfoField(info, "process_id"))
 		r.redis = append(r.redis, pid)
 		return err
 	})

@@ -2,7 +2,7 @@
 // connection of its own, which outbox streams were written, so that a stream
 // is read when written rather than polled.
 
-package engine
+package outbox
 
 import (
 	"context"
@@ -12,16 +12,17 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/internal/worker"
 )
 
 // syncWatches watches every master and stops watching what is no longer one.
 func (r *Relay) syncWatches(ctx context.Context) {
-	syncWatches(ctx, r.rdb, r.watches, &r.watchWG, r.watch)
+	worker.SyncWatches(ctx, r.rdb, r.watches, &r.watchWG, r.watch)
 }
 
 // allWatched tells whether every master the relay knows sends notices.
 func (r *Relay) allWatched() bool {
-	return allLive(r.watches)
+	return worker.AllLive(r.watches)
 }
 
 // watch receives the change notices of one master until ctx is done, on a
@@ -31,8 +32,8 @@ func (r *Relay) allWatched() bool {
 // holders' own keys, written by every instruction, would multiply the
 // notices for nothing. Whenever it subscribes
 // again, notices may have been lost meanwhile: it asks for a resync.
-func (r *Relay) watch(ctx context.Context, node *redis.Client, w *noticeWatch) {
-	watchNotices(ctx, node, w, r.notice, r.o.MaxIdle, r.ping, r.o.Logger, "relay")
+func (r *Relay) watch(ctx context.Context, node *redis.Client, w *worker.Watch) {
+	worker.WatchNotices(ctx, node, w, r.notice, r.o.MaxIdle, r.ping, r.o.Logger, "relay")
 }
 
 // notice records the outbox keys a notice names (or, with all, that every

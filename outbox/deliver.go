@@ -2,7 +2,7 @@
 // event with its stream and entry id so that one set aside keeps them), in
 // stream and id order, then removing from the streams what the sink has.
 
-package engine
+package outbox
 
 import (
 	"cmp"

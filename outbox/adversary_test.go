@@ -1,4 +1,4 @@
-package engine_test
+package outbox_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/outbox"
 )
 
 // TestRelayAdversary_SlotStuckMidReshard moves every key of a holder's slot
@@ -30,9 +31,9 @@ func TestRelayAdversary_SlotStuckMidReshard(t *testing.T) {
 	ctx := context.Background()
 	c, e := ownEngine(t)
 	a, b := c.Nodes[0], c.Nodes[1]
-	moving := holderOn(ctx, t, c, a.Addr, nil)
+	moving := c.HolderOn(ctx, t, "mv", a.Addr, nil)
 	slot := cluster.HolderSlot(moving)
-	other := holderOn(ctx, t, c, a.Addr, map[int]bool{slot: true})
+	other := c.HolderOn(ctx, t, "mv", a.Addr, map[int]bool{slot: true})
 	for _, h := range []string{moving, other} {
 		_, err := e.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "10.00"))
 		require.NoError(t, err)
@@ -41,12 +42,12 @@ func TestRelayAdversary_SlotStuckMidReshard(t *testing.T) {
 	// only once the slot's keys are on b.
 	_, err := e.Apply(ctx, instructions.New("pay", moving).Debit("CNY", "1.00"))
 	require.NoError(t, err)
-	require.Positive(t, moveSlotKeys(ctx, t, slot, a, b))
+	require.Positive(t, clustertest.MoveSlotKeys(ctx, t, slot, a, b))
 
 	sink := &memSink{events: map[string]int{}}
 	rdb := c.Client(nil)
 	t.Cleanup(func() { _ = rdb.Close() })
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: 10 * time.Millisecond, DiscoverInterval: 100 * time.Millisecond})
+	relay := outbox.NewRelay(rdb, sink, &outbox.Options{PollInterval: 10 * time.Millisecond, DiscoverInterval: 100 * time.Millisecond})
 	runUntilCleanup(t, relay)
 
 	delivered := sink.has
@@ -60,7 +61,7 @@ func TestRelayAdversary_SlotStuckMidReshard(t *testing.T) {
 	assert.Equal(t, errs, relay.Stats().Errors, "the stream asked for elsewhere failed no round")
 	assert.False(t, delivered(moving, 1), "the moving slot's events wait")
 
-	assignSlot(ctx, t, slot, a, b)
+	clustertest.AssignSlot(ctx, t, slot, a, b)
 	_, err = e.Apply(ctx, instructions.New("pay-2", moving).Debit("CNY", "1.00"))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return delivered(moving, 1) && delivered(moving, 2) && delivered(moving, 3) },
@@ -82,12 +83,12 @@ func TestRelayAdversary_OutboxOfAnotherType(t *testing.T) {
 	ctx := context.Background()
 	c, e := ownEngine(t)
 	a := c.Nodes[0]
-	x := holderOn(ctx, t, c, a.Addr, nil)
-	y := holderOn(ctx, t, c, a.Addr, map[int]bool{cluster.HolderSlot(x): true})
+	x := c.HolderOn(ctx, t, "mv", a.Addr, nil)
+	y := c.HolderOn(ctx, t, "mv", a.Addr, map[int]bool{cluster.HolderSlot(x): true})
 	sink := &memSink{events: map[string]int{}}
 	rdb := c.Client(nil)
 	t.Cleanup(func() { _ = rdb.Close() })
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: 10 * time.Millisecond, DiscoverInterval: 100 * time.Millisecond})
+	relay := outbox.NewRelay(rdb, sink, &outbox.Options{PollInterval: 10 * time.Millisecond, DiscoverInterval: 100 * time.Millisecond})
 	runUntilCleanup(t, relay)
 	delivered := sink.has
 	for _, h := range []string{x, y} {
@@ -96,9 +97,9 @@ func TestRelayAdversary_OutboxOfAnotherType(t *testing.T) {
 		require.Eventually(t, func() bool { return delivered(h, 1) }, 2*time.Minute, 10*time.Millisecond)
 	}
 
-	outbox := cluster.Outbox(cluster.HolderSlot(x))
-	require.NoError(t, rdb.Del(ctx, outbox).Err())
-	require.NoError(t, rdb.Set(ctx, outbox, "not a stream", 0).Err())
+	stream := cluster.Outbox(cluster.HolderSlot(x))
+	require.NoError(t, rdb.Del(ctx, stream).Err())
+	require.NoError(t, rdb.Set(ctx, stream, "not a stream", 0).Err())
 	// And a string under the name of an outbox the relay does not follow.
 	unfollowed := (cluster.HolderSlot(y) + 1) % cluster.Slots
 	require.NoError(t, rdb.Set(ctx, cluster.Outbox(unfollowed), "not a stream either", 0).Err())
@@ -109,7 +110,7 @@ func TestRelayAdversary_OutboxOfAnotherType(t *testing.T) {
 			"the other holders' events flow")
 	}
 
-	require.NoError(t, rdb.Del(ctx, outbox).Err())
+	require.NoError(t, rdb.Del(ctx, stream).Err())
 	_, err := e.Apply(ctx, instructions.New("after", x).Credit("CNY", "1.00"))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return delivered(x, 2) }, 2*time.Minute, 10*time.Millisecond,
@@ -135,15 +136,15 @@ func TestRelayAdversary_OneMastersReplicaFrozen(t *testing.T) {
 	b, err := c.AddMaster(ctx)
 	require.NoError(t, err)
 	y := newID("y")
-	moveSlotKeys(ctx, t, cluster.HolderSlot(y), a, b)
-	assignSlot(ctx, t, cluster.HolderSlot(y), a, b)
-	x := holderOn(ctx, t, c, a.Addr, nil)
+	clustertest.MoveSlotKeys(ctx, t, cluster.HolderSlot(y), a, b)
+	clustertest.AssignSlot(ctx, t, cluster.HolderSlot(y), a, b)
+	x := c.HolderOn(ctx, t, "mv", a.Addr, nil)
 	rdb := c.Client(nil)
 	t.Cleanup(func() { _ = rdb.Close() })
 	e := engine.New(rdb, nil)
 
 	sink := &memSink{events: map[string]int{}}
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: 10 * time.Millisecond, MaxIdle: 10 * time.Millisecond,
+	relay := outbox.NewRelay(rdb, sink, &outbox.Options{PollInterval: 10 * time.Millisecond, MaxIdle: 10 * time.Millisecond,
 		DiscoverInterval: 100 * time.Millisecond, ReplicaTimeout: 300 * time.Millisecond})
 	runUntilCleanup(t, relay)
 	delivered := sink.has
@@ -159,7 +160,7 @@ func TestRelayAdversary_OneMastersReplicaFrozen(t *testing.T) {
 		require.Eventually(t, func() bool { return delivered(h, 1) }, 2*time.Minute, 10*time.Millisecond)
 	}
 
-	pid := processID(t, replica.Addr)
+	pid := clustertest.ProcessID(t, replica.Addr)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
 	frozen := true
 	t.Cleanup(func() {
@@ -226,7 +227,7 @@ func TestRelayAdversary_WrittenWhileTheSinkWrites(t *testing.T) {
 			added++
 		}
 	}
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{MaxBatch: 3, PollInterval: time.Nanosecond, MaxIdle: time.Nanosecond})
+	relay := outbox.NewRelay(rdb, sink, &outbox.Options{MaxBatch: 3, PollInterval: time.Nanosecond, MaxIdle: time.Nanosecond})
 	require.NoError(t, relay.Discover(ctx))
 	n, err := relay.Round(ctx)
 	require.NoError(t, err)
@@ -246,7 +247,7 @@ func TestRelayAdversary_WrittenWhileTheSinkWrites(t *testing.T) {
 }
 
 // runUntilCleanup runs relay until the test ends.
-func runUntilCleanup(t *testing.T, relay *engine.Relay) {
+func runUntilCleanup(t *testing.T, relay *outbox.Relay) {
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = relay.Run(ctx); close(done) }()

@@ -1,4 +1,4 @@
-package engine_test
+package outbox_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/outbox"
 	"github.com/atomledger/atomledger/stored"
 )
 
@@ -78,7 +78,7 @@ func TestRelay_SplitsABacklogIntoWritesOfAtMostMaxBatch(t *testing.T) {
 	}
 
 	sink := &recordSink{}
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{MaxBatch: maxBatch})
+	relay := outbox.NewRelay(rdb, sink, &outbox.Options{MaxBatch: maxBatch})
 	require.NoError(t, relay.Discover(ctx))
 	n, err := relay.Round(ctx)
 	require.NoError(t, err)
@@ -133,7 +133,7 @@ func relayReadsWhenNotified(t *testing.T, events string) {
 	require.NoError(t, err)
 
 	sink := &recordSink{at: map[string]time.Time{}}
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: time.Hour,
+	relay := outbox.NewRelay(rdb, sink, &outbox.Options{PollInterval: time.Hour,
 		MaxIdle: time.Hour, WatchedIdle: time.Hour, DiscoverInterval: time.Hour})
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

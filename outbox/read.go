@@ -1,14 +1,13 @@
 // The relay's reading: which streams a round reads, grouped by master, each
 // master's reads in one pipeline, and what a stream's read error means.
 
-package engine
+package outbox
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -53,7 +52,7 @@ func (r *Relay) readGroup(ctx context.Context, g *relayGroup, count int64) {
 			g.err = err
 			return
 		}
-		g.replicas = connectedReplicas(info)
+		g.replicas, _ = strconv.Atoi(cluster.InfoField(info, "connected_slaves"))
 	}
 	pipe := g.node.Pipeline()
 	g.reads = make([]*redis.XMessageSliceCmd, len(g.due))
@@ -70,17 +69,6 @@ func (r *Relay) readGroup(ctx context.Context, g *relayGroup, count int64) {
 		_ = pipe.Process(ctx, g.wait)
 	}
 	_, _ = pipe.Exec(ctx) // errors are read per command
-}
-
-// connectedReplicas reads connected_slaves from INFO replication.
-func connectedReplicas(info string) int {
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
-			n, _ := strconv.Atoi(v)
-			return n
-		}
-	}
-	return 0
 }
 
 // start is where the stream's next read starts: after what this relay
@@ -202,7 +190,7 @@ func (r *Relay) collect(g *relayGroup, count int64, now time.Time) ([]relayEntry
 	var firstErr error
 	r.replicas[g.addr] = g.replicas
 	ceiling, watched := r.o.MaxIdle, false
-	if w := r.watches[g.addr]; w != nil && w.live.Load() {
+	if w := r.watches[g.addr]; w != nil && w.Live() {
 		ceiling, watched = r.o.WatchedIdle, true
 	}
 	var got []relayEntry

@@ -1,4 +1,4 @@
-package engine_test
+package outbox_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
-	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/outbox"
 	"github.com/atomledger/atomledger/stored"
 )
 
@@ -24,8 +24,8 @@ func TestRelay_StopsPromptlyWhenIdle(t *testing.T) {
 	c, e := ownEngine(t)
 	rdb := c.Client(nil)
 	defer rdb.Close()
-	r := engine.NewRelay(rdb, &memSink{events: map[string]int{}}, nil)
-	engine.SetWatchPing(r, time.Hour)
+	r := outbox.NewRelay(rdb, &memSink{events: map[string]int{}}, nil)
+	outbox.SetWatchPing(r, time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -71,7 +71,7 @@ func TestRelay_StoppedAfterTheSinkWroteStillRemoves(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	sink := &cancelSink{memSink: memSink{events: map[string]int{}}, cancel: cancel}
-	r := engine.NewRelay(rdb, sink, nil)
+	r := outbox.NewRelay(rdb, sink, nil)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	select {
@@ -81,8 +81,8 @@ func TestRelay_StoppedAfterTheSinkWroteStillRemoves(t *testing.T) {
 		t.Fatal("Run did not return after its context ended")
 	}
 	require.Equal(t, 1, sink.count())
-	outbox := cluster.Outbox(cluster.HolderSlot(holder))
-	n, err := rdb.XLen(context.Background(), outbox).Result()
+	stream := cluster.Outbox(cluster.HolderSlot(holder))
+	n, err := rdb.XLen(context.Background(), stream).Result()
 	require.NoError(t, err)
 	assert.Zero(t, n, "the outbox is empty")
 }

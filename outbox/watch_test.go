@@ -1,4 +1,4 @@
-package engine_test
+package outbox_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 
-	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/outbox"
 )
 
 // A node client's first connection asks Redis for maintenance notifications
@@ -28,7 +28,7 @@ func TestRelayWatch_NoRaceWithTheNodesFirstConnection(t *testing.T) {
 		cn := node.Conn()
 		var wg sync.WaitGroup
 		wg.Go(func() { _ = cn.Ping(ctx).Err() })
-		assert.True(t, engine.WatchUntilLive(ctx, node), "the watch subscribed")
+		assert.True(t, outbox.WatchUntilLive(ctx, node), "the watch subscribed")
 		wg.Wait() // only now: both have touched the config
 		_ = cn.Close()
 		_ = node.Close()

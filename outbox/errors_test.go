@@ -1,4 +1,4 @@
-package engine_test
+package outbox_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/cluster/clustertest"
-	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/outbox"
 	"github.com/atomledger/atomledger/stored"
 )
 
@@ -24,7 +24,7 @@ import (
 
 // roundsUntil calls relay.Round until done says so, failing the test on a
 // round's error or after a generous deadline.
-func roundsUntil(t *testing.T, relay *engine.Relay, done func() bool) {
+func roundsUntil(t *testing.T, relay *outbox.Relay, done func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for !done() {
@@ -66,7 +66,7 @@ func TestRelay_FindsADeletedStreamAgain(t *testing.T) {
 		return func() bool { sink.mu.Lock(); defer sink.mu.Unlock(); return sink.events[ev] > 0 }
 	}
 	// Every stream due at every round: the test drives the rounds.
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: time.Nanosecond, MaxIdle: time.Nanosecond})
+	relay := outbox.NewRelay(rdb, sink, &outbox.Options{PollInterval: time.Nanosecond, MaxIdle: time.Nanosecond})
 	require.NoError(t, relay.Discover(ctx))
 	roundsUntil(t, relay, delivered(h+"/1"))
 	_, err = e.Apply(ctx, instructions.New("d", h).Debit("CNY", "0.25"))
@@ -134,7 +134,7 @@ func TestRelay_RemovalFailsAfterACommittedWrite(t *testing.T) {
 	var once sync.Once
 	sink := &denySink{memSink: memSink{events: map[string]int{}}}
 	sink.deny = func() { once.Do(func() { acl("-xtrim") }) }
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: time.Nanosecond, MaxIdle: time.Nanosecond})
+	relay := outbox.NewRelay(rdb, sink, &outbox.Options{PollInterval: time.Nanosecond, MaxIdle: time.Nanosecond})
 	require.NoError(t, relay.Discover(ctx))
 	var roundErr error
 	deadline := time.Now().Add(2 * time.Minute)
@@ -180,7 +180,7 @@ func TestRelay_CatchesUpAfterItsNoticesWereLost(t *testing.T) {
 	require.NoError(t, err)
 
 	sink := &memSink{events: map[string]int{}}
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: time.Hour,
+	relay := outbox.NewRelay(rdb, sink, &outbox.Options{PollInterval: time.Hour,
 		MaxIdle: 3 * time.Second, WatchedIdle: time.Hour, DiscoverInterval: time.Hour})
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

@@ -1,4 +1,4 @@
-package engine
+package outbox
 
 import (
 	"context"
@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/atomledger/atomledger/internal/worker"
 )
 
-// RelayOptions configure a Relay. A nil *RelayOptions or a zero field means
-// the default.
-type RelayOptions struct {
+// Options configure a Relay. A nil *Options or a zero field means the
+// default.
+type Options struct {
 	// MaxBatch is the most events one sink write holds: what a round read
 	// beyond it goes in further writes, one after the other. It
 	// also sizes the reads: each stream read in a round gives MaxBatch
@@ -49,8 +51,8 @@ type RelayOptions struct {
 	Logger *slog.Logger
 }
 
-func (o *RelayOptions) withDefaults() RelayOptions {
-	var r RelayOptions
+func (o *Options) withDefaults() Options {
+	var r Options
 	if o != nil {
 		r = *o
 	}
@@ -81,8 +83,8 @@ func (o *RelayOptions) withDefaults() RelayOptions {
 	return r
 }
 
-// RelayStats are a relay's counters and gauges, for metrics.
-type RelayStats struct {
+// Stats are a relay's counters and gauges, for metrics.
+type Stats struct {
 	Relayed  int64 // events written to the sink and deleted from Redis
 	Batches  int64 // sink writes that succeeded
 	Errors   int64 // failed rounds (Redis, sink, or no replica in time), each retried
@@ -125,13 +127,13 @@ type RelayStats struct {
 type Relay struct {
 	rdb  redis.UniversalClient
 	sink Sink
-	o    RelayOptions
+	o    Options
 
 	streams  map[string]*relayStream
 	replicas map[string]int // master address -> connected replicas, as INFO last said; cleared at discovery and after errors
 
-	watches map[string]*noticeWatch // master address -> its notices; only while Run runs
-	ping    time.Duration           // watchPing; a test makes it long, so that a stop that waits for it shows
+	watches map[string]*worker.Watch // master address -> its notices; only while Run runs
+	ping    time.Duration            // worker.WatchPing; a test makes it long, so that a stop that waits for it shows
 	watchWG sync.WaitGroup
 	mu      sync.Mutex
 	noticed map[string]bool // outbox keys named by notices since the last round
@@ -187,14 +189,14 @@ func (r *Relay) fromHeads(ctx context.Context) {
 
 // NewRelay builds a relay from the outboxes of rdb (a cluster client or a
 // single server) to sink.
-func NewRelay(rdb redis.UniversalClient, sink Sink, opt *RelayOptions) *Relay {
+func NewRelay(rdb redis.UniversalClient, sink Sink, opt *Options) *Relay {
 	return &Relay{rdb: rdb, sink: sink, o: opt.withDefaults(), streams: map[string]*relayStream{}, replicas: map[string]int{},
-		watches: map[string]*noticeWatch{}, ping: watchPing, noticed: map[string]bool{}, wake: make(chan struct{}, 1)}
+		watches: map[string]*worker.Watch{}, ping: worker.WatchPing, noticed: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // Stats reads the relay's counters; safe to call while it runs.
-func (r *Relay) Stats() RelayStats {
-	return RelayStats{Relayed: r.relayed.Load(), Batches: r.batches.Load(),
+func (r *Relay) Stats() Stats {
+	return Stats{Relayed: r.relayed.Load(), Batches: r.batches.Load(),
 		Errors: r.errs.Load(), Streams: r.nstreams.Load(), Backlog: r.backlog.Load(), LagMs: r.lag.Load(),
 		SinkDown: r.sinkDown.Load()}
 }
@@ -245,7 +247,7 @@ func (r *Relay) Run(ctx context.Context) error {
 			r.o.Logger.Warn("relay: round failed, retrying", "err", err, "in", backoff)
 			r.recover(ctx)
 			r.syncWatches(wctx) // a failover changes the masters
-			sleep(ctx, backoff)
+			worker.Sleep(ctx, backoff)
 		case n == 0 && !r.again:
 			backoff = 0
 			select {
@@ -258,15 +260,6 @@ func (r *Relay) Run(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
 
 // recover prepares the next round after a failure: a fresh slot map (a

@@ -4,7 +4,7 @@
 // the sweeper and transfer recovery read an index when it changes, rather
 // than polling.
 
-package engine
+package worker
 
 import (
 	"context"
@@ -22,20 +22,27 @@ import (
 	"github.com/atomledger/atomledger/cluster"
 )
 
-// noticeWatch receives the change notices of one master.
-type noticeWatch struct {
+// Watch receives the change notices of one master.
+type Watch struct {
 	stop context.CancelFunc
 	live atomic.Bool // subscribed: every write of the master since is noticed
 }
 
-// watchPing is how long a watch waits for a notice before it pings its
-// master, and then for the answer before it gives up on the connection.
-const watchPing = 10 * time.Second
+// Live tells whether w is subscribed: every write of its master since is
+// noticed.
+func (w *Watch) Live() bool { return w.live.Load() }
 
-// syncWatches starts watch for every master of rdb that watches lacks, and
+// Stop ends w without waiting for it (the WaitGroup of SyncWatches does).
+func (w *Watch) Stop() { w.stop() }
+
+// WatchPing is how long a watch waits for a notice before it pings its
+// master, and then for the answer before it gives up on the connection.
+const WatchPing = 10 * time.Second
+
+// SyncWatches starts watch for every master of rdb that watches lacks, and
 // stops those of what is no longer a master.
-func syncWatches(ctx context.Context, rdb redis.UniversalClient, watches map[string]*noticeWatch, wg *sync.WaitGroup,
-	watch func(context.Context, *redis.Client, *noticeWatch)) {
+func SyncWatches(ctx context.Context, rdb redis.UniversalClient, watches map[string]*Watch, wg *sync.WaitGroup,
+	watch func(context.Context, *redis.Client, *Watch)) {
 	masters := map[string]*redis.Client{}
 	switch c := rdb.(type) {
 	case *redis.ClusterClient:
@@ -58,15 +65,15 @@ func syncWatches(ctx context.Context, rdb redis.UniversalClient, watches map[str
 	for addr, n := range masters {
 		if watches[addr] == nil {
 			wctx, stop := context.WithCancel(ctx)
-			w := &noticeWatch{stop: stop}
+			w := &Watch{stop: stop}
 			watches[addr] = w
 			wg.Go(func() { watch(wctx, n, w) })
 		}
 	}
 }
 
-// allLive tells whether watches has any watch and every one is subscribed.
-func allLive(watches map[string]*noticeWatch) bool {
+// AllLive tells whether watches has any watch and every one is subscribed.
+func AllLive(watches map[string]*Watch) bool {
 	for _, w := range watches {
 		if !w.live.Load() {
 			return false
@@ -75,11 +82,11 @@ func allLive(watches map[string]*noticeWatch) bool {
 	return len(watches) > 0
 }
 
-// watchNotices is a watch of node's notices, handed to notice (all: every
+// WatchNotices is a watch of node's notices, handed to notice (all: every
 // key may have changed unseen) until ctx is done; after a failure it waits
-// retry before it subscribes again; ping is watchPing but in tests. who
+// retry before it subscribes again; ping is WatchPing but in tests. who
 // names the worker in the log.
-func watchNotices(ctx context.Context, node *redis.Client, w *noticeWatch, notice func(keys []string, all bool),
+func WatchNotices(ctx context.Context, node *redis.Client, w *Watch, notice func(keys []string, all bool),
 	retry, ping time.Duration, log *slog.Logger, who string) {
 	// The node's settings (address, auth, TLS, dialer, timeouts), pointers
 	// included. go-redis writes through one of them while the node runs:
@@ -133,12 +140,12 @@ func watchNotices(ctx context.Context, node *redis.Client, w *noticeWatch, notic
 			notice(nil, true) // back to polling until subscribed again
 		}
 		_ = ps.Close()
-		sleep(ctx, retry)
+		Sleep(ctx, retry)
 	}
 }
 
 // receiveNotices hands one subscription's notices to notice until it fails.
-func receiveNotices(ctx context.Context, ps *redis.PubSub, w *noticeWatch, notice func(keys []string, all bool),
+func receiveNotices(ctx context.Context, ps *redis.PubSub, w *Watch, notice func(keys []string, all bool),
 	ping time.Duration, log *slog.Logger, who string) {
 	pinged := false
 	for {

@@ -1,7 +1,7 @@
 // The relay's discovery of outbox streams: finding the slots' outboxes it does
 // not follow yet, and measuring backlog and lag.
 
-package engine
+package outbox
 
 import (
 	"context"
@@ -14,10 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/internal/worker"
 )
-
-// discoverChunk is how many EXISTS go in one pipeline.
-const discoverChunk = 2048
 
 // discover finds outbox streams not followed yet, and measures backlog and
 // lag. It probes every slot's outbox key with EXISTS in
@@ -44,11 +42,11 @@ func (r *Relay) discover(ctx context.Context, full bool) error {
 
 // probeSlots follows every outbox stream that exists and is not followed yet.
 func (r *Relay) probeSlots(ctx context.Context) error {
-	for lo := 0; lo < cluster.Slots; lo += discoverChunk {
+	for lo := 0; lo < cluster.Slots; lo += worker.SlotsPerPipeline {
 		pipe := r.rdb.Pipeline()
-		cmds := make([]*redis.IntCmd, 0, discoverChunk)
-		keys := make([]string, 0, discoverChunk)
-		for slot := lo; slot < min(lo+discoverChunk, cluster.Slots); slot++ {
+		cmds := make([]*redis.IntCmd, 0, worker.SlotsPerPipeline)
+		keys := make([]string, 0, worker.SlotsPerPipeline)
+		for slot := lo; slot < min(lo+worker.SlotsPerPipeline, cluster.Slots); slot++ {
 			k := cluster.Outbox(slot)
 			if _, ok := r.streams[k]; ok {
 				continue

@@ -1,17 +1,15 @@
-package engine_test
+package outbox_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,10 +17,9 @@ import (
 	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/outbox"
 	"github.com/atomledger/atomledger/stored"
 )
-
-func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
 
 // memSink keeps what it is given; it fails while down is set.
 type memSink struct {
@@ -84,7 +81,7 @@ func TestRelay_DeliversThroughSinkFailureAndAfterADeadRelay(t *testing.T) {
 	// It runs until it has failed once rather than for a fixed time: its
 	// first discovery probes all 16384 slots, slow on a loaded machine.
 	dead := &memSink{events: map[string]int{}, down: true}
-	r1 := engine.NewRelay(rdb, dead, &engine.RelayOptions{DiscoverInterval: time.Hour})
+	r1 := outbox.NewRelay(rdb, dead, &outbox.Options{DiscoverInterval: time.Hour})
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { _ = r1.Run(rctx); close(done) }()
@@ -96,7 +93,7 @@ func TestRelay_DeliversThroughSinkFailureAndAfterADeadRelay(t *testing.T) {
 	// A second relay delivers what the dead one had read: it is still at
 	// the head of its streams.
 	sink := &memSink{events: map[string]int{}}
-	r2 := engine.NewRelay(rdb, sink, &engine.RelayOptions{DiscoverInterval: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond})
+	r2 := outbox.NewRelay(rdb, sink, &outbox.Options{DiscoverInterval: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond})
 	rctx, cancel = context.WithCancel(ctx)
 	done = make(chan struct{})
 	go func() { _ = r2.Run(rctx); close(done) }()
@@ -147,7 +144,7 @@ func TestRelay_DeliversOnlyWhatAReplicaHas(t *testing.T) {
 		require.NoError(t, o.Err)
 	}
 	sink := &memSink{events: map[string]int{}}
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{DiscoverInterval: time.Hour,
+	relay := outbox.NewRelay(rdb, sink, &outbox.Options{DiscoverInterval: time.Hour,
 		PollInterval: 10 * time.Millisecond, MaxIdle: 10 * time.Millisecond, ReplicaTimeout: 300 * time.Millisecond})
 	// Run discovers the outboxes and delivers the first events.
 	rctx, cancel := context.WithCancel(ctx)
@@ -157,7 +154,7 @@ func TestRelay_DeliversOnlyWhatAReplicaHas(t *testing.T) {
 	cancel()
 	<-done
 
-	pid := processID(t, replica)
+	pid := clustertest.ProcessID(t, replica)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
 	stopped := true
 	t.Cleanup(func() {
@@ -220,24 +217,6 @@ func pendingSlots(holders []string) map[int]bool {
 	return out
 }
 
-// processID asks the server at addr for its process id.
-func processID(t *testing.T, addr string) int {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	info, err := c.Info(context.Background(), "server").Result()
-	require.NoError(t, err)
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			pid, err := strconv.Atoi(v)
-			require.NoError(t, err)
-			return pid
-		}
-	}
-	t.Fatalf("no process_id in INFO of %s", addr)
-	return 0
-}
-
 // TestRelay_BusyStreamRemovedOncePerTrimInterval writes to one stream
 // between rounds, with a TrimInterval of an hour: the first delivery is
 // removed at once, the next ones stay in the stream, passed over by the
@@ -250,9 +229,9 @@ func TestRelay_BusyStreamRemovedOncePerTrimInterval(t *testing.T) {
 	rdb := c.Client(nil)
 	defer rdb.Close()
 	h := newID("bt")
-	outbox := map[string]bool{cluster.Outbox(cluster.HolderSlot(h)): true}
+	outboxes := map[string]bool{cluster.Outbox(cluster.HolderSlot(h)): true}
 	sink := &memSink{events: map[string]int{}}
-	relay := engine.NewRelay(rdb, sink, &engine.RelayOptions{PollInterval: time.Nanosecond, MaxIdle: time.Nanosecond,
+	relay := outbox.NewRelay(rdb, sink, &outbox.Options{PollInterval: time.Nanosecond, MaxIdle: time.Nanosecond,
 		TrimInterval: time.Hour})
 	for i := range 6 {
 		in := instructions.New(fmt.Sprintf("c-%d", i), h).Credit("CNY", "1.00")
@@ -267,13 +246,13 @@ func TestRelay_BusyStreamRemovedOncePerTrimInterval(t *testing.T) {
 		n, err := relay.Round(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "round %d delivers the event written before it, and only it", i)
-		assert.Equal(t, int64(i), streamsLen(t, rdb, outbox), "round %d: what the sink has since the first removal stays", i)
+		assert.Equal(t, int64(i), streamsLen(t, rdb, outboxes), "round %d: what the sink has since the first removal stays", i)
 	}
 	assert.Equal(t, int64(1), relay.Stats().Relayed, "counted once removed")
 	n, err := relay.Round(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, n)
-	assert.Zero(t, streamsLen(t, rdb, outbox), "a round with nothing to read removes everything delivered")
+	assert.Zero(t, streamsLen(t, rdb, outboxes), "a round with nothing to read removes everything delivered")
 	assert.Equal(t, int64(6), relay.Stats().Relayed)
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
