@@ -70,9 +70,9 @@ func (e *Engine) masterOf(ctx context.Context, key string) string {
 // is the one a cut-short call gets (UNAVAILABLE: retry with the same id), as
 // the call may still run.
 func (e *Engine) applyGrouped(ctx context.Context, c call) Outcome {
-	out := make([]Outcome, 1)
-	e.runGrouped(ctx, []call{c}, out)
-	return out[0]
+	g := &grouped{ctx: ctx, c: c, done: make(chan struct{})}
+	e.enqueue(ctx, g, c.keys[keyHolder])
+	return g.outcome(ctx)
 }
 
 // runGrouped runs calls in shared pipelines, as applyGrouped does one, and
@@ -84,12 +84,17 @@ func (e *Engine) runGrouped(ctx context.Context, calls []call, out []Outcome) {
 		e.enqueue(ctx, &gs[i], c.keys[keyHolder])
 	}
 	for i := range gs {
-		select {
-		case <-gs[i].done:
-			out[i] = gs[i].out
-		case <-ctx.Done():
-			out[i] = Outcome{Err: redisFailure(calls[i].n.ID, ctx.Err())}
-		}
+		out[i] = gs[i].outcome(ctx)
+	}
+}
+
+// outcome waits for g's call, or for ctx to end.
+func (g *grouped) outcome(ctx context.Context) Outcome {
+	select {
+	case <-g.done:
+		return g.out
+	case <-ctx.Done():
+		return Outcome{Err: redisFailure(g.c.n.ID, ctx.Err())}
 	}
 }
 

@@ -317,32 +317,25 @@ func decisive(err *Error) bool {
 // unknown, a few times while ctx lasts.
 func (e *Engine) runUntilKnown(ctx context.Context, calls []call) []Outcome {
 	out := make([]Outcome, len(calls))
-	pending := make([]int, len(calls))
-	for i := range calls {
-		pending[i] = i
-	}
+	e.runGrouped(ctx, calls, out)
 	for attempt := 0; ; attempt++ {
-		batch := make([]call, len(pending))
-		got := make([]Outcome, len(pending))
-		for j, i := range pending {
-			batch[j] = calls[i]
-		}
-		e.runGrouped(ctx, batch, got)
-		for j, i := range pending {
-			out[i] = got[j]
-		}
-		var again []int
-		for _, i := range pending {
+		var again []call
+		var where []int
+		for i, o := range out {
 			var err *Error
-			if errors.As(out[i].Err, &err) && !decisive(err) {
-				again = append(again, i)
+			if errors.As(o.Err, &err) && !decisive(err) {
+				again, where = append(again, calls[i]), append(where, i)
 			}
 		}
 		if len(again) == 0 || attempt == 4 || ctx.Err() != nil {
 			return out
 		}
 		worker.Sleep(ctx, time.Duration(50<<attempt)*time.Millisecond)
-		pending = again
+		got := make([]Outcome, len(again))
+		e.runGrouped(ctx, again, got)
+		for j, i := range where {
+			out[i] = got[j]
+		}
 	}
 }
 

@@ -51,7 +51,9 @@ func TestApplyOne_Allocations(t *testing.T) {
 // debit's. The answer is still json.Marshal's, byte for byte. The record's
 // claim and booking are plain commands (a MULTI of an HSETNX per field),
 // which allocate more on this side than the two library runs they replace
-// (315 then) but cost Redis, the scarce side, less.
+// (315 then) but cost Redis, the scarce side, less. The steps go through
+// group commit's queues (410 before): a queue entry, a sender and its
+// pipeline's deadline per step, for a quarter off a payment's latency.
 func TestPostTransfer_Allocations(t *testing.T) {
 	eng, daemon := allocDaemon(t)
 	sent := 0
@@ -77,7 +79,7 @@ func TestPostTransfer_Allocations(t *testing.T) {
 	assert.Equal(t, []string{payer, payee}, st.Holders)
 	allocs := allocsPerRequest(t, h, request)
 	t.Logf("%.0f allocations a payment", allocs)
-	assert.LessOrEqual(t, allocs, 430.0)
+	assert.LessOrEqual(t, allocs, 460.0)
 
 	// Every payment moved its cent, once.
 	got, err := eng.State(ctx, payer)

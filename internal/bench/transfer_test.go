@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
@@ -156,7 +157,7 @@ func redisWork(b *testing.B, rdb *redis.Client, op func(i int) error) {
 			b.Fatal(err)
 		}
 		f := func(name string) float64 {
-			v, _ := strconv.ParseFloat(engine.InfoField(info, name), 64)
+			v, _ := strconv.ParseFloat(cluster.InfoField(info, name), 64)
 			return v
 		}
 		return f("total_reads_processed"), f("total_commands_processed"), f("used_cpu_sys") + f("used_cpu_user")
