@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/internal/contracttest"
 )
@@ -28,6 +29,33 @@ func conf3Status(code string) int {
 	return http.StatusUnprocessableEntity
 }
 
+// conf3Start starts a daemon, and gives it, a client of its cluster and
+// the fixture of cases.
+func conf3Start(t *testing.T) (*daemon, *redis.ClusterClient, contracttest.File) {
+	t.Helper()
+	d := startServe(t, nil)
+	rdb := testCluster.Client(nil)
+	t.Cleanup(func() { _ = rdb.Close() })
+	return d, rdb, contracttest.Load[contracttest.File](t, "../../testdata/conformance3/cases.json")
+}
+
+// conf3Open opens a holder through d with the fixture's setup and extra,
+// makes its hold h-exp and coupon c-hexp expired in its hash alone (the
+// expiry index still says an hour from now, out of the daemon's sweeper's
+// reach), and suspends it if asked.
+func conf3Open(t *testing.T, d *daemon, rdb *redis.ClusterClient, f contracttest.File, extra []map[string]any, suspend bool) string {
+	t.Helper()
+	h := newID("c3")
+	a := d.post(t, string(f.SetupText(t, h, newID("setup"), false, extra)))
+	require.Equal(t, http.StatusOK, a.status, "%s", a)
+	contracttest.Expire(t, rdb, h)
+	if suspend {
+		a = d.post(t, instructionJSON(newID("suspend"), h, `[{"op": "suspend"}]`))
+		require.Equal(t, http.StatusOK, a.status, "%s", a)
+	}
+	return h
+}
+
 // DESIGN.md's rules, each a case of testdata/conformance3/cases.json, through
 // POST /v1/instructions: each rejection's status, code and op, the holder's
 // hash and GET state unchanged by it, recorded only when the script judged a
@@ -38,10 +66,7 @@ func TestConformance3_EveryRuleThroughTheDaemon(t *testing.T) {
 	needRedis(t)
 	t.Parallel()
 	ctx := context.Background()
-	d := startServe(t, nil)
-	rdb := testCluster.Client(nil)
-	t.Cleanup(func() { _ = rdb.Close() })
-	f := contracttest.Load(t, "../../testdata/conformance3/cases.json")
+	d, rdb, f := conf3Start(t)
 
 	// The hash and what GET answers: what a rejection must leave as it was.
 	snapshot := func(t *testing.T, h string) string {
@@ -60,21 +85,7 @@ func TestConformance3_EveryRuleThroughTheDaemon(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			h := newID("c3")
 			if !c.Unopened {
-				a := d.post(t, string(f.SetupText(t, h, newID("setup"), false)))
-				require.Equal(t, http.StatusOK, a.status, "%s", a)
-				// Expired in the hash alone: the expiry index still says an
-				// hour from now, out of the daemon's sweeper's reach.
-				key := cluster.Holder(h)
-				hold, err := rdb.HGet(ctx, key, "h:"+contracttest.ExpiredHold).Result()
-				require.NoError(t, err)
-				_, rest, _ := strings.Cut(hold, "|")
-				exp := strconv.Itoa(contracttest.Expired)
-				require.NoError(t, rdb.HSet(ctx, key, "h:"+contracttest.ExpiredHold, exp+"|"+rest,
-					"c:"+contracttest.ExpiredCoupon, "held:"+contracttest.ExpiredHold+"|"+exp).Err())
-				if c.Suspend {
-					a = d.post(t, instructionJSON(newID("suspend"), h, `[{"op": "suspend"}]`))
-					require.Equal(t, http.StatusOK, a.status, "%s", a)
-				}
+				h = conf3Open(t, d, rdb, f, nil, c.Suspend)
 			}
 			id := c.ID(newID("c3"))
 			body := string(c.Text(t, h, id, false))
@@ -130,6 +141,60 @@ func TestConformance3_EveryRuleThroughTheDaemon(t *testing.T) {
 			require.Equal(t, http.StatusOK, a.status, "sent again: %s", a)
 			assert.Equal(t, true, contracttest.Decode(t, a.body)["replayed"], "sent again: replayed")
 			assert.Equal(t, after, snapshot(t, h), "a replay changed the holder")
+		})
+	}
+}
+
+// DESIGN.md's rules of transfers, each a case of
+// testdata/conformance3/transfers.json, through POST /v1/transfers: a
+// transfer refused before it starts is 400 with its code; else 200 committed
+// or 422 aborted with its error's code, part and op, every holder's figures
+// as they were after an abort, and the part of each holder's state the case
+// names after a commit. GET /v1/transfers/{id} then reads the same status,
+// and the same body posted again is its first answer, replayed.
+func TestConformance3_TransfersThroughTheDaemon(t *testing.T) {
+	needRedis(t)
+	t.Parallel()
+	ctx := context.Background()
+	d, rdb, f := conf3Start(t)
+	tf := contracttest.Load[contracttest.TransferFile](t, "../../testdata/conformance3/transfers.json")
+	for _, c := range tf.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			holders := map[string]string{contracttest.Ghost: newID("ghost")}
+			values := map[string]instructions.State{}
+			for _, name := range contracttest.Holders {
+				holders[name] = conf3Open(t, d, rdb, f, c.Setup[name], c.Suspended(name))
+				values[name] = holderValue(t, d, holders[name])
+			}
+			id := newID("t")
+			body := string(c.Text(t, id, holders))
+			a := d.do(t, http.MethodPost, "/v1/transfers", body)
+			switch c.Status {
+			case "":
+				wantErrorAnswer(t, a, http.StatusBadRequest, c.Code)
+			case engine.TransferCommitted:
+				c.Check(t, wantTransfer(t, a, http.StatusOK), false)
+			default:
+				c.Check(t, wantTransfer(t, a, http.StatusUnprocessableEntity), false)
+			}
+			if c.Status != "" {
+				got := wantTransfer(t, d.do(t, http.MethodGet, "/v1/transfers/"+id, ""), http.StatusOK)
+				assert.Equal(t, c.Status, got.Status, "GET /v1/transfers/{id}")
+				again := d.do(t, http.MethodPost, "/v1/transfers", body)
+				assert.Equal(t, a.status, again.status, "posted again: %s", again)
+				c.Check(t, wantTransfer(t, again, a.status), true)
+			}
+			if c.Status != engine.TransferCommitted {
+				for _, name := range contracttest.Holders {
+					assert.Equal(t, values[name], holderValue(t, d, holders[name]), "holder %s changed", name)
+				}
+			}
+			n, err := rdb.Exists(ctx, cluster.Holder(holders[contracttest.Ghost])).Result()
+			require.NoError(t, err)
+			assert.Zero(t, n, "the hash of an unknown holder")
+			for name, want := range c.Want {
+				contracttest.Contains(t, want, []byte(d.state(t, holders[name])))
+			}
 		})
 	}
 }

@@ -7,15 +7,20 @@ package contracttest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
 )
 
@@ -35,6 +40,20 @@ const (
 	ExpiredHold   = "h-exp"
 	ExpiredCoupon = "c-hexp"
 )
+
+// Expire makes holder's hold h-exp and coupon c-hexp expired in its hash
+// alone (its expiry index entry is the caller's to change or keep).
+func Expire(t *testing.T, rdb redis.Cmdable, holder string) {
+	t.Helper()
+	ctx := context.Background()
+	key := cluster.Holder(holder)
+	hold, err := rdb.HGet(ctx, key, "h:"+ExpiredHold).Result()
+	require.NoError(t, err)
+	_, rest, _ := strings.Cut(hold, "|")
+	exp := strconv.Itoa(Expired)
+	require.NoError(t, rdb.HSet(ctx, key, "h:"+ExpiredHold, exp+"|"+rest,
+		"c:"+ExpiredCoupon, "held:"+ExpiredHold+"|"+exp).Err())
+}
 
 // Case is one rule: see the file's "about".
 type Case struct {
@@ -59,20 +78,23 @@ type File struct {
 	Cases []Case
 }
 
-// Load reads the fixture at path (testdata/conformance3/cases.json from the
-// module's root).
-func Load(t *testing.T, path string) File {
+// Load reads a fixture (a File, from testdata/conformance3/cases.json, or a
+// TransferFile, from transfers.json), strictly, its numbers as json.Number.
+func Load[F interface{ count() int }](t *testing.T, path string) F {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
-	var f File
+	var f F
 	require.NoError(t, dec.Decode(&f), "%s", path)
-	require.NotEmpty(t, f.Cases)
+	require.NotZero(t, f.count(), "%s has no case", path)
 	return f
 }
+
+func (f File) count() int         { return len(f.Cases) }
+func (f TransferFile) count() int { return len(f.Cases) }
 
 // Runs tells whether the case runs through door.
 func (c Case) Runs(door string) bool {
@@ -134,10 +156,10 @@ func (c Case) Text(t *testing.T, holder, id string, minor bool) []byte {
 }
 
 // SetupText is the instruction that opens a case's holder with the
-// fixture's setup.
-func (f File) SetupText(t *testing.T, holder, id string, minor bool) []byte {
+// fixture's setup, then extra.
+func (f File) SetupText(t *testing.T, holder, id string, minor bool, extra []map[string]any) []byte {
 	t.Helper()
-	ops := append([]map[string]any{{"op": "open"}}, f.Setup...)
+	ops := append(append([]map[string]any{{"op": "open"}}, f.Setup...), extra...)
 	if minor {
 		ops = MinorUnits(t, ops)
 	}
@@ -172,6 +194,78 @@ func MinorUnits(t *testing.T, ops []map[string]any) []map[string]any {
 		out[i] = o
 	}
 	return out
+}
+
+// TransferCase is one rule of transfers: see transfers.json's "about".
+type TransferCase struct {
+	Name      string
+	Setup     map[string][]map[string]any
+	Suspend   []string
+	Parts     []TransferPart
+	Status    string
+	Code      string
+	PartIndex *int `json:"part_index"`
+	OpIndex   *int `json:"op_index"`
+	Want      map[string]map[string]any
+}
+
+// TransferPart is a part of a TransferCase, its holder named by the case.
+type TransferPart struct {
+	Holder string
+	Ops    []map[string]any
+}
+
+// TransferFile is the whole fixture of transfers.
+type TransferFile struct {
+	About string
+	Cases []TransferCase
+}
+
+// The holders of a TransferCase: Holders are opened, Ghost never is.
+var (
+	Holders = []string{"a", "b", "c"}
+	Ghost   = "ghost"
+)
+
+// Suspended tells whether the case suspends holder name.
+func (c TransferCase) Suspended(name string) bool {
+	for _, s := range c.Suspend {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Text is the case's transfer under id, its holders' names replaced by
+// holders'.
+func (c TransferCase) Text(t *testing.T, id string, holders map[string]string) []byte {
+	t.Helper()
+	parts := make([]map[string]any, len(c.Parts))
+	for i, p := range c.Parts {
+		h, ok := holders[p.Holder]
+		require.True(t, ok, "holder %q", p.Holder)
+		parts[i] = map[string]any{"holder": h, "ops": p.Ops}
+	}
+	return marshal(t, map[string]any{"id": id, "parts": parts})
+}
+
+// Check checks a transfer's answer against the case: its status, complete,
+// replayed as given, and for an abort its error's code, part and op.
+func (c TransferCase) Check(t *testing.T, st engine.TransferState, replayed bool) {
+	t.Helper()
+	assert.Equal(t, c.Status, st.Status)
+	assert.True(t, st.Complete, "complete")
+	assert.Equal(t, replayed, st.Replayed, "replayed")
+	if c.Code == "" {
+		assert.Nil(t, st.Error)
+		return
+	}
+	require.NotNil(t, st.Error)
+	assert.Equal(t, c.Code, string(st.Error.Code), "%v", st.Error)
+	assert.Equal(t, c.PartIndex, st.PartIndex, "part index")
+	require.NotNil(t, c.OpIndex)
+	assert.Equal(t, *c.OpIndex, st.Error.OpIndex, "op index")
 }
 
 func marshal(t *testing.T, v any) []byte {
