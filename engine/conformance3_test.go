@@ -26,6 +26,7 @@ type conf3Outcome struct {
 	opIndex  *int
 	replayed bool
 	result   []byte
+	err      error // the engine's door's error
 }
 
 // conf3Engine sends text through the engine's door: Decode, then Apply.
@@ -43,7 +44,7 @@ func conf3Engine(t *testing.T, text []byte) conf3Outcome {
 	}
 	var e *instructions.Error
 	require.True(t, errors.As(err, &e), "%v", err)
-	o := conf3Outcome{code: string(e.Code), replayed: e.Replayed}
+	o := conf3Outcome{code: string(e.Code), replayed: e.Replayed, err: err}
 	if e.OpIndex != instructions.NoOp {
 		o.opIndex = &e.OpIndex
 	}
@@ -154,6 +155,9 @@ func TestConformance3_EveryRuleThroughTheEngineAndTheJSONDoor(t *testing.T) {
 				got := send()
 				if c.Code != "" {
 					assert.Equal(t, c.Code, got.code, "%s", text)
+					if got.err != nil {
+						assert.ErrorIs(t, got.err, instructions.Code(c.Code), "errors.Is with the code's sentinel")
+					}
 					assert.Equal(t, c.OpIndex, got.opIndex, "op index")
 					assert.False(t, got.replayed)
 					assert.Equal(t, before, conf3Snapshot(t, h), "the rejection changed the holder")
