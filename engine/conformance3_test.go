@@ -263,3 +263,21 @@ func TestConformance3_TransfersThroughTheEngine(t *testing.T) {
 		})
 	}
 }
+
+// An overflow of frozen funds or points says it is the frozen figure that
+// would pass 2^53-1, and gives that figure (not the available one).
+func TestConformance3_OverflowOfFrozenSaysFrozen(t *testing.T) {
+	needRedis(t)
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+		return in.Credit("CNY", "100.00").Freeze("CNY", "11.00", "h1", 0).Credit("CNY", "90071992547320.91").
+			EarnPoints("9007199254740991").FreezePoints("5", "h1").EarnPoints("5")
+	})
+	e := applyErr(t, newIn(h).Freeze("CNY", "90071992547398.92", "h2", 0))
+	assert.Equal(t, instructions.CodeOverflow, e.Code)
+	assert.Equal(t, "freeze 90071992547398.92 CNY: frozen CNY would pass 2^53-1 minor units (now 11.00)", e.Message)
+	e = applyErr(t, newIn(h).FreezePoints("9007199254740987", "h2"))
+	assert.Equal(t, instructions.CodeOverflow, e.Code)
+	assert.Equal(t, "freeze_points 9007199254740987: frozen points would pass 2^53-1 minor units (now 5)", e.Message)
+	e = applyErr(t, newIn(h).Credit("CNY", "0.01"))
+	assert.Equal(t, "credit 0.01 CNY: CNY would pass 2^53-1 minor units (now 90071992547409.91)", e.Message)
+}
