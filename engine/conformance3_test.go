@@ -166,6 +166,8 @@ func TestConformance3_EveryRuleThroughTheEngineAndTheJSONDoor(t *testing.T) {
 					assert.Equal(t, c.Recorded(), n == 1, "the rejection recorded under its id")
 					if c.Unopened {
 						assert.Empty(t, keysOfHolder(t, h), "nothing is written for an unknown holder")
+						_, err := eng.State(ctx, h)
+						assert.ErrorIs(t, err, engine.ErrHolderNotFound, "State of an unknown holder")
 					}
 					again := send()
 					assert.Equal(t, c.Code, again.code, "sent again")

@@ -113,6 +113,7 @@ func TestConformance3_EveryRuleThroughTheDaemon(t *testing.T) {
 					n, err := rdb.Exists(ctx, cluster.Holder(h)).Result()
 					require.NoError(t, err)
 					assert.Zero(t, n, "nothing is written for an unknown holder")
+					wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/holders/"+h, ""), http.StatusNotFound, "HOLDER_NOT_FOUND")
 				}
 				a = d.post(t, body)
 				wantErrorAnswer(t, a, conf3Status(c.Code), c.Code)
