@@ -141,11 +141,22 @@ func TestConformance3_EveryRuleThroughTheEngineAndTheJSONDoor(t *testing.T) {
 				h := conf3Holder(t, f, c, door)
 				id := c.ID(newID("c3"))
 				text := c.Text(t, h, id, door == contracttest.DoorJSON)
-				send := func() conf3Outcome {
+				sendText := func(text []byte) conf3Outcome {
 					if door == contracttest.DoorJSON {
 						return conf3JSONDoor(t, h, id, text)
 					}
 					return conf3Engine(t, text)
+				}
+				send := func() conf3Outcome { return sendText(text) }
+				// conflict: once the id has an answer, another body under it
+				// is IDEMPOTENCY_CONFLICT, naming no op, changing nothing.
+				conflict := func() {
+					t.Helper()
+					before := conf3Snapshot(t, h)
+					o := sendText(c.OtherText(t, h, id, door == contracttest.DoorJSON))
+					assert.Equal(t, string(instructions.CodeIdempotencyConflict), o.code, "another body under the id")
+					assert.Nil(t, o.opIndex, "a conflict names no op")
+					assert.Equal(t, before, conf3Snapshot(t, h), "a conflict changed the holder")
 				}
 				var seq0 int64
 				if !c.Unopened {
@@ -173,6 +184,9 @@ func TestConformance3_EveryRuleThroughTheEngineAndTheJSONDoor(t *testing.T) {
 					assert.Equal(t, c.Code, again.code, "sent again")
 					assert.Equal(t, c.Recorded(), again.replayed, "sent again: replayed")
 					assert.Equal(t, before, conf3Snapshot(t, h), "sent again, the rejection changed the holder")
+					if c.Recorded() {
+						conflict()
+					}
 					return
 				}
 				require.Empty(t, got.code, "%s", text)
@@ -195,6 +209,7 @@ func TestConformance3_EveryRuleThroughTheEngineAndTheJSONDoor(t *testing.T) {
 				assert.Empty(t, again.code)
 				assert.True(t, again.replayed, "sent again: replayed")
 				assert.Equal(t, after, conf3Snapshot(t, h), "a replay changed the holder")
+				conflict()
 			})
 		}
 	}

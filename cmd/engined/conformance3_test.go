@@ -95,6 +95,16 @@ func TestConformance3_EveryRuleThroughTheDaemon(t *testing.T) {
 				require.NoError(t, json.Unmarshal([]byte(d.state(t, h)), &st))
 				seq0 = st.Seq
 			}
+			// conflict: once the id has an answer, another body under it is
+			// 409 IDEMPOTENCY_CONFLICT, naming no op, changing nothing.
+			conflict := func() {
+				t.Helper()
+				before := snapshot(t, h)
+				a := d.post(t, string(c.OtherText(t, h, id, false)))
+				wantErrorAnswer(t, a, http.StatusConflict, "IDEMPOTENCY_CONFLICT")
+				assert.Nil(t, errorField(t, a, "op_index"), "%s", a)
+				assert.Equal(t, before, snapshot(t, h), "a conflict changed the holder")
+			}
 			before := snapshot(t, h)
 			a := d.post(t, body)
 			if c.Code != "" {
@@ -123,6 +133,9 @@ func TestConformance3_EveryRuleThroughTheDaemon(t *testing.T) {
 					assert.Nil(t, errorField(t, a, "replayed"), "sent again: %s", a)
 				}
 				assert.Equal(t, before, snapshot(t, h), "sent again, the rejection changed the holder")
+				if c.Recorded() {
+					conflict()
+				}
 				return
 			}
 			require.Equal(t, http.StatusOK, a.status, "%s: %s", body, a)
@@ -142,6 +155,7 @@ func TestConformance3_EveryRuleThroughTheDaemon(t *testing.T) {
 			require.Equal(t, http.StatusOK, a.status, "sent again: %s", a)
 			assert.Equal(t, true, contracttest.Decode(t, a.body)["replayed"], "sent again: replayed")
 			assert.Equal(t, after, snapshot(t, h), "a replay changed the holder")
+			conflict()
 		})
 	}
 }

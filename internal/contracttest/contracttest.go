@@ -155,6 +155,21 @@ func (c Case) Text(t *testing.T, holder, id string, minor bool) []byte {
 	return marshal(t, in)
 }
 
+// OtherText is the case's instruction under the same id with another body
+// (another memo), which the contract answers IDEMPOTENCY_CONFLICT once the
+// id has an answer.
+func (c Case) OtherText(t *testing.T, holder, id string, minor bool) []byte {
+	t.Helper()
+	top := map[string]any{"memo": "another body"}
+	for k, v := range c.Top {
+		if k != "memo" {
+			top[k] = v
+		}
+	}
+	c.Top, c.MemoBytes = top, 0
+	return c.Text(t, holder, id, minor)
+}
+
 // SetupText is the instruction that opens a case's holder with the
 // fixture's setup, then extra.
 func (f File) SetupText(t *testing.T, holder, id string, minor bool, extra []map[string]any) []byte {
