@@ -26,7 +26,8 @@ type conf3Outcome struct {
 	opIndex  *int
 	replayed bool
 	result   []byte
-	err      error // the engine's door's error
+	err      error  // the engine's door's error
+	raw      string // the JSON door's outcome as the library answered it
 }
 
 // conf3Engine sends text through the engine's door: Decode, then Apply.
@@ -60,7 +61,7 @@ func conf3JSONDoor(t *testing.T, holder, id string, text []byte) conf3Outcome {
 	require.Len(t, v, 2)
 	n, _ := v[0].(int64)
 	out, _ := v[1].(string)
-	o := conf3Outcome{replayed: n == 1}
+	o := conf3Outcome{replayed: n == 1, raw: out}
 	if parts := strings.SplitN(out, "\n", 4); parts[0] == "err" {
 		require.Len(t, parts, 4, "%q", out)
 		o.code = parts[1]
@@ -208,6 +209,12 @@ func TestConformance3_EveryRuleThroughTheEngineAndTheJSONDoor(t *testing.T) {
 				again := send()
 				assert.Empty(t, again.code)
 				assert.True(t, again.replayed, "sent again: replayed")
+				assert.Equal(t, got.raw, again.raw, "the JSON door's replay is its first answer")
+				if got.result != nil {
+					first := contracttest.Decode(t, got.result)
+					first["replayed"] = true
+					assert.Equal(t, first, contracttest.Decode(t, again.result), "a replay is the first answer")
+				}
 				assert.Equal(t, after, conf3Snapshot(t, h), "a replay changed the holder")
 				conflict()
 			})
