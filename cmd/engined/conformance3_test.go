@@ -105,6 +105,33 @@ func TestConformance3_EveryRuleThroughTheDaemon(t *testing.T) {
 				assert.Nil(t, errorField(t, a, "op_index"), "%s", a)
 				assert.Equal(t, before, snapshot(t, h), "a conflict changed the holder")
 			}
+			// byID: GET /v1/holders/{h}/instructions/{id} answers what Redis
+			// remembers of the id: the result, the rejection, or 404.
+			byID := func(status string) {
+				t.Helper()
+				if _, own := c.Top["id"]; own {
+					return // ids of the cases of ids, some of which no path can carry
+				}
+				a := d.do(t, http.MethodGet, "/v1/holders/"+h+"/instructions/"+id, "")
+				if status == "" {
+					wantErrorAnswer(t, a, http.StatusNotFound, "INSTRUCTION_NOT_FOUND")
+					return
+				}
+				require.Equal(t, http.StatusOK, a.status, "%s", a)
+				var got struct {
+					Status string
+					Result *instructions.Result
+					Error  *instructions.Error
+				}
+				require.NoError(t, json.Unmarshal(a.body, &got), "%s", a)
+				assert.Equal(t, status, got.Status, "%s", a)
+				if got.Error != nil {
+					assert.Equal(t, c.Code, string(got.Error.Code), "%s", a)
+					assert.Equal(t, *c.OpIndex, got.Error.OpIndex, "%s", a)
+				} else if assert.NotNil(t, got.Result, "%s", a) {
+					assert.Equal(t, seq0+1, got.Result.Seq, "%s", a)
+				}
+			}
 			before := snapshot(t, h)
 			a := d.post(t, body)
 			if c.Code != "" {
@@ -134,7 +161,10 @@ func TestConformance3_EveryRuleThroughTheDaemon(t *testing.T) {
 				}
 				assert.Equal(t, before, snapshot(t, h), "sent again, the rejection changed the holder")
 				if c.Recorded() {
+					byID("rejected")
 					conflict()
+				} else {
+					byID("")
 				}
 				return
 			}
@@ -156,6 +186,7 @@ func TestConformance3_EveryRuleThroughTheDaemon(t *testing.T) {
 			require.Equal(t, http.StatusOK, a.status, "sent again: %s", a)
 			assert.Equal(t, res, contracttest.Decode(t, a.body), "sent again: the first answer, replayed")
 			assert.Equal(t, after, snapshot(t, h), "a replay changed the holder")
+			byID("applied")
 			conflict()
 		})
 	}
