@@ -305,3 +305,45 @@ func TestConformance3_OverflowOfFrozenSaysFrozen(t *testing.T) {
 	e = applyErr(t, newIn(h).Credit("CNY", "0.01"))
 	assert.Equal(t, "credit 0.01 CNY: CNY would pass 2^53-1 minor units (now 90071992547409.91)", e.Message)
 }
+
+// DESIGN.md: "Expiry times come from the Redis server clock (TIME)" and
+// "the hold's ttl_ms is given by the op that creates it": through the
+// engine's door and the JSON door, a hold's expires_ms is the server's
+// time of the run plus the creating op's ttl_ms, whatever a later op of
+// the same instruction gives.
+func TestConformance3_HoldExpiryFromTheServerClock(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	require.NoError(t, eng.Load(ctx))
+	const ttl = 60000
+	for _, door := range []string{contracttest.DoorEngine, contracttest.DoorJSON} {
+		t.Run(door, func(t *testing.T) {
+			h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+				return in.Credit("CNY", "10.00").EarnPoints("10")
+			})
+			id := newID("exp")
+			amount := "1.00"
+			if door == contracttest.DoorJSON {
+				amount = "100"
+			}
+			text := []byte(`{"id":"` + id + `","holder":"` + h + `","ops":[` +
+				`{"op":"freeze","asset":"CNY","amount":"` + amount + `","hold":"o1","ttl_ms":` + strconv.Itoa(ttl) + `},` +
+				`{"op":"freeze_points","amount":"1","hold":"o1","ttl_ms":1}]}`)
+			t0 := serverNowMs(t)
+			var o conf3Outcome
+			if door == contracttest.DoorJSON {
+				o = conf3JSONDoor(t, h, id, text)
+			} else {
+				o = conf3Engine(t, text)
+			}
+			t1 := serverNowMs(t)
+			require.Empty(t, o.code)
+			exp := state(t, h).Holds["o1"].ExpiresMs
+			assert.GreaterOrEqual(t, exp, t0+ttl, "expires_ms is the server's time of the run plus the creating op's ttl_ms")
+			assert.LessOrEqual(t, exp, t1+ttl, "expires_ms is the server's time of the run plus the creating op's ttl_ms")
+			score, err := rdb.ZScore(ctx, cluster.Expiry(cluster.HolderSlot(h)), h+" o1").Result()
+			require.NoError(t, err)
+			assert.Equal(t, float64(exp), score, "the expiry index says the same")
+		})
+	}
+}
