@@ -243,7 +243,11 @@ func (e *Engine) describe(n instructions.Normalized, idx int, code instructions.
 		return fmt.Sprintf("%s: coupon %s has expired", what, s.Coupon)
 	case instructions.CodeOverflow:
 		a, units, _ := strings.Cut(detail, ":")
-		return fmt.Sprintf("%s: %s would pass 2^53-1 minor units (now %s)", what, a, e.amount(a, units))
+		which := a
+		if s.Op == instructions.OpFreeze || s.Op == instructions.OpFreezePoints {
+			which = "frozen " + a // the figure a freeze would overflow is the frozen one
+		}
+		return fmt.Sprintf("%s: %s would pass 2^53-1 minor units (now %s)", what, which, e.amount(a, units))
 	}
 	return what + ": " + detail
 }

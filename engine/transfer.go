@@ -295,7 +295,13 @@ func (e *Engine) prepareParts(ctx context.Context, n instructions.NormalizedTran
 			continue
 		}
 		reject := *err
-		if reject.OpIndex >= 0 {
+		switch {
+		case reject.Code == instructions.CodeHolderNotFound:
+			// Every op of an unknown holder's part fails: its first, as in
+			// an instruction and in a one-payer transfer (the prepare's
+			// first op may be a later one: credits wait).
+			reject.OpIndex = 0
+		case reject.OpIndex >= 0:
 			reject.OpIndex = parts[i].origin[reject.OpIndex]
 		}
 		return TransferAborted, abortFor(n, i, reject), true
