@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -105,7 +106,7 @@ func conf3Open(t *testing.T, f contracttest.File, door string, extra []map[strin
 	send(f.SetupText(t, h, id, door == contracttest.DoorJSON, extra), id)
 	contracttest.Expire(t, rdb, h)
 	require.NoError(t, rdb.ZAddXX(ctx, cluster.Expiry(cluster.HolderSlot(h)),
-		redisZ(contracttest.Expired, h+" "+contracttest.ExpiredHold)).Err())
+		redis.Z{Score: contracttest.Expired, Member: h + " " + contracttest.ExpiredHold}).Err())
 	if suspend {
 		id := newID("suspend")
 		send([]byte(`{"id":"`+id+`","holder":"`+h+`","ops":[{"op":"suspend"}]}`), id)
