@@ -139,7 +139,7 @@ func (e *Engine) GetTransfer(ctx context.Context, id string) (TransferState, err
 		return TransferState{}, err
 	}
 	if rec.outcome == "missing" {
-		return TransferState{}, &Error{ID: id, Code: instructions.CodeTransferNotFound, OpIndex: instructions.NoOp,
+		return TransferState{}, &Error{Code: instructions.CodeTransferNotFound, OpIndex: instructions.NoOp,
 			Message: fmt.Sprintf("transfer %s not found", id)}
 	}
 	if rec.status == "preparing" && rec.payer >= 0 {

@@ -233,8 +233,11 @@ func TestTransfer_PaymentWithPointsAcrossThreeHolders(t *testing.T) {
 
 func TestTransfer_GetUnknown(t *testing.T) {
 	needRedis(t)
-	_, err := eng.GetTransfer(context.Background(), newID("never"))
+	id := newID("never")
+	_, err := eng.GetTransfer(context.Background(), id)
 	assert.ErrorIs(t, err, engine.ErrTransferNotFound)
+	// A read's error, not an instruction's: no "apply" in it.
+	assert.EqualError(t, err, "TRANSFER_NOT_FOUND: transfer "+id+" not found")
 	_, err = eng.GetTransfer(context.Background(), "{bad}")
 	assert.ErrorIs(t, err, engine.ErrInvalidID)
 }
