@@ -88,14 +88,22 @@ func (e *Engine) runGrouped(ctx context.Context, calls []call, out []Outcome) {
 	}
 }
 
-// outcome waits for g's call, or for ctx to end.
-func (g *grouped) outcome(ctx context.Context) Outcome {
+// answered waits for g's answer and tells whether it came before ctx ended.
+func (g *grouped) answered(ctx context.Context) bool {
 	select {
 	case <-g.done:
-		return g.out
+		return true
 	case <-ctx.Done():
-		return Outcome{Err: redisFailure(g.c.n.ID, ctx.Err())}
+		return false
 	}
+}
+
+// outcome waits for g's call, or for ctx to end.
+func (g *grouped) outcome(ctx context.Context) Outcome {
+	if g.answered(ctx) {
+		return g.out
+	}
+	return Outcome{Err: redisFailure(g.c.n.ID, ctx.Err())}
 }
 
 // submitGrouped sends plain requests in shared pipelines, as submit sends
@@ -108,10 +116,9 @@ func (e *Engine) submitGrouped(ctx context.Context, reqs []req) []sent {
 	}
 	got := make([]sent, len(reqs))
 	for i := range gs {
-		select {
-		case <-gs[i].done:
+		if gs[i].answered(ctx) {
 			got[i] = gs[i].got
-		case <-ctx.Done():
+		} else {
 			got[i] = sent{cmd: failed(ctx, ctx.Err())}
 		}
 	}
