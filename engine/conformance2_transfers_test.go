@@ -26,7 +26,7 @@ func TestConformance2_TransferRecordLiteral(t *testing.T) {
 	require.Equal(t, engine.TransferCommitted, st.Status)
 	// A one-payer transfer's record is marked by a batched booking after its
 	// answer: wait for it, as a reader of the record would.
-	eng.FlushBookings()
+	eng.Flush()
 	assert.Equal(t, "hash", rdb.Type(ctx, "{x:"+ok+"}").Val())
 	assert.Equal(t, "committed", rdb.HGet(ctx, "{x:"+ok+"}", "status").Val())
 
@@ -37,7 +37,7 @@ func TestConformance2_TransferRecordLiteral(t *testing.T) {
 	require.Equal(t, engine.TransferAborted, st.Status)
 	require.NotNil(t, st.Error)
 	assert.Equal(t, instructions.CodeInsufficientFunds, st.Error.Code)
-	eng.FlushBookings()
+	eng.Flush()
 	assert.Equal(t, "aborted", rdb.HGet(ctx, "{x:"+no+"}", "status").Val())
 	assert.Equal(t, "6.00", state(t, hs[0]).Balances["CNY"].Available)
 	assert.Equal(t, "4.00", state(t, hs[1]).Balances["CNY"].Available)

@@ -78,10 +78,6 @@ func (e *Engine) GroupStats() (calls, pipelines int64) {
 	return e.group.calls.Load(), e.group.pipelines.Load()
 }
 
-// FlushBookings waits until the bookings of the one-payer transfers e
-// finished are written.
-func (e *Engine) FlushBookings() { e.flushBooks() }
-
 // GroupQueued gives the number of Apply calls waiting for a pipeline.
 func (e *Engine) GroupQueued() int {
 	e.group.mu.Lock()

@@ -382,7 +382,7 @@ func TestHot_LaneNamesRefusedFromClients(t *testing.T) {
 		_, err = eng.GetTransfer(ctx, id)
 		assert.ErrorIs(t, err, engine.ErrTransferNotFound, "%s: nothing written", id)
 	}
-	eng.FlushBookings()
+	eng.Flush()
 	assert.Equal(t, before, hotRaw(t, h, 3), "no lane changed")
 	assert.Equal(t, payerBefore, readRaw(t, payer), "the payer did not change")
 	for _, name := range []string{lane, h + "#0", h + "#", "#1"} {

@@ -511,7 +511,7 @@ func TestFaults_HotLaneLostWithItsMaster(t *testing.T) {
 	assert.Equal(t, engine.TransferAborted, xst.Status)
 	require.NotNil(t, xst.Error)
 	assert.Contains(t, xst.Error.Message, "lane "+strconv.Itoa(engine.LaneOf(tid, r.lanes))+" of hot holder "+r.h+" is missing")
-	r.eng.FlushBookings()
+	r.eng.Flush()
 	ps, err := r.eng.State(ctx, payer)
 	require.NoError(t, err)
 	assert.Equal(t, "10.00", ps.Balances["CNY"].Available, "the payer keeps its money")

@@ -253,7 +253,7 @@ func TestHot_TransferCreditsALane(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, engine.TransferCommitted, got.Status)
 	}
-	eng.FlushBookings()
+	eng.Flush()
 	assert.Equal(t, "16.00", state(t, h).Balances["CNY"].Available)
 	assert.Equal(t, "84.00", state(t, payer).Balances["CNY"].Available)
 	_, err := eng.Transfer(ctx, instructions.Transfer{ID: "hot-x", Parts: []instructions.Part{

@@ -87,6 +87,16 @@ func idleEngineReadsNoIndex(t *testing.T, events string) {
 	}
 	require.True(t, quiet, "an idle engine reads its indexes at most once a pass; the last window: %s", last)
 	t.Log("idle:", last)
+	if events != "" {
+		// Each worker hears the writes of indexes only: an outbox entry,
+		// written by every instruction, would cost a notice to each.
+		for _, m := range masters {
+			subs, err := m.PubSubNumSub(ctx, "__keyevent@0__:zadd", "__keyevent@0__:xadd").Result()
+			require.NoError(t, err)
+			assert.Equal(t, map[string]int64{"__keyevent@0__:zadd": 2, "__keyevent@0__:xadd": 0}, subs,
+				"the sweeper and recovery subscribe to index writes, not to outbox ones")
+		}
+	}
 
 	h := newID("idle")
 	_, err := e.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "5.00").Freeze("CNY", "2.00", "o-1", 300*time.Millisecond))

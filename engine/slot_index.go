@@ -83,7 +83,7 @@ func (x *slotIndex) notice(keys []string, all bool) {
 // ctx bounds the watches it starts: they run until stop.
 func (x *slotIndex) due(ctx context.Context, limit int) ([]indexEntry, error) {
 	worker.SyncWatches(ctx, x.e.rdb, x.watches, &x.wg, func(ctx context.Context, n *redis.Client, w *worker.Watch) {
-		worker.WatchNotices(ctx, n, w, x.notice, x.retry, worker.WatchPing, x.log, x.who)
+		worker.WatchNotices(ctx, n, w, worker.IndexWrites, x.notice, x.retry, worker.WatchPing, x.log, x.who)
 	})
 	// Notices taken before the read: a write after it comes with a notice
 	// after it, read on the next pass.

@@ -467,7 +467,7 @@ func TestTransferAdversary_RecordLostBeforeTheDecision(t *testing.T) {
 				// writes the whole record again (but its body).
 				assert.Equal(t, engine.TransferCommitted, st.Status)
 				assert.True(t, st.Complete)
-				driver.FlushBookings()
+				driver.Flush()
 				got, err := eng.GetTransfer(ctx, tr.ID)
 				require.NoError(t, err)
 				assert.Equal(t, st.Status, got.Status)

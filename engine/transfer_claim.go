@@ -171,8 +171,13 @@ func (e *Engine) sendBooks() {
 	}
 }
 
-// flushBooks waits until every booking queued so far is written (or failed).
-func (e *Engine) flushBooks() {
+// Flush waits until the writes the engine queued in the background so far
+// are done (or failed): the bookings of the one-payer transfers it
+// finished, which no caller waits for. Call it before closing the Redis
+// client, so that a stop leaves no finished payment for the recovery worker
+// to book (it would, losing nothing, but the record says preparing until
+// then). The engine stays usable.
+func (e *Engine) Flush() {
 	b := &e.books
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -321,7 +321,7 @@ func TestTransfer_OnePayerAnswerLostAtEachStep(t *testing.T) {
 			if booking {
 				require.NoError(t, err)
 				assert.True(t, st.Complete, "every part applied before the booking")
-				broken.FlushBookings()
+				broken.Flush()
 			} else if err == nil {
 				assert.False(t, st.Complete, "the driver could not finish")
 			} else {

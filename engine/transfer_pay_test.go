@@ -319,7 +319,7 @@ func TestTransfer_OnePayerReadBeforeItsBooking(t *testing.T) {
 	r := engine.NewRecovery(worker, &engine.RecoveryOptions{Logger: quiet})
 	for deadline := time.Now().Add(time.Minute); ; {
 		require.NoError(t, r.Recover(ctx))
-		worker.FlushBookings()
+		worker.Flush()
 		if rdb.HGet(ctx, cluster.Transfer(tr.ID), "done").Val() == "1" {
 			break
 		}
@@ -329,7 +329,7 @@ func TestTransfer_OnePayerReadBeforeItsBooking(t *testing.T) {
 	assert.Equal(t, engine.TransferCommitted, rdb.HGet(ctx, cluster.Transfer(tr.ID), "status").Val())
 	assert.ErrorIs(t, rdb.ZScore(ctx, index, tr.ID).Err(), redis.Nil, "out of its index")
 	close(h.release)
-	driver.FlushBookings()
+	driver.Flush()
 	assert.Equal(t, "6.00", state(t, hs[0]).Balances["CNY"].Available)
 	assert.Equal(t, "4.00", state(t, hs[1]).Balances["CNY"].Available)
 

@@ -33,7 +33,7 @@ func (r *Relay) allWatched() bool {
 // notices for nothing. Whenever it subscribes
 // again, notices may have been lost meanwhile: it asks for a resync.
 func (r *Relay) watch(ctx context.Context, node *redis.Client, w *worker.Watch) {
-	worker.WatchNotices(ctx, node, w, r.notice, r.o.MaxIdle, r.ping, r.o.Logger, "relay")
+	worker.WatchNotices(ctx, node, w, worker.OutboxWrites, r.notice, r.o.MaxIdle, r.ping, r.o.Logger, "relay")
 }
 
 // notice records the outbox keys a notice names (or, with all, that every

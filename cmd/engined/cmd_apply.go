@@ -98,6 +98,7 @@ func runApply(args []string, c cli) int {
 	rdb := cfg.RedisClient()
 	defer rdb.Close()
 	eng := engine.New(rdb, cfg.EngineOptions())
+	defer eng.Flush() // a payment's booking, before the client closes
 	if transfer {
 		return applyTransfer(ctx, c, eng, data)
 	}

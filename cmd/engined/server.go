@@ -82,6 +82,7 @@ func serve(ctx context.Context, ln net.Listener, cfg *Config, opt serveOptions) 
 	eo := cfg.EngineOptions()
 	eo.Logger = log // a transfer step left for the recovery worker shows in the daemon's own log
 	eng := engine.New(rdb, eo)
+	defer eng.Flush() // before the client closes: the bookings of the last payments
 	s := newServer(eng, rdb, nil, log)
 	s.auth.set(opt.tokens)
 	defer s.openLedgerReader(ctx, cfg)() // closed once the requests in flight are answered

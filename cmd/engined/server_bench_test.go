@@ -56,6 +56,7 @@ func benchPost(b *testing.B, path string, body func(run string, k int64, holder 
 	rdb := testCluster.Client(nil)
 	defer rdb.Close()
 	eng := engine.New(rdb, nil)
+	defer eng.Flush()
 	ctx := context.Background()
 	const holders = 256
 	run := newID("b")

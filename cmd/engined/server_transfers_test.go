@@ -17,6 +17,7 @@ import (
 	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // transferJSON is a transfer body: parts alternate holder and ops (a JSON
@@ -315,6 +316,15 @@ func TestApply_Transfer(t *testing.T) {
 				st := wantState(t, via.run(pay).run(t), 0)
 				assert.Equal(t, engine.TransferCommitted, st.Status)
 				assert.False(t, st.Replayed)
+				if via.name == "on Redis" {
+					// The process waited for the payment's booking before it
+					// closed its client: the record is done, nothing left to
+					// the recovery worker.
+					rdb := testCluster.Client(nil)
+					defer rdb.Close()
+					done := rdb.HGet(context.Background(), cluster.Transfer(payID), stored.XferDone).Val()
+					assert.Equal(t, "1", done, "the record of a payment that engined apply finished")
+				}
 			})
 			t.Run("the same file again is replayed, exit 0", func(t *testing.T) {
 				st := wantState(t, via.run(pay).run(t), 0)

@@ -96,6 +96,9 @@ func newEnv(ctx context.Context, opt Options) (_ *env, err error) {
 }
 
 func (e *env) close() {
+	if e.eng != nil {
+		e.eng.Flush()
+	}
 	if e.rdb != nil {
 		_ = e.rdb.Close()
 	}

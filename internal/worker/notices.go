@@ -82,11 +82,20 @@ func AllLive(watches map[string]*Watch) bool {
 	return len(watches) > 0
 }
 
-// WatchNotices is a watch of node's notices, handed to notice (all: every
-// key may have changed unseen) until ctx is done; after a failure it waits
-// retry before it subscribes again; ping is WatchPing but in tests. who
-// names the worker in the log.
-func WatchNotices(ctx context.Context, node *redis.Client, w *Watch, notice func(keys []string, all bool),
+// What a watch is told of where the server sends keyspace events: entries
+// added to an outbox stream (the relay), or to a sorted-set index, expiry or
+// transfers (the due workers). Each worker hears only its own: a notice
+// costs the server a write to every subscriber, and each subscriber a read.
+const (
+	OutboxWrites = "xadd"
+	IndexWrites  = "zadd"
+)
+
+// WatchNotices is a watch of node's notices of writes (OutboxWrites or
+// IndexWrites), handed to notice (all: every key may have changed unseen)
+// until ctx is done; after a failure it waits retry before it subscribes
+// again; ping is WatchPing but in tests. who names the worker in the log.
+func WatchNotices(ctx context.Context, node *redis.Client, w *Watch, writes string, notice func(keys []string, all bool),
 	retry, ping time.Duration, log *slog.Logger, who string) {
 	// The node's settings (address, auth, TLS, dialer, timeouts), pointers
 	// included. go-redis writes through one of them while the node runs:
@@ -125,7 +134,7 @@ func WatchNotices(ctx context.Context, node *redis.Client, w *Watch, notice func
 			_ = c.Close() // the last subscription's, done with: its settings change below
 		}
 		o.OnConnect = nil
-		channels := keyEventChannels(ctx, &o)
+		channels := keyEventChannels(ctx, &o, writes)
 		if channels == nil {
 			o.OnConnect, channels = tracking, []string{"__redis__:invalidate"}
 		}
@@ -178,13 +187,12 @@ func receiveNotices(ctx context.Context, ps *redis.PubSub, w *Watch, notice func
 	}
 }
 
-// keyEventChannels gives the keyevent channels that tell of what the workers
-// watch (an entry added to an outbox, to an expiry index or to a transfer
-// index) when node sends those events, or nil: notify-keyspace-events must
-// have E (keyevent) and the stream and sorted-set classes (t and z, or A).
-// A server that refuses CONFIG GET is taken not to send them. o are the
-// watch's settings, without an OnConnect.
-func keyEventChannels(ctx context.Context, o *redis.Options) []string {
+// keyEventChannels gives the keyevent channel of writes (OutboxWrites or
+// IndexWrites) when node sends those events, or nil: notify-keyspace-events
+// must have E (keyevent) and the class of writes (t for streams, z for
+// sorted sets, or A). A server that refuses CONFIG GET is taken not to send
+// them. o are the watch's settings, without an OnConnect.
+func keyEventChannels(ctx context.Context, o *redis.Options, writes string) []string {
 	// A client of its own, from the watch's copy of the node's settings:
 	// a command on the node's client would open a connection of the node's
 	// at the same time as its first one (TestRelayWatch_NoRaceWithTheNodesFirstConnection).
@@ -196,8 +204,9 @@ func keyEventChannels(ctx context.Context, o *redis.Options) []string {
 	}
 	flags := v["notify-keyspace-events"]
 	has := func(c string) bool { return strings.Contains(flags, c) || strings.Contains(flags, "A") && c != "E" }
-	if !has("E") || !has("t") || !has("z") {
+	class := map[string]string{OutboxWrites: "t", IndexWrites: "z"}[writes]
+	if !has("E") || class == "" || !has(class) {
 		return nil
 	}
-	return []string{fmt.Sprintf("__keyevent@%d__:xadd", o.DB), fmt.Sprintf("__keyevent@%d__:zadd", o.DB)}
+	return []string{fmt.Sprintf("__keyevent@%d__:%s", o.DB, writes)}
 }
