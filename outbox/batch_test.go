@@ -120,6 +120,40 @@ func TestRelay_ReadsWhenNotifiedNotByPolling(t *testing.T) {
 	}
 }
 
+// TestRelay_IdleWakesForDiscoveryNotEveryPoll: an idle relay whose masters
+// send notices waits for a notice, the next stream due or discovery's turn,
+// not for PollInterval: over two idle seconds with PollInterval 10ms and
+// DiscoverInterval 500ms it runs a handful of rounds, where a relay that
+// woke every PollInterval ran about two hundred.
+func TestRelay_IdleWakesForDiscoveryNotEveryPoll(t *testing.T) {
+	needRedis(t)
+	c, e := ownEngine(t)
+	ctx := context.Background()
+	rdb := c.Client(nil)
+	defer rdb.Close()
+	_, err := e.Apply(ctx, instructions.New("o", newID("iw")).Open().Credit("CNY", "1.00"))
+	require.NoError(t, err)
+	sink := &recordSink{}
+	relay := outbox.NewRelay(rdb, sink, &outbox.Options{PollInterval: 10 * time.Millisecond, DiscoverInterval: 500 * time.Millisecond})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = relay.Run(rctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	require.Eventually(t, func() bool { return sink.events() == 1 }, 2*time.Minute, 10*time.Millisecond)
+	for _, addr := range c.MasterAddrs() {
+		m := redis.NewClient(&redis.Options{Addr: addr})
+		defer m.Close()
+		require.Eventually(t, func() bool { return strings.Contains(m.ClientList(ctx).Val(), "sub=1") },
+			2*time.Minute, 20*time.Millisecond, "the relay subscribes to every master's change notices")
+	}
+	time.Sleep(time.Second) // the reads of every stream that follow a subscription
+	before := outbox.Rounds(relay)
+	time.Sleep(2 * time.Second)
+	rounds := outbox.Rounds(relay) - before
+	t.Logf("%d rounds in 2 idle seconds", rounds)
+	assert.LessOrEqual(t, rounds, int64(20), "an idle relay wakes for discovery, not every PollInterval")
+}
+
 func relayReadsWhenNotified(t *testing.T, events string) {
 	c, e := ownEngine(t)
 	ctx := context.Background()

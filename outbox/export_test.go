@@ -13,6 +13,9 @@ import (
 // that a test can then call Round alone.
 func (r *Relay) Discover(ctx context.Context) error { return r.discover(ctx, true) }
 
+// Rounds gives the number of rounds r has run.
+func Rounds(r *Relay) int64 { return r.rounds.Load() }
+
 // SetWatchPing sets how long r's watches wait for a notice before they ping
 // their master; call it before Run.
 func SetWatchPing(r *Relay, d time.Duration) { r.ping = d }

@@ -210,8 +210,11 @@ func (r *Relay) collect(g *relayGroup, count int64, now time.Time) ([]relayEntry
 		s.behind = n >= count
 		switch {
 		case watched && n < count:
-			// Read to the end: the next write comes with a notice.
-			s.idle, s.nextRead = ceiling, now.Add(ceiling)
+			// Read to the end: the next write comes with a notice. The
+			// safety net's read comes within the ceiling, on a grid of an
+			// eighth of it, so that the idle streams are read together,
+			// a pipeline per master, not each in a round of its own.
+			s.idle, s.nextRead = ceiling, now.Add(ceiling).Truncate(ceiling/8)
 		case n > 0:
 			s.idle, s.nextRead = 0, time.Time{}
 		default:

@@ -20,8 +20,10 @@ type Options struct {
 	// also sizes the reads: each stream read in a round gives MaxBatch
 	// divided by the streams due, at least 16, at most 256. Default 1000.
 	MaxBatch int
-	// PollInterval is the longest wait after a round that found nothing, and
-	// the first step of the back-off of an idle stream. Default 50ms.
+	// PollInterval is the shortest wait after a round that found nothing
+	// (the wait lasts until a notice comes, a stream is due or discovery's
+	// turn comes), and the first step of the back-off of an idle stream.
+	// Default 50ms.
 	PollInterval time.Duration
 	// MaxIdle is the longest an idle stream waits between two reads while
 	// its master sends the relay no change notices (see Relay). Default 500ms.
@@ -139,10 +141,10 @@ type Relay struct {
 	noticed map[string]bool // outbox keys named by notices since the last round
 	resync  bool            // a watch (re)subscribed: notices may have been lost
 	wake    chan struct{}   // a notice came
-	again   bool            // the last round left streams due at once: no wait before the next
 	waited  int64           // how long the oldest event of the last write waited for it, ms (0: no write since the last measure)
 
 	relayed, batches, errs, nstreams, backlog, lag atomic.Int64
+	rounds                                         atomic.Int64 // for tests
 	sinkDown                                       atomic.Bool
 }
 
@@ -248,18 +250,34 @@ func (r *Relay) Run(ctx context.Context) error {
 			r.recover(ctx)
 			r.syncWatches(wctx) // a failover changes the masters
 			worker.Sleep(ctx, backoff)
-		case n == 0 && !r.again:
+		case n == 0:
 			backoff = 0
-			select {
-			case <-ctx.Done():
-			case <-r.wake:
-			case <-time.After(r.o.PollInterval):
-			}
+			r.idle(ctx, lastDiscover.Add(r.o.DiscoverInterval))
 		default:
 			backoff = 0
 		}
 	}
 	return nil
+}
+
+// idle waits after a round that found nothing: for a notice, or until the
+// first stream is due or discovery's turn comes, and PollInterval at least.
+// An idle relay whose masters send notices so wakes about once per
+// DiscoverInterval, not once per PollInterval.
+func (r *Relay) idle(ctx context.Context, discover time.Time) {
+	until := discover
+	for _, s := range r.streams {
+		if s.nextRead.Before(until) {
+			until = s.nextRead
+		}
+	}
+	t := time.NewTimer(max(r.o.PollInterval, time.Until(until)))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-r.wake:
+	case <-t.C:
+	}
 }
 
 // recover prepares the next round after a failure: a fresh slot map (a
@@ -288,7 +306,7 @@ func (r *Relay) recover(ctx context.Context) {
 // a master no replica confirmed in ReplicaTimeout are not delivered: they
 // stay in their streams, read again next round.
 func (r *Relay) Round(ctx context.Context) (int, error) {
-	r.again = false
+	r.rounds.Add(1)
 	r.takeNotices()
 	now := time.Now()
 	due := r.dueStreams(now)
