@@ -214,7 +214,10 @@ func (r *Relay) collect(g *relayGroup, count int64, now time.Time) ([]relayEntry
 			// safety net's read comes within the ceiling, on a grid of an
 			// eighth of it, so that the idle streams are read together,
 			// a pipeline per master, not each in a round of its own.
-			s.idle, s.nextRead = ceiling, now.Add(ceiling).Truncate(ceiling/8)
+			at := now.Add(ceiling)
+			// at.Truncate alone would drop the monotonic clock reading, and
+			// a step of the wall clock would move the read.
+			s.idle, s.nextRead = ceiling, at.Add(-at.Sub(at.Truncate(ceiling/8)))
 		case n > 0:
 			s.idle, s.nextRead = 0, time.Time{}
 		default:

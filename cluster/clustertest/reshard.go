@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net"
+	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -40,7 +42,15 @@ func MoveSlotKeys(ctx context.Context, tb TB, slot int, src, dst *Node) int {
 		for _, k := range keys {
 			args = append(args, k)
 		}
-		must(tb, sc.Do(ctx, args...).Err(), "MIGRATE of keys of the slot")
+		err = sc.Do(ctx, args...).Err()
+		// A node that missed the cluster bus's beats for cluster-node-timeout
+		// (a loaded machine) holds the cluster down until they come again;
+		// the target then refuses the keys, which stay on the source.
+		for down := time.Now(); err != nil && strings.Contains(err.Error(), "CLUSTERDOWN") && time.Since(down) < time.Minute; {
+			time.Sleep(100 * time.Millisecond)
+			err = sc.Do(ctx, args...).Err()
+		}
+		must(tb, err, "MIGRATE of keys of the slot")
 		moved += len(keys)
 	}
 	return moved
