@@ -271,13 +271,7 @@ func (r *Relay) idle(ctx context.Context, discover time.Time) {
 			until = s.nextRead
 		}
 	}
-	t := time.NewTimer(max(r.o.PollInterval, time.Until(until)))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-r.wake:
-	case <-t.C:
-	}
+	worker.SleepOrWake(ctx, max(r.o.PollInterval, time.Until(until)), r.wake)
 }
 
 // recover prepares the next round after a failure: a fresh slot map (a

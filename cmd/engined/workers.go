@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/internal/worker"
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/outbox"
 )
@@ -125,10 +126,8 @@ func openLedger(ctx context.Context, cfg *Config, log *slog.Logger) *ledger.Ledg
 			return led
 		}
 		log.Warn("relay: ledger unavailable, retrying", "err", err, "in", wait)
-		select {
-		case <-ctx.Done():
+		if worker.Sleep(ctx, wait); ctx.Err() != nil {
 			return nil
-		case <-time.After(wait):
 		}
 	}
 }
