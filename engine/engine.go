@@ -80,9 +80,10 @@ type Engine struct {
 	ackTimeout time.Duration // Options.ReplicaAckTimeout
 	acks       ackHealth
 
-	group group         // shared pipelines of Apply and transfer steps (group.go)
-	books transferBooks // one-payer transfers' records to mark done (transfer_claim.go)
-	lanes laneCache     // hot holders' lanes (hot.go)
+	group  group         // shared pipelines of Apply and transfer steps (group.go)
+	books  transferBooks // one-payer transfers' records to mark done (transfer_claim.go)
+	lanes  laneCache     // hot holders' lanes (hot.go)
+	payees seenHolders   // holders payments' reads found (transfer_pay.go)
 
 	sweepOnce sync.Once
 	sweepEng  *Engine // the hot sweep's transfers run on it (hot_sweep.go)

@@ -40,14 +40,15 @@ type groupQueue struct {
 	senders int
 }
 
-// grouped is one entry of a queue, a call or a plain request (r), and, once
-// done is closed, what it got: out for a call, got for a request.
+// grouped is one entry of a queue, a call or plain requests (rs, sent in
+// this order in one pipeline), and, once done is closed, what it got: out
+// for a call, got for the requests.
 type grouped struct {
 	ctx  context.Context
 	c    call
-	r    *req
+	rs   []req
 	out  Outcome
-	got  sent
+	got  []sent
 	done chan struct{}
 }
 
@@ -109,17 +110,33 @@ func (g *grouped) outcome(ctx context.Context) Outcome {
 // submitGrouped sends plain requests in shared pipelines, as submit sends
 // them in one of their own.
 func (e *Engine) submitGrouped(ctx context.Context, reqs []req) []sent {
-	gs := make([]grouped, len(reqs))
+	sets := make([][]req, len(reqs))
 	for i := range reqs {
-		gs[i] = grouped{ctx: ctx, r: &reqs[i], done: make(chan struct{})}
-		e.enqueue(ctx, &gs[i], reqs[i].keys[0])
+		sets[i] = reqs[i : i+1]
 	}
-	got := make([]sent, len(reqs))
+	return e.submitSets(ctx, sets...)
+}
+
+// submitSets sends sets of plain requests in shared pipelines, each set's
+// requests together and in their order, on the master of its first key
+// (every key of a set must live on it), and returns what every request got,
+// set after set.
+func (e *Engine) submitSets(ctx context.Context, sets ...[]req) []sent {
+	gs := make([]grouped, len(sets))
+	total := 0
+	for i, rs := range sets {
+		gs[i] = grouped{ctx: ctx, rs: rs, done: make(chan struct{})}
+		e.enqueue(ctx, &gs[i], rs[0].keys[0])
+		total += len(rs)
+	}
+	got := make([]sent, 0, total)
 	for i := range gs {
 		if gs[i].answered(ctx) {
-			got[i] = gs[i].got
-		} else {
-			got[i] = sent{cmd: failed(ctx, ctx.Err())}
+			got = append(got, gs[i].got...)
+			continue
+		}
+		for range gs[i].rs {
+			got = append(got, sent{cmd: failed(ctx, ctx.Err())})
 		}
 	}
 	return got
@@ -182,16 +199,19 @@ func (e *Engine) sendGroup(batch []*grouped) {
 		if err := g.ctx.Err(); err != nil { // never sent
 			// Its caller answers this itself, unless it finds both ready in
 			// its select and takes this one.
-			if g.r != nil {
-				g.got = sent{cmd: failed(g.ctx, err)}
+			if g.rs != nil {
+				g.got = make([]sent, len(g.rs))
+				for i := range g.got {
+					g.got[i] = sent{cmd: failed(g.ctx, err)}
+				}
 			} else {
 				g.out = Outcome{Err: redisFailure(g.c.n.ID, err)}
 			}
 			close(g.done)
 			continue
 		}
-		if g.r != nil {
-			reqs = append(reqs, *g.r)
+		if g.rs != nil {
+			reqs = append(reqs, g.rs...)
 		} else {
 			calls = append(calls, g.c)
 		}
@@ -216,8 +236,8 @@ func (e *Engine) sendGroup(batch []*grouped) {
 	e.group.pipelines.Add(1)
 	i, j := 0, 0
 	for _, g := range live {
-		if g.r != nil {
-			g.got, j = got[j], j+1
+		if g.rs != nil {
+			g.got, j = got[j:j+len(g.rs):j+len(g.rs)], j+len(g.rs)
 		} else {
 			g.out, i = out[i], i+1
 		}

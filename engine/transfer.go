@@ -83,6 +83,9 @@ func (e *Engine) transfer(ctx context.Context, t instructions.Transfer, n instru
 	// credits must fit in and the hold of a settle without an amount
 	// (transfer_pay.go, transfer_rest.go).
 	payer := e.payerOf(n)
+	if e.quick(n, payer) {
+		return e.transferQuick(ctx, n, body, payer)
+	}
 	rec, reads, err := e.begin(ctx, n, body, payer)
 	if err != nil {
 		return TransferState{}, err
@@ -97,7 +100,7 @@ func (e *Engine) transfer(ctx context.Context, t instructions.Transfer, n instru
 	var st TransferState
 	if rec.payer >= 0 && rec.payer == payer {
 		n.Payer = payer
-		st, _ = e.drivePayment(ctx, n, rec, reads, false)
+		st, _ = e.drivePayment(ctx, n, rec, reads, false, nil)
 	} else {
 		st, _ = e.drive(ctx, n, rec)
 	}
@@ -157,7 +160,7 @@ func (e *Engine) drive(ctx context.Context, n instructions.NormalizedTransfer, r
 		return stateOf(n.ID, rec), 0
 	}
 	if n.Payer >= 0 {
-		return e.drivePayment(ctx, n, rec, nil, false)
+		return e.drivePayment(ctx, n, rec, nil, false, nil)
 	}
 	if rec.status == "preparing" {
 		status, reason, ok := e.prepareParts(ctx, n, rec)

@@ -113,10 +113,41 @@ func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecor
 	}
 	fields = append(fields, stored.XferFinished, string(finished), stored.XferDone, "1",
 		stored.XferDoneMs, strconv.FormatInt(time.Now().UnixMilli(), 10))
-	return []req{
+	return append([]req{
 		{keys: []string{key}, args: append([]any{"hset", key}, fields...)},
 		{keys: []string{key}, args: []any{"pexpire", key, e.stepTTL(rec)}},
 		{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}},
+	}, e.unpend(n, rec.payer)...)
+}
+
+// pending is the entry of quick transfer n (quick) in its payer's slot:
+// its body under its id (HSETNX: a body there stays), and its id in the
+// slot's index of transfers, due when the record's deadline is. It goes
+// with the payer's run, before it, so that recovery can finish a payment
+// whose run applied when its record was never written (the driver stopped
+// before the claim got through, or the claim's master lost it): with the
+// record gone it claims the transfer again from this body (recoverPayment).
+func (e *Engine) pending(n instructions.NormalizedTransfer, body []byte, payer int, due int64) []req {
+	slot := cluster.HolderSlot(n.Parts[payer].Holder)
+	bodies, index := cluster.Payments(slot), cluster.Transfers(slot)
+	return []req{
+		{keys: []string{bodies}, args: []any{"hsetnx", bodies, n.ID, body}},
+		{keys: []string{index}, args: []any{"zadd", index, "nx", due, n.ID}},
+	}
+}
+
+// unpend removes the entry of quick transfer n paid by part payer (none
+// for any other transfer); cut short between the two, recovery finds the
+// entry in its index and removes the rest.
+func (e *Engine) unpend(n instructions.NormalizedTransfer, payer int) []req {
+	if !quickShape(n, payer) {
+		return nil
+	}
+	slot := cluster.HolderSlot(n.Parts[payer].Holder)
+	bodies, index := cluster.Payments(slot), cluster.Transfers(slot)
+	return []req{
+		{keys: []string{bodies}, args: []any{"hdel", bodies, n.ID}},
+		{keys: []string{index}, args: []any{"zrem", index, n.ID}},
 	}
 }
 
@@ -133,9 +164,17 @@ type transferBooks struct {
 // book queues the booking of a committed one-payer transfer whose parts are
 // all finished.
 func (e *Engine) book(n instructions.NormalizedTransfer, rec transferRecord) {
+	e.background(e.booking(n, rec))
+}
+
+// background queues writes that no caller waits for.
+func (e *Engine) background(reqs []req) {
+	if len(reqs) == 0 {
+		return
+	}
 	b := &e.books
 	b.mu.Lock()
-	b.queue = append(b.queue, e.booking(n, rec)...)
+	b.queue = append(b.queue, reqs...)
 	start := !b.sending
 	b.sending = true
 	b.mu.Unlock()

@@ -30,6 +30,10 @@ import (
 // A transfer with several payees keeps the operator's path: giving one
 // payee's share back while the others were paid would leave it neither
 // committed nor aborted.
+//
+// A quick transfer (one payee) whose payer's run applied while the read
+// that went with it found the payee unable to take the credit (gone, or
+// full) is given back at once, the same way: no credit was sent.
 
 // giveBackSuffix ends the id of the payer's give-back.
 const giveBackSuffix = ":g"
@@ -44,14 +48,24 @@ func (e *Engine) giveBackDue(n instructions.NormalizedTransfer, rec transferReco
 }
 
 // giveBack does the three steps above; ok is false when one could not be
-// done now (the next visit does it again: every step is idempotent).
-func (e *Engine) giveBack(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord) (TransferState, bool) {
+// done now (the next visit does it again: every step is idempotent). The
+// transfer is aborted with reason, or, when reason is "", with what the
+// credit's record says (fenceCredit).
+func (e *Engine) giveBack(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord, reason string) (TransferState, bool) {
 	payee := 1 - rec.payer
 	credit := e.commitOf(n, n.Parts[payee], rec)
-	reason, applied, err := e.fenceCredit(ctx, n, payee, credit)
+	recorded, applied, err := e.fenceCredit(ctx, n, payee, credit)
+	if reason == "" {
+		reason = recorded
+	}
 	if err != nil {
 		e.log.Warn("transfer: fence a credit to give it back", "transfer", n.ID, "err", err)
 		return stateOf(n.ID, rec), false
+	}
+	if applied && rec.status == "preparing" { // a quick transfer's: another driver's credit went in first
+		e.book(n, rec)
+		rec.status, rec.done = TransferCommitted, true
+		return stateOf(n.ID, rec), true
 	}
 	if applied {
 		rec = e.finishParts(ctx, n, rec, []int{payee}, false)

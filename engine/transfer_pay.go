@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -190,6 +191,7 @@ func (e *Engine) payeeCheck(n instructions.NormalizedTransfer, payer int, got []
 			return i, &Error{Code: instructions.CodeHolderNotFound, OpIndex: 0,
 				Message: e.describe(p, 0, instructions.CodeHolderNotFound, "")}, true
 		}
+		e.payees.add(p.Holder)
 		added := map[string]int64{}
 		for k, s := range p.Steps {
 			field := balanceField(s)
@@ -211,11 +213,18 @@ func (e *Engine) payeeCheck(n instructions.NormalizedTransfer, payer int, got []
 }
 
 // pay runs the payer's part, the commit point, and tells what it decided;
-// ok is false while that is unknown. reads are payeeReads' answers, or nil to
-// read now. late (recovery, past the deadline) fences the payer's step
+// ok is false while that is unknown. reads are checkReads' answers, or nil
+// to read now. late (recovery, past the deadline) fences the payer's step
 // first, so that the run answers what was decided or, if nothing was, a
-// rejection.
-func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord, reads []sent, late bool) (status, reason string, ok bool) {
+// rejection. first is the run's outcome when it went with the reads (a
+// quick transfer), nil when it is yet to be sent. back tells that the run
+// applied but the payee's credit cannot (the reads said so: the payee gone,
+// or the credit past 2^53-1): the payer is to be given back what it paid now,
+// the transfer aborted with reason. That is so only for a run that applied
+// now, with the reads (first): one that had applied before is a payment
+// committed, whose credit is sent again while the window lasts.
+func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord, reads []sent, late bool,
+	first *Outcome) (status, reason string, back, ok bool) {
 	payer := rec.payer
 	step := e.commitOf(n, n.Parts[payer], rec)
 	var why *Error
@@ -226,15 +235,20 @@ func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec
 		}
 		var known bool
 		if whyPart, why, known = e.checkFails(n, payer, reads); !known {
-			return "", "", false
+			return "", "", false, false
 		}
 	}
-	if late || why != nil {
-		if err := e.fence(ctx, n.ID, &step); err != nil {
-			return "", "", false
+	var o Outcome
+	if first != nil && known(*first) {
+		o = *first
+	} else {
+		if late || why != nil {
+			if err := e.fence(ctx, n.ID, &step); err != nil {
+				return "", "", false, false
+			}
 		}
+		o = e.runUntilKnown(ctx, []call{step})[0]
 	}
-	o := e.runUntilKnown(ctx, []call{step})[0]
 	var err *Error
 	if !late && why == nil && errors.As(o.Err, &err) && err.Code == instructions.CodeHolderNotFound {
 		// No record keeps this refusal (nothing is written for an unknown
@@ -242,28 +256,37 @@ func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec
 		// opened, would apply under an aborted transfer. Fenced, the step
 		// answers for good: the fence, or a run that got in before it.
 		if e.fence(ctx, n.ID, &step) != nil {
-			return "", "", false
+			return "", "", false, false
 		}
 		whyPart, why = payer, err
 		o = e.runUntilKnown(ctx, []call{step})[0]
 	}
 	if o.Err == nil {
-		return TransferCommitted, "", true
+		if why != nil && first != nil && !o.Result.Replayed && len(n.Parts) == 2 {
+			return TransferAborted, abortFor(n, whyPart, *why), true, true
+		}
+		return TransferCommitted, "", false, true
 	}
 	if !errors.As(o.Err, &err) || !decisive(err) {
-		return "", "", false
+		return "", "", false, false
 	}
 	fenced := err.Code == instructions.CodeUnavailable // only a fence records UNAVAILABLE
 	if !fenced {
 		_ = errors.As(e.waitingNote(ctx, step, o).Err, &err) // a hot payer: what its lanes hold
 	}
 	switch {
-	case fenced && why != nil:
-		return TransferAborted, abortFor(n, whyPart, *why), true
+	case why != nil:
+		return TransferAborted, abortFor(n, whyPart, *why), false, true
 	case fenced:
-		return TransferAborted, e.lateReason(), true
+		return TransferAborted, e.lateReason(), false, true
 	}
-	return TransferAborted, abortFor(n, payer, *err), true
+	return TransferAborted, abortFor(n, payer, *err), false, true
+}
+
+// known tells whether o is a run's final answer (decisive).
+func known(o Outcome) bool {
+	var err *Error
+	return o.Err == nil || errors.As(o.Err, &err) && decisive(err)
 }
 
 // lateReason is the abort reason of a transfer not decided in time.
@@ -288,10 +311,11 @@ func abortFor(n instructions.NormalizedTransfer, i int, err Error) string {
 }
 
 // drivePayment takes a one-payer transfer forward from rec, as drive does
-// for the two phases.
-func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord, reads []sent, late bool) (TransferState, int) {
+// for the two phases; reads, late and first are pay's.
+func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord, reads []sent, late bool,
+	first *Outcome) (TransferState, int) {
 	if e.giveBackDue(n, rec) && time.Now().UnixMilli() <= rec.untilMs {
-		st, _ := e.giveBack(ctx, n, rec)
+		st, _ := e.giveBack(ctx, n, rec, "")
 		return st, 0
 	}
 	if !rec.done && time.Now().UnixMilli() > rec.untilMs {
@@ -308,9 +332,13 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 		return stateOf(n.ID, rec), stuck
 	}
 	if rec.status == "preparing" {
-		status, reason, ok := e.pay(ctx, n, rec, reads, late)
+		status, reason, back, ok := e.pay(ctx, n, rec, reads, late, first)
 		if !ok {
 			return stateOf(n.ID, rec), 0
+		}
+		if back {
+			st, _ := e.giveBack(ctx, n, rec, reason)
+			return st, 0
 		}
 		// Committed, the credits go first, then the decision with the parts
 		// it finished; aborted, nothing was applied: every part is finished
@@ -345,7 +373,11 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 		}
 		args := e.appendFinishArgs(append(make([]any, 0, 5+len(finished)), status, reason, e.xferTimeout.Milliseconds()),
 			n, rec, finished)
-		decided, err := e.recordOf(n.ID, e.submit(ctx, []req{transferReq(n.ID, "decide", args...)})[0])
+		reqs := []req{transferReq(n.ID, "decide", args...)}
+		if len(finished) == len(n.Parts) { // the record done: its payer's entry goes
+			reqs = append(reqs, e.unpend(n, rec.payer)...)
+		}
+		decided, err := e.recordOf(n.ID, e.submit(ctx, reqs)[0])
 		if err != nil || decided.outcome == "missing" { // missing: lost in a failover; a retry begins it again
 			return stateOf(n.ID, rec), 0
 		}
@@ -366,4 +398,168 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 		rec = e.finishParts(ctx, n, rec, all, false)
 	}
 	return stateOf(n.ID, rec), stuck
+}
+
+// quick tells whether one-payer transfer n, paid by part payer, takes two
+// round trips (docs/transfers.md, One payer): its claim, the read of its
+// payee and the payer's run (after its entry, pending) go together, and the
+// credit follows. That is so when its payee was found by a payment's read
+// a moment ago (seenHolders): a payee that does not exist, or one not seen
+// lately, is read first, so that a payment to a holder that is not there
+// changes nothing anywhere. A transfer with several payees or with a settle
+// without an amount reads first and runs the payer after too: one payee's
+// share cannot be given back alone, and a hold must be read before its
+// rest is taken.
+func (e *Engine) quick(n instructions.NormalizedTransfer, payer int) bool {
+	return e.minAcks == 0 && quickShape(n, payer) && e.payees.has(n.Parts[1-payer].Holder)
+}
+
+// quickShape tells whether transfer n, paid by part payer, has the shape of
+// a quick transfer, whatever the engine.
+func quickShape(n instructions.NormalizedTransfer, payer int) bool {
+	return payer >= 0 && len(n.Parts) == 2 && len(rests(n)) == 0
+}
+
+// beginQuick is begin for a quick transfer: the claim, the reads of the
+// payee, and the payer's entry and run, in one round trip. It answers the
+// run's outcome too.
+func (e *Engine) beginQuick(ctx context.Context, n instructions.NormalizedTransfer, body []byte, payer int) (transferRecord, []sent, Outcome, error) {
+	var rec transferRecord
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rec, err = e.claim(ctx, n, body, payer)
+	}()
+	step := e.payCall(n, n.Parts[payer])
+	run := append(e.pending(n, body, payer, time.Now().UnixMilli()+e.xferTimeout.Milliseconds()), step.req())
+	reads := payeeReads(n, payer)
+	sets := [][]req{run}
+	for i := range reads {
+		sets = append(sets, reads[i:i+1])
+	}
+	got := e.submitSets(ctx, sets...)
+	o := e.finish(step, got[len(run)-1].cmd)
+	<-done
+	return rec, got[len(run):], o, err
+}
+
+// transferQuick runs quick transfer n of body body, paid by part payer.
+func (e *Engine) transferQuick(ctx context.Context, n instructions.NormalizedTransfer, body []byte, payer int) (TransferState, error) {
+	n.Payer = payer
+	rec, reads, first, err := e.beginQuick(ctx, n, body, payer)
+	if err != nil {
+		// Whatever the run did, its entry tells recovery (recoverPayment).
+		return TransferState{}, err
+	}
+	if rec.outcome == "conflict" || rec.payer != payer {
+		// Another body under the id, or one begun by an engine that runs it
+		// in two phases: the run applied, if it did, for no transfer.
+		e.yieldStep(ctx, n, rec, first)
+		if rec.outcome == "conflict" {
+			return TransferState{}, &Error{ID: n.ID, Code: instructions.CodeIdempotencyConflict, OpIndex: instructions.NoOp,
+				Message: fmt.Sprintf("transfer id %q was used with another body", n.ID)}
+		}
+		st, _ := e.drive(ctx, n, rec)
+		st.Replayed = true
+		return st, nil
+	}
+	if ttl := e.stepTTL(rec); first.Err == nil && !first.Result.Replayed && ttl != e.idemTTL {
+		// The run applied now, for a transfer another engine began: its
+		// record lives as long as that engine's TTL says (stepTTL).
+		key := cluster.Tx(n.Parts[payer].Holder, n.Hold()+commitSuffix)
+		e.submit(ctx, []req{{keys: []string{key}, args: []any{"pexpire", key, ttl}}})
+	}
+	if pinLanes(&n, rec.holders) {
+		reads = e.submit(ctx, payeeReads(n, payer))
+	}
+	st, _ := e.drivePayment(ctx, n, rec, reads, false, &first)
+	st.Replayed = rec.outcome == "found"
+	return st, nil
+}
+
+// yieldStep gives the payer of quick transfer n back what its run took, o,
+// when the id's record is another's (winner): the run, if it applied, did
+// for no transfer. Unless it is the winner's own run: the same payer and
+// the same part make the same step (its id and fingerprint), which applied
+// once, for the winner. The give-back is the payer's instruction
+// "x:<id>:g", once by its id; should it fail now, recovery does it from the
+// payer's entry.
+func (e *Engine) yieldStep(ctx context.Context, n instructions.NormalizedTransfer, winner transferRecord, o Outcome) (ok bool) {
+	step := e.payCall(n, n.Parts[n.Payer])
+	if !known(o) {
+		// A fence makes a run still on its way answer a rejection.
+		if e.fence(ctx, n.ID, &step) != nil {
+			return false
+		}
+		if o = e.runUntilKnown(ctx, []call{step})[0]; !known(o) {
+			return false
+		}
+	}
+	if o.Err != nil {
+		return true // not applied: nothing to give back
+	}
+	if same, err := e.sameStep(ctx, step, winner); err != nil || same {
+		return err == nil
+	}
+	mine := transferRecord{payer: n.Payer, ttlMs: e.ttl.Milliseconds()}
+	back := e.giveBackCall(n, n.Parts[1-n.Payer], mine)
+	if o := e.runUntilKnown(ctx, []call{back})[0]; o.Err != nil {
+		e.log.Warn("transfer: give back a payer's run made under an id another transfer has", "transfer", n.ID,
+			"holder", n.Parts[n.Payer].Holder, "err", o.Err)
+		return false
+	}
+	e.log.Warn("transfer: a payer's run applied under an id another transfer has; it was given back", "transfer", n.ID,
+		"holder", n.Parts[n.Payer].Holder)
+	return true
+}
+
+// sameStep tells whether step, a one-payer transfer's payer's run, is also
+// the winner's (the record of the transfer that has its id).
+func (e *Engine) sameStep(ctx context.Context, step call, winner transferRecord) (bool, error) {
+	hs := strings.Split(winner.holders, ",")
+	if winner.payer < 0 || winner.payer >= len(hs) || hs[winner.payer] != step.n.Holder {
+		return false, nil
+	}
+	body, err := e.rdb.HGet(ctx, cluster.Transfer(step.n.Transfer), stored.XferBody).Result()
+	if err != nil {
+		return false, err
+	}
+	t, err := instructions.DecodeTransfer([]byte(body))
+	if err != nil {
+		return false, err
+	}
+	w, err := t.Normalize(e.assets)
+	if err != nil {
+		return false, err
+	}
+	return winner.payer < len(w.Parts) && e.payCall(w, w.Parts[winner.payer]).args[argFP] == step.args[argFP], nil
+}
+
+// seenHolders remembers for a while (seenFor) the holders that payments'
+// reads found, at most seenMax of them (past that, it starts again).
+type seenHolders struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+const (
+	seenFor = time.Minute
+	seenMax = 1 << 16
+)
+
+func (s *seenHolders) add(holder string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at == nil || len(s.at) >= seenMax {
+		s.at = make(map[string]time.Time)
+	}
+	s.at[holder] = time.Now()
+}
+
+func (s *seenHolders) has(holder string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.at[holder]
+	return ok && time.Since(at) < seenFor
 }

@@ -75,7 +75,12 @@ func TestTransfer_OnePayerRejectedChangesNothingAnywhere(t *testing.T) {
 		message string
 	}{
 		{"the payer lacks the funds", payment(hs[0], "4.00", hs[1]), 0, engine.ErrInsufficientFunds, "available 1.00"},
+		// The case before made the payee seen: this payment goes in two round trips.
+		{"the payer lacks the funds, its payee seen", payment(hs[0], "4.00", hs[1]), 0, engine.ErrInsufficientFunds,
+			"available 1.00"},
 		{"a payee does not exist", payment(hs[0], "1.00", newID("nobody")), 1, engine.ErrHolderNotFound, "not found"},
+		{"a payee of two does not exist", payment(hs[0], "1.00", hs[1], newID("nobody")), 2, engine.ErrHolderNotFound,
+			"not found"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -262,9 +267,54 @@ func TestTransfer_OnePayerRunsTheLibraryOncePerPart(t *testing.T) {
 	}
 }
 
-// The same id with another body whose payer is another holder: the claim
-// finds the record of the first body and nothing runs anywhere.
-func TestTransfer_OnePayerIDReusedByAnotherPayerChangesNothing(t *testing.T) {
+// A payment to a payee that a payment's read found a moment ago runs its
+// payer with its claim and the read of its payee (two round trips): a
+// payee gone since is found with the payer charged, who is given back what
+// it paid at once, by an instruction of its own, and the transfer aborts
+// with the payee's error (DESIGN.md, Cross-holder transfers). Nothing is
+// written for the payee but the fence of its credit, which a driver that
+// still means to send it meets.
+func TestTransfer_OnePayerToAPayeeGoneIsGivenBack(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, tenCNY, nil)
+	require.Equal(t, engine.TransferCommitted, transfer(t, payment(hs[0], "1.00", hs[1])).Status)
+	gone := cluster.Holder(hs[1]) + ":gone" // the same slot
+	require.NoError(t, rdb.Rename(ctx, cluster.Holder(hs[1]), gone).Err())
+	t.Cleanup(func() { rdb.Rename(ctx, gone, cluster.Holder(hs[1])) })
+
+	tr := payment(hs[0], "4.00", hs[1])
+	before := state(t, hs[0])
+	st := transfer(t, tr)
+	require.Equal(t, engine.TransferAborted, st.Status)
+	assert.True(t, st.Complete)
+	require.NotNil(t, st.PartIndex)
+	assert.Equal(t, 1, *st.PartIndex)
+	require.NotNil(t, st.Error)
+	assert.ErrorIs(t, st.Error, engine.ErrHolderNotFound)
+	assert.Contains(t, st.Error.Message, "part 1 ("+hs[1]+")")
+	after := state(t, hs[0])
+	assert.Equal(t, before.Balances, after.Balances, "given back")
+	assert.Equal(t, before.Seq+2, after.Seq, "charged, then given back: one event each")
+
+	ids, err := eng.TransferStepIDs(tr, 1)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), rdb.Exists(ctx, cluster.Tx(hs[1], ids["commit"])).Val(), "the credit's fence")
+	got, err := eng.GetTransfer(ctx, tr.ID)
+	require.NoError(t, err)
+	assert.Equal(t, engine.TransferAborted, got.Status)
+	require.NoError(t, rdb.Rename(ctx, gone, cluster.Holder(hs[1])).Err())
+	again := transfer(t, tr)
+	assert.Equal(t, engine.TransferAborted, again.Status)
+	assert.True(t, again.Replayed)
+	assert.Equal(t, after, state(t, hs[0]), "given back once")
+	assert.Equal(t, "1.00", state(t, hs[1]).Balances["CNY"].Available, "the payee back, and not paid")
+}
+
+// The same id with another body whose payer is another holder: that
+// payer's run went with the claim, so it is given back at once; the answer
+// is IDEMPOTENCY_CONFLICT, and the first transfer stands.
+func TestTransfer_OnePayerIDReusedByAnotherPayerIsGivenBack(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
 	hs := holdersOnMasters(t, tenCNY, tenCNY, nil)
@@ -276,10 +326,12 @@ func TestTransfer_OnePayerIDReusedByAnotherPayerChangesNothing(t *testing.T) {
 	other.ID = tr.ID
 	_, err := eng.Transfer(ctx, other)
 	require.ErrorIs(t, err, engine.ErrIdempotencyConflict)
-	assert.Equal(t, before, holderHash(t, hs[1]), "the other payer's whole hash")
-	ids, err := eng.TransferStepIDs(other, 0)
-	require.NoError(t, err)
-	assert.Zero(t, rdb.Exists(ctx, cluster.Tx(hs[1], ids["commit"])).Val(), "no record of a run on the other payer")
+	after := holderHash(t, hs[1])
+	assert.Equal(t, before["b:CNY"], after["b:CNY"], "the other payer given back")
+	assert.Equal(t, "3", after["seq"], "opened, charged, given back")
+	_, err = eng.Transfer(ctx, other)
+	require.ErrorIs(t, err, engine.ErrIdempotencyConflict)
+	assert.Equal(t, after, holderHash(t, hs[1]), "given back once")
 	assert.Equal(t, "6.00", state(t, hs[0]).Balances["CNY"].Available)
 	assert.Equal(t, "4.00", state(t, hs[2]).Balances["CNY"].Available)
 }

@@ -101,7 +101,10 @@ func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 	if err != nil {
 		return err
 	}
-	if rec.outcome == "missing" || rec.done { // expired long ago, or found again by a claim: nothing left to do
+	if rec.outcome == "missing" || cluster.TransferSlot(id) != en.slot {
+		return r.recoverPayment(ctx, en, rec)
+	}
+	if rec.done { // found again by a claim: nothing left to do
 		return r.e.rdb.ZRem(ctx, index, id).Err()
 	}
 	body, err := r.e.rdb.HGet(ctx, cluster.Transfer(id), stored.XferBody).Result()
@@ -131,7 +134,7 @@ func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 		// One payer: its step decides. Fenced first, it answers what was
 		// decided, or a rejection if it never ran.
 		n.Payer = rec.payer
-		if st, stuck = r.e.drivePayment(ctx, n, rec, nil, true); st.Status == TransferAborted {
+		if st, stuck = r.e.drivePayment(ctx, n, rec, nil, true, nil); st.Status == TransferAborted {
 			r.aborted.Add(1)
 		}
 	case rec.status == "preparing":
@@ -153,4 +156,66 @@ func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 	}
 	r.finished.Add(1)
 	return nil
+}
+
+// recoverPayment takes care of an entry of a quick transfer in its payer's
+// slot (pending), or of an entry whose record is gone. With no body kept
+// there, or the record done, the entry goes. Else the transfer is claimed
+// again from the body, as a client's retry would: the record found (or
+// written anew, when it was never written or was lost), the payment is
+// driven late, its payer's step fenced first so that it answers what it
+// did; the record another transfer's, the payer's run is given back if it
+// applied (yieldStep).
+func (r *Recovery) recoverPayment(ctx context.Context, en indexEntry, rec transferRecord) error {
+	e, id := r.e, en.member
+	bodies, index := cluster.Payments(en.slot), cluster.Transfers(en.slot)
+	drop := func() error {
+		_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.HDel(ctx, bodies, id)
+			p.ZRem(ctx, index, id)
+			return nil
+		})
+		return err
+	}
+	body, err := e.rdb.HGet(ctx, bodies, id).Result()
+	switch {
+	case errors.Is(err, redis.Nil), err == nil && rec.done:
+		return drop()
+	case err != nil:
+		return err
+	}
+	t, err := instructions.DecodeTransfer([]byte(body))
+	if err != nil {
+		r.w.o.Logger.Error("transfer recovery: a payment's entry holds no transfer; dropped", "transfer", id, "err", err)
+		return drop()
+	}
+	n, err := t.Normalize(e.assets)
+	if err != nil || !quickShape(n, n.Payer) {
+		r.w.o.Logger.Error("transfer recovery: a payment's entry holds no payment; dropped", "transfer", id, "err", err)
+		return drop()
+	}
+	e.routeParts(ctx, &n)
+	if err := e.rdb.ZAddXX(ctx, index, redis.Z{Score: float64(en.now + e.xferTimeout.Milliseconds()), Member: id}).Err(); err != nil {
+		return err
+	}
+	if rec, err = e.claim(ctx, n, []byte(body), n.Payer); err != nil {
+		return err
+	}
+	if rec.outcome == "conflict" || rec.payer != n.Payer {
+		if !e.yieldStep(ctx, n, rec, Outcome{Err: redisFailure(id, context.DeadlineExceeded)}) {
+			return errors.New("payer's run not given back yet")
+		}
+		return drop()
+	}
+	pinLanes(&n, rec.holders)
+	st, stuck := e.drivePayment(ctx, n, rec, nil, true, nil)
+	r.stuck.Add(int64(stuck))
+	if !st.Complete {
+		return errors.New("parts left unfinished")
+	}
+	if st.Status == TransferAborted {
+		r.aborted.Add(1)
+	}
+	r.finished.Add(1)
+	return drop()
 }

@@ -1,0 +1,167 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/engine"
+)
+
+// A payment to a payee seen a moment ago (docs/transfers.md, One payer):
+// its claim, the read of its payee and its payer's run in one round trip,
+// the credit in the second.
+
+// rounds is a go-redis hook that holds every pipeline for a while and
+// numbers it by the round trips before it: one more than the most of those
+// that had ended when it began. Held long, the pipelines of one round trip
+// all begin before any ends, however the goroutines are scheduled.
+type rounds struct {
+	on   *atomic.Bool
+	mu   *sync.Mutex
+	done *int
+	max  *int // the most of the payment's pipelines (a booking's not counted)
+}
+
+func newRounds() rounds {
+	return rounds{on: new(atomic.Bool), mu: new(sync.Mutex), done: new(int), max: new(int)}
+}
+
+func (h rounds) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h rounds) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h rounds) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if !h.on.Load() {
+			return next(ctx, cmds)
+		}
+		booking := false
+		for _, c := range cmds {
+			if a := c.Args(); len(a) > 1 && a[0] == "pexpire" {
+				booking = true
+			}
+		}
+		h.mu.Lock()
+		round := *h.done + 1
+		h.mu.Unlock()
+		time.Sleep(300 * time.Millisecond)
+		err := next(ctx, cmds)
+		h.mu.Lock()
+		*h.done = max(*h.done, round)
+		if !booking {
+			*h.max = max(*h.max, round)
+		}
+		h.mu.Unlock()
+		return err
+	}
+}
+
+func TestTransfer_APaymentToAPayeeSeenIsTwoRoundTrips(t *testing.T) {
+	needRedis(t)
+	hs := holdersOnMasters(t, tenCNY, nil)
+	client := testCluster.Client(nil)
+	defer client.Close()
+	h := newRounds()
+	client.AddHook(h)
+	e := engine.New(client, &engine.Options{Logger: quiet})
+	defer e.Flush()
+	ctx := context.Background()
+	// The first payment reads whether its payee is hot (the engine caches
+	// it), then reads the payee before it runs the payer; the second goes
+	// in two.
+	for i, want := range []int{4, 2} {
+		h.on.Store(true)
+		*h.done, *h.max = 0, 0
+		st, err := e.Transfer(ctx, payment(hs[0], "1.00", hs[1]))
+		h.on.Store(false)
+		require.NoError(t, err)
+		require.Equal(t, engine.TransferCommitted, st.Status, "%v", st.Error)
+		assert.True(t, st.Complete)
+		h.mu.Lock()
+		assert.Equal(t, want, *h.max, "payment %d: round trips", i)
+		h.mu.Unlock()
+	}
+	e.Flush()
+	assert.Equal(t, "8.00", state(t, hs[0]).Balances["CNY"].Available)
+	assert.Equal(t, "2.00", state(t, hs[1]).Balances["CNY"].Available)
+}
+
+// failClaims is a go-redis hook under which the claim of a transfer's
+// record never reaches Redis, as if its driver stopped before it went.
+type failClaims struct{ on *atomic.Bool }
+
+func (h failClaims) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h failClaims) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h failClaims) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if a := c.Args(); h.on.Load() && len(a) > 1 && a[0] == "hsetnx" && strings.HasPrefix(a[1].(string), "{x:") {
+				err := errors.New("connection lost")
+				for _, c := range cmds {
+					c.SetErr(err)
+				}
+				return err
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// The payer's run went, its record did not: the entry the run left in the
+// payer's slot lets recovery write the record and finish the payment.
+func TestTransfer_APaymentWhoseRecordNeverCameIsFinishedFromItsPayersSlot(t *testing.T) {
+	needRedis(t)
+	hs := holdersOnMasters(t, tenCNY, nil)
+	client := testCluster.Client(nil)
+	defer client.Close()
+	h := failClaims{on: new(atomic.Bool)}
+	client.AddHook(h)
+	e := engine.New(client, &engine.Options{TransferTimeout: shortTransferTimeout, Logger: quiet})
+	ctx := context.Background()
+	_, err := e.Transfer(ctx, payment(hs[0], "1.00", hs[1])) // the payee seen
+	require.NoError(t, err)
+	e.Flush()
+
+	h.on.Store(true)
+	tr := payment(hs[0], "4.00", hs[1])
+	_, err = e.Transfer(ctx, tr)
+	require.ErrorIs(t, err, engine.ErrUnavailable)
+	assert.Equal(t, "5.00", state(t, hs[0]).Balances["CNY"].Available, "the payer's run applied")
+	_, err = eng.GetTransfer(ctx, tr.ID)
+	require.ErrorIs(t, err, engine.ErrTransferNotFound, "no record")
+	slot := cluster.HolderSlot(hs[0])
+	require.True(t, rdb.HExists(ctx, cluster.Payments(slot), tr.ID).Val(), "the body in the payer's slot")
+
+	r := engine.NewRecovery(shortTimeout(), &engine.RecoveryOptions{Logger: quiet})
+	deadline := time.Now().Add(2 * time.Minute) // only a failing run reaches it
+	for {
+		require.NoError(t, r.Recover(ctx))
+		st, err := eng.GetTransfer(ctx, tr.ID)
+		if err == nil && st.Complete {
+			assert.Equal(t, engine.TransferCommitted, st.Status)
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "transfer %s not complete: %v %v", tr.ID, st, err)
+		time.Sleep(100 * time.Millisecond)
+	}
+	assert.Equal(t, "5.00", state(t, hs[0]).Balances["CNY"].Available, "charged once")
+	assert.Equal(t, "5.00", state(t, hs[1]).Balances["CNY"].Available, "paid once")
+	require.NoError(t, r.Recover(ctx))
+	assert.False(t, rdb.HExists(ctx, cluster.Payments(slot), tr.ID).Val(), "the entry's body gone")
+	assert.Equal(t, redis.Nil, rdb.ZScore(ctx, cluster.Transfers(slot), tr.ID).Err(), "its index entry gone")
+
+	h.on.Store(false)
+	again, err := e.Transfer(ctx, tr)
+	require.NoError(t, err)
+	assert.True(t, again.Replayed)
+	assert.True(t, again.Complete)
+	assert.Equal(t, "5.00", state(t, hs[1]).Balances["CNY"].Available, "the retry pays nothing again")
+}
