@@ -409,9 +409,12 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 // changes nothing anywhere. A transfer with several payees or with a settle
 // without an amount reads first and runs the payer after too: one payee's
 // share cannot be given back alone, and a hold must be read before its
-// rest is taken.
+// rest is taken. A hot holder's sweep reads first too: no caller waits for
+// it, and one that cannot go (lane 0 full) would charge its lane and give
+// it back every pass.
 func (e *Engine) quick(n instructions.NormalizedTransfer, payer int) bool {
-	return e.minAcks == 0 && quickShape(n, payer) && e.payees.has(n.Parts[1-payer].Holder)
+	return e.minAcks == 0 && quickShape(n, payer) && e.payees.has(n.Parts[1-payer].Holder) &&
+		!strings.HasPrefix(n.ID, instructions.HotSweepPrefix)
 }
 
 // quickShape tells whether transfer n, paid by part payer, has the shape of
