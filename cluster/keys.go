@@ -70,16 +70,6 @@ func Transfers(slot int) string {
 	return "{" + SlotTag(slot) + "}:transfers"
 }
 
-// Payments returns the key of the hash of the bodies of the one-payer
-// transfers whose payers live in slot and that are not booked yet, by
-// transfer id (docs/transfers.md, One payer): with their entries in the
-// slot's index of transfers (Transfers), what lets recovery finish a
-// payment whose payer's run applied when its record was never written. It
-// lives in slot itself.
-func Payments(slot int) string {
-	return "{" + SlotTag(slot) + "}:payments"
-}
-
 // HotHolders returns the key of the set of hot holders' names (a holder
 // with lanes: docs/hot-holders.md), which their sweep reads. It is written
 // before a holder's lanes are opened or raised.
@@ -88,7 +78,7 @@ func HotHolders() string {
 }
 
 // SlotKeyPrefixes are key prefixes that together cover every per-slot key
-// ("{<slot tag>}:outbox", ":expiry", ":transfers", ":payments") and no key of a holder
+// ("{<slot tag>}:outbox", ":expiry", ":transfers") and no key of a holder
 // ("{h:...") or of a transfer ("{x:..."), and none of which begins another:
 // what a Redis client-tracking broadcast (BCAST PREFIX) needs to tell a
 // worker that a slot's outbox changed without telling it about every holder

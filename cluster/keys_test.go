@@ -34,7 +34,7 @@ func TestHolder_KeysShareHolderSlot(t *testing.T) {
 
 func TestOutbox_LivesInItsSlot(t *testing.T) {
 	for s := range Slots {
-		if Slot(Outbox(s)) != s || Slot(Expiry(s)) != s || Slot(Transfers(s)) != s || Slot(Payments(s)) != s {
+		if Slot(Outbox(s)) != s || Slot(Expiry(s)) != s || Slot(Transfers(s)) != s {
 			t.Fatalf("slot %d: Outbox %q in %d, Expiry %q in %d, Transfers %q in %d", s, Outbox(s), Slot(Outbox(s)),
 				Expiry(s), Slot(Expiry(s)), Transfers(s), Slot(Transfers(s)))
 		}
@@ -42,7 +42,6 @@ func TestOutbox_LivesInItsSlot(t *testing.T) {
 	assert.Equal(t, "{"+SlotTag(7)+"}:outbox", Outbox(7))
 	assert.Equal(t, "{"+SlotTag(7)+"}:expiry", Expiry(7))
 	assert.Equal(t, "{"+SlotTag(7)+"}:transfers", Transfers(7))
-	assert.Equal(t, "{"+SlotTag(7)+"}:payments", Payments(7))
 }
 
 func TestTransfer_RecordInItsOwnSlotNextToItsIndex(t *testing.T) {
@@ -63,7 +62,7 @@ func TestSlotKeyPrefixes_CoverSlotKeysOnly(t *testing.T) {
 		return n
 	}
 	for s := range Slots {
-		for _, k := range []string{Outbox(s), Expiry(s), Transfers(s), Payments(s)} {
+		for _, k := range []string{Outbox(s), Expiry(s), Transfers(s)} {
 			if matches(k) != 1 {
 				t.Fatalf("%s matches %d prefixes, want 1", k, matches(k))
 			}

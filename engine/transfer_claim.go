@@ -117,38 +117,34 @@ func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecor
 		{keys: []string{key}, args: append([]any{"hset", key}, fields...)},
 		{keys: []string{key}, args: []any{"pexpire", key, e.stepTTL(rec)}},
 		{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}},
-	}, e.unpend(n, rec.payer)...)
+	}, e.unpend(n, rec)...)
 }
 
 // pending is the entry of quick transfer n (quick) in its payer's slot:
-// its body under its id (HSETNX: a body there stays), and its id in the
-// slot's index of transfers, due when the record's deadline is. It goes
-// with the payer's run, before it, so that recovery can finish a payment
-// whose run applied when its record was never written (the driver stopped
-// before the claim got through, or the claim's master lost it): with the
-// record gone it claims the transfer again from this body (recoverPayment).
-func (e *Engine) pending(n instructions.NormalizedTransfer, body []byte, payer int, due int64) []req {
-	slot := cluster.HolderSlot(n.Parts[payer].Holder)
-	bodies, index := cluster.Payments(slot), cluster.Transfers(slot)
-	return []req{
-		{keys: []string{bodies}, args: []any{"hsetnx", bodies, n.ID, body}},
-		{keys: []string{index}, args: []any{"zadd", index, "nx", due, n.ID}},
-	}
+// one member of the slot's index of transfers, its id and its body
+// (entryOf), due when the record's deadline is. It goes with the payer's
+// run, before it, so that recovery can finish a payment whose run applied
+// when its record was never written (the driver stopped before the claim
+// got through, or the claim's master lost it): with the record gone it
+// claims the transfer again from this body (recoverPayment).
+func (e *Engine) pending(n instructions.NormalizedTransfer, body []byte, payer int, due int64) req {
+	index := cluster.Transfers(cluster.HolderSlot(n.Parts[payer].Holder))
+	return req{keys: []string{index}, args: []any{"zadd", index, "nx", due, entryOf(n.ID, string(body))}}
 }
 
-// unpend removes the entry of quick transfer n paid by part payer (none
-// for any other transfer); cut short between the two, recovery finds the
-// entry in its index and removes the rest.
-func (e *Engine) unpend(n instructions.NormalizedTransfer, payer int) []req {
-	if !quickShape(n, payer) {
+// entryOf is the index member of a payment's entry: its id, a newline (no
+// id has one, nor a body in compact JSON), its body.
+func entryOf(id, body string) string { return id + "\n" + body }
+
+// unpend removes the entry of quick transfer n, if rec knows its body (a
+// driver that has not leaves it to recovery, which meets it at its
+// deadline and removes it once the record is done).
+func (e *Engine) unpend(n instructions.NormalizedTransfer, rec transferRecord) []req {
+	if !quickShape(n, rec.payer) || rec.body == "" {
 		return nil
 	}
-	slot := cluster.HolderSlot(n.Parts[payer].Holder)
-	bodies, index := cluster.Payments(slot), cluster.Transfers(slot)
-	return []req{
-		{keys: []string{bodies}, args: []any{"hdel", bodies, n.ID}},
-		{keys: []string{index}, args: []any{"zrem", index, n.ID}},
-	}
+	index := cluster.Transfers(cluster.HolderSlot(n.Parts[rec.payer].Holder))
+	return []req{{keys: []string{index}, args: []any{"zrem", index, entryOf(n.ID, rec.body)}}}
 }
 
 // transferBooks is the queue of bookings waiting to be written, sent as

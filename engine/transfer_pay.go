@@ -191,12 +191,13 @@ func (e *Engine) payeeCheck(n instructions.NormalizedTransfer, payer int, got []
 			return i, &Error{Code: instructions.CodeHolderNotFound, OpIndex: 0,
 				Message: e.describe(p, 0, instructions.CodeHolderNotFound, "")}, true
 		}
-		e.payees.add(p.Holder)
 		added := map[string]int64{}
+		top := int64(0)
 		for k, s := range p.Steps {
 			field := balanceField(s)
 			s0, _ := v[1+k].(string)
 			have, _ := strconv.ParseInt(s0, 10, 64)
+			top = max(top, have+added[field]+s.Units)
 			if have+added[field]+s.Units > instructions.MaxUnits {
 				a := s.Asset
 				if s.Op == instructions.OpEarnPoints {
@@ -208,6 +209,7 @@ func (e *Engine) payeeCheck(n instructions.NormalizedTransfer, payer int, got []
 			}
 			added[field] += s.Units
 		}
+		e.payees.add(p.Holder, top)
 	}
 	return 0, nil, true
 }
@@ -375,7 +377,7 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 			n, rec, finished)
 		reqs := []req{transferReq(n.ID, "decide", args...)}
 		if len(finished) == len(n.Parts) { // the record done: its payer's entry goes
-			reqs = append(reqs, e.unpend(n, rec.payer)...)
+			reqs = append(reqs, e.unpend(n, rec)...)
 		}
 		decided, err := e.recordOf(n.ID, e.submit(ctx, reqs)[0])
 		if err != nil || decided.outcome == "missing" { // missing: lost in a failover; a retry begins it again
@@ -413,8 +415,15 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 // it, and one that cannot go (lane 0 full) would charge its lane and give
 // it back every pass.
 func (e *Engine) quick(n instructions.NormalizedTransfer, payer int) bool {
-	return e.minAcks == 0 && quickShape(n, payer) && e.payees.has(n.Parts[1-payer].Holder) &&
-		!strings.HasPrefix(n.ID, instructions.HotSweepPrefix)
+	if e.minAcks > 0 || !quickShape(n, payer) || strings.HasPrefix(n.ID, instructions.HotSweepPrefix) {
+		return false
+	}
+	payee := n.Parts[1-payer]
+	adds := int64(0)
+	for _, s := range payee.Steps {
+		adds += s.Units
+	}
+	return e.payees.fits(payee.Holder, adds)
 }
 
 // quickShape tells whether transfer n, paid by part payer, has the shape of
@@ -435,7 +444,7 @@ func (e *Engine) beginQuick(ctx context.Context, n instructions.NormalizedTransf
 		rec, err = e.claim(ctx, n, body, payer)
 	}()
 	step := e.payCall(n, n.Parts[payer])
-	run := append(e.pending(n, body, payer, time.Now().UnixMilli()+e.xferTimeout.Milliseconds()), step.req())
+	run := []req{e.pending(n, body, payer, time.Now().UnixMilli()+e.xferTimeout.Milliseconds()), step.req()}
 	reads := payeeReads(n, payer)
 	sets := [][]req{run}
 	for i := range reads {
@@ -455,6 +464,7 @@ func (e *Engine) transferQuick(ctx context.Context, n instructions.NormalizedTra
 		// Whatever the run did, its entry tells recovery (recoverPayment).
 		return TransferState{}, err
 	}
+	rec.body = string(body)
 	if rec.outcome == "conflict" || rec.payer != payer {
 		// Another body under the id, or one begun by an engine that runs it
 		// in two phases: the run applied, if it did, for no transfer.
@@ -540,10 +550,16 @@ func (e *Engine) sameStep(ctx context.Context, step call, winner transferRecord)
 }
 
 // seenHolders remembers for a while (seenFor) the holders that payments'
-// reads found, at most seenMax of them (past that, it starts again).
+// reads found, each with the most its balances the payment credited came
+// to, at most seenMax of them (past that, it starts again).
 type seenHolders struct {
 	mu sync.Mutex
-	at map[string]time.Time
+	at map[string]seenHolder
+}
+
+type seenHolder struct {
+	at  time.Time
+	top int64
 }
 
 const (
@@ -551,18 +567,21 @@ const (
 	seenMax = 1 << 16
 )
 
-func (s *seenHolders) add(holder string) {
+func (s *seenHolders) add(holder string, top int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.at == nil || len(s.at) >= seenMax {
-		s.at = make(map[string]time.Time)
+		s.at = make(map[string]seenHolder)
 	}
-	s.at[holder] = time.Now()
+	s.at[holder] = seenHolder{at: time.Now(), top: top}
 }
 
-func (s *seenHolders) has(holder string) bool {
+// fits tells whether holder was seen lately, with room to spare for adds
+// more: a balance that came to half of 2^53-1 is read first, for a credit
+// that would overflow it is then refused with nothing changed.
+func (s *seenHolders) fits(holder string, adds int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	at, ok := s.at[holder]
-	return ok && time.Since(at) < seenFor
+	h, ok := s.at[holder]
+	return ok && time.Since(h.at) < seenFor && h.top+adds <= instructions.MaxUnits/2
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -97,14 +98,14 @@ func (r *Recovery) pass(ctx context.Context, due []indexEntry) {
 // recover takes one due transfer as far as it goes.
 func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 	id, index := en.member, cluster.Transfers(en.slot)
+	if i := strings.IndexByte(id, '\n'); i >= 0 {
+		return r.recoverPayment(ctx, en, id[:i], id[i+1:])
+	}
 	rec, err := r.e.transferScript(ctx, id, "read")
 	if err != nil {
 		return err
 	}
-	if rec.outcome == "missing" || cluster.TransferSlot(id) != en.slot {
-		return r.recoverPayment(ctx, en, rec)
-	}
-	if rec.done { // found again by a claim: nothing left to do
+	if rec.outcome == "missing" || rec.done { // expired long ago, or found again by a claim: nothing left to do
 		return r.e.rdb.ZRem(ctx, index, id).Err()
 	}
 	body, err := r.e.rdb.HGet(ctx, cluster.Transfer(id), stored.XferBody).Result()
@@ -120,6 +121,7 @@ func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 		return err
 	}
 	pinLanes(&n, rec.holders)
+	rec.body = body
 	// The next look, should this one not get to the end.
 	next := float64(en.now + r.e.xferTimeout.Milliseconds())
 	if err := r.e.rdb.ZAddXX(ctx, index, redis.Z{Score: next, Member: id}).Err(); err != nil {
@@ -158,35 +160,19 @@ func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 	return nil
 }
 
-// recoverPayment takes care of an entry of a quick transfer in its payer's
-// slot (pending), or of an entry whose record is gone. With no body kept
-// there, or the record done, the entry goes. Else the transfer is claimed
-// again from the body, as a client's retry would: the record found (or
-// written anew, when it was never written or was lost), the payment is
-// driven late, its payer's step fenced first so that it answers what it
-// did; the record another transfer's, the payer's run is given back if it
-// applied (yieldStep).
-func (r *Recovery) recoverPayment(ctx context.Context, en indexEntry, rec transferRecord) error {
-	e, id := r.e, en.member
-	bodies, index := cluster.Payments(en.slot), cluster.Transfers(en.slot)
-	drop := func() error {
-		_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.HDel(ctx, bodies, id)
-			p.ZRem(ctx, index, id)
-			return nil
-		})
-		return err
-	}
-	body, err := e.rdb.HGet(ctx, bodies, id).Result()
-	switch {
-	case errors.Is(err, redis.Nil), err == nil && rec.done:
-		return drop()
-	case err != nil:
-		return err
-	}
+// recoverPayment takes care of the entry of a quick transfer in its
+// payer's slot (pending): transfer id of body. With the record done, the
+// entry goes. Else the transfer is claimed again from the body, as a
+// client's retry would: the record found (or written anew, when it was
+// never written or was lost), the payment is driven late, its payer's step
+// fenced first so that it answers what it did; the record another
+// transfer's, the payer's run is given back if it applied (yieldStep).
+func (r *Recovery) recoverPayment(ctx context.Context, en indexEntry, id, body string) error {
+	e, index := r.e, cluster.Transfers(en.slot)
+	drop := func() error { return e.rdb.ZRem(ctx, index, en.member).Err() }
 	t, err := instructions.DecodeTransfer([]byte(body))
-	if err != nil {
-		r.w.o.Logger.Error("transfer recovery: a payment's entry holds no transfer; dropped", "transfer", id, "err", err)
+	if err != nil || t.ID != id {
+		r.w.o.Logger.Error("transfer recovery: a payment's entry holds no transfer of its id; dropped", "transfer", id, "err", err)
 		return drop()
 	}
 	n, err := t.Normalize(e.assets)
@@ -195,10 +181,11 @@ func (r *Recovery) recoverPayment(ctx context.Context, en indexEntry, rec transf
 		return drop()
 	}
 	e.routeParts(ctx, &n)
-	if err := e.rdb.ZAddXX(ctx, index, redis.Z{Score: float64(en.now + e.xferTimeout.Milliseconds()), Member: id}).Err(); err != nil {
+	if err := e.rdb.ZAddXX(ctx, index, redis.Z{Score: float64(en.now + e.xferTimeout.Milliseconds()), Member: en.member}).Err(); err != nil {
 		return err
 	}
-	if rec, err = e.claim(ctx, n, []byte(body), n.Payer); err != nil {
+	rec, err := e.claim(ctx, n, []byte(body), n.Payer)
+	if err != nil {
 		return err
 	}
 	if rec.outcome == "conflict" || rec.payer != n.Payer {
@@ -207,7 +194,11 @@ func (r *Recovery) recoverPayment(ctx context.Context, en indexEntry, rec transf
 		}
 		return drop()
 	}
+	if rec.done {
+		return drop()
+	}
 	pinLanes(&n, rec.holders)
+	rec.body = body
 	st, stuck := e.drivePayment(ctx, n, rec, nil, true, nil)
 	r.stuck.Add(int64(stuck))
 	if !st.Complete {
