@@ -113,38 +113,38 @@ func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecor
 	}
 	fields = append(fields, stored.XferFinished, string(finished), stored.XferDone, "1",
 		stored.XferDoneMs, strconv.FormatInt(time.Now().UnixMilli(), 10))
-	return append([]req{
-		{keys: []string{key}, args: append([]any{"hset", key}, fields...)},
-		{keys: []string{key}, args: []any{"pexpire", key, e.stepTTL(rec)}},
-		{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}},
-	}, e.unpend(n, rec)...)
+	reqs := make([]req, 3, 4)
+	reqs[0] = req{keys: []string{key}, args: append([]any{"hset", key}, fields...)}
+	reqs[1] = req{keys: []string{key}, args: []any{"pexpire", key, e.stepTTL(rec)}}
+	reqs[2] = req{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}}
+	return e.unpend(reqs, n, rec)
 }
 
 // pending is the entry of quick transfer n (quick) in its payer's slot:
-// one member of the slot's index of transfers, its id and its body
-// (entryOf), due when the record's deadline is. It goes with the payer's
-// run, before it, so that recovery can finish a payment whose run applied
-// when its record was never written (the driver stopped before the claim
-// got through, or the claim's master lost it): with the record gone it
-// claims the transfer again from this body (recoverPayment).
-func (e *Engine) pending(n instructions.NormalizedTransfer, body []byte, payer int, due int64) req {
+// one member of the slot's index of transfers, entry (entryOf), due when
+// the record's deadline is. It goes with the payer's run, before it, so
+// that recovery can finish a payment whose run applied when its record was
+// never written (the driver stopped before the claim got through, or the
+// claim's master lost it): with the record gone it claims the transfer
+// again from the body the entry holds (recoverPayment).
+func (e *Engine) pending(n instructions.NormalizedTransfer, entry string, payer int, due int64) req {
 	index := cluster.Transfers(cluster.HolderSlot(n.Parts[payer].Holder))
-	return req{keys: []string{index}, args: []any{"zadd", index, "nx", due, entryOf(n.ID, string(body))}}
+	return req{keys: []string{index}, args: []any{"zadd", index, "nx", due, entry}}
 }
 
 // entryOf is the index member of a payment's entry: its id, a newline (no
 // id has one, nor a body in compact JSON), its body.
-func entryOf(id, body string) string { return id + "\n" + body }
+func entryOf(id string, body []byte) string { return id + "\n" + string(body) }
 
-// unpend removes the entry of quick transfer n, if rec knows its body (a
-// driver that has not leaves it to recovery, which meets it at its
-// deadline and removes it once the record is done).
-func (e *Engine) unpend(n instructions.NormalizedTransfer, rec transferRecord) []req {
-	if !quickShape(n, rec.payer) || rec.body == "" {
-		return nil
+// unpend appends to reqs the removal of the entry of quick transfer n, if
+// rec knows it (a driver that does not leaves it to recovery, which meets
+// it at its deadline and removes it once the record is done).
+func (e *Engine) unpend(reqs []req, n instructions.NormalizedTransfer, rec transferRecord) []req {
+	if !quickShape(n, rec.payer) || rec.entry == "" {
+		return reqs
 	}
 	index := cluster.Transfers(cluster.HolderSlot(n.Parts[rec.payer].Holder))
-	return []req{{keys: []string{index}, args: []any{"zrem", index, entryOf(n.ID, rec.body)}}}
+	return append(reqs, req{keys: []string{index}, args: []any{"zrem", index, rec.entry}})
 }
 
 // transferBooks is the queue of bookings waiting to be written, sent as

@@ -377,7 +377,7 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 			n, rec, finished)
 		reqs := []req{transferReq(n.ID, "decide", args...)}
 		if len(finished) == len(n.Parts) { // the record done: its payer's entry goes
-			reqs = append(reqs, e.unpend(n, rec)...)
+			reqs = e.unpend(reqs, n, rec)
 		}
 		decided, err := e.recordOf(n.ID, e.submit(ctx, reqs)[0])
 		if err != nil || decided.outcome == "missing" { // missing: lost in a failover; a retry begins it again
@@ -433,9 +433,9 @@ func quickShape(n instructions.NormalizedTransfer, payer int) bool {
 }
 
 // beginQuick is begin for a quick transfer: the claim, the reads of the
-// payee, and the payer's entry and run, in one round trip. It answers the
-// run's outcome too.
-func (e *Engine) beginQuick(ctx context.Context, n instructions.NormalizedTransfer, body []byte, payer int) (transferRecord, []sent, Outcome, error) {
+// payee, and the payer's entry (pending) and run, in one round trip. It
+// answers the run's outcome too.
+func (e *Engine) beginQuick(ctx context.Context, n instructions.NormalizedTransfer, body []byte, entry string, payer int) (transferRecord, []sent, Outcome, error) {
 	var rec transferRecord
 	var err error
 	done := make(chan struct{})
@@ -444,7 +444,7 @@ func (e *Engine) beginQuick(ctx context.Context, n instructions.NormalizedTransf
 		rec, err = e.claim(ctx, n, body, payer)
 	}()
 	step := e.payCall(n, n.Parts[payer])
-	run := []req{e.pending(n, body, payer, time.Now().UnixMilli()+e.xferTimeout.Milliseconds()), step.req()}
+	run := []req{e.pending(n, entry, payer, time.Now().UnixMilli()+e.xferTimeout.Milliseconds()), step.req()}
 	reads := payeeReads(n, payer)
 	sets := [][]req{run}
 	for i := range reads {
@@ -459,12 +459,16 @@ func (e *Engine) beginQuick(ctx context.Context, n instructions.NormalizedTransf
 // transferQuick runs quick transfer n of body body, paid by part payer.
 func (e *Engine) transferQuick(ctx context.Context, n instructions.NormalizedTransfer, body []byte, payer int) (TransferState, error) {
 	n.Payer = payer
-	rec, reads, first, err := e.beginQuick(ctx, n, body, payer)
+	entry := entryOf(n.ID, body)
+	rec, reads, first, err := e.beginQuick(ctx, n, body, entry, payer)
 	if err != nil {
 		// Whatever the run did, its entry tells recovery (recoverPayment).
 		return TransferState{}, err
 	}
-	rec.body = string(body)
+	rec.entry = entry
+	if rec.done { // a retry of a payment booked: the entry just written goes
+		e.background(e.unpend(nil, n, rec))
+	}
 	if rec.outcome == "conflict" || rec.payer != payer {
 		// Another body under the id, or one begun by an engine that runs it
 		// in two phases: the run applied, if it did, for no transfer.

@@ -26,14 +26,15 @@ import (
 // that had ended when it began. Held long, the pipelines of one round trip
 // all begin before any ends, however the goroutines are scheduled.
 type rounds struct {
-	on   *atomic.Bool
-	mu   *sync.Mutex
-	done *int
-	max  *int // the most of the payment's pipelines (a booking's not counted)
+	on     *atomic.Bool
+	mu     *sync.Mutex
+	done   *int
+	max    *int // the most of the payment's pipelines (a booking's not counted)
+	fcalls *int // the runs of the library
 }
 
 func newRounds() rounds {
-	return rounds{on: new(atomic.Bool), mu: new(sync.Mutex), done: new(int), max: new(int)}
+	return rounds{on: new(atomic.Bool), mu: new(sync.Mutex), done: new(int), max: new(int), fcalls: new(int)}
 }
 
 func (h rounds) DialHook(next redis.DialHook) redis.DialHook          { return next }
@@ -43,13 +44,16 @@ func (h rounds) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 		if !h.on.Load() {
 			return next(ctx, cmds)
 		}
-		booking := false
+		booking, fcalls := false, 0
 		for _, c := range cmds {
-			if a := c.Args(); len(a) > 1 && a[0] == "pexpire" {
-				booking = true
+			a := c.Args()
+			booking = booking || len(a) > 1 && a[0] == "pexpire"
+			if a[0] == "fcall" {
+				fcalls++
 			}
 		}
 		h.mu.Lock()
+		*h.fcalls += fcalls
 		round := *h.done + 1
 		h.mu.Unlock()
 		time.Sleep(300 * time.Millisecond)
@@ -79,7 +83,7 @@ func TestTransfer_APaymentToAPayeeSeenIsTwoRoundTrips(t *testing.T) {
 	// in two.
 	for i, want := range []int{4, 2} {
 		h.on.Store(true)
-		*h.done, *h.max = 0, 0
+		*h.done, *h.max, *h.fcalls = 0, 0, 0
 		st, err := e.Transfer(ctx, payment(hs[0], "1.00", hs[1]))
 		h.on.Store(false)
 		require.NoError(t, err)
@@ -87,6 +91,7 @@ func TestTransfer_APaymentToAPayeeSeenIsTwoRoundTrips(t *testing.T) {
 		assert.True(t, st.Complete)
 		h.mu.Lock()
 		assert.Equal(t, want, *h.max, "payment %d: round trips", i)
+		assert.Equal(t, 2, *h.fcalls, "payment %d: runs of the library", i)
 		h.mu.Unlock()
 	}
 	e.Flush()
@@ -171,4 +176,77 @@ func TestTransfer_APaymentWhoseRecordNeverCameIsFinishedFromItsPayersSlot(t *tes
 	assert.True(t, again.Replayed)
 	assert.True(t, again.Complete)
 	assert.Equal(t, "5.00", state(t, hs[1]).Balances["CNY"].Available, "the retry pays nothing again")
+}
+
+// A quick payment's driver that stops after its first round trip (its
+// credit held here, as a process stopped) leaves the payer charged and the
+// record preparing: recovery, from the record's index and from the entry in
+// the payer's slot both, finishes it once; the credit held, sent at last,
+// replays.
+func TestTransfer_AQuickPaymentsDriverStoppedAfterItsFirstRoundTripIsFinished(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, tenCNY, nil)
+	client := testCluster.Client(nil)
+	defer client.Close()
+	h := newStall(func(a []any) bool { return len(a) > 3 && a[0] == "fcall" && a[3] == cluster.Holder(hs[1]) }, false)
+	on := new(atomic.Bool)
+	client.AddHook(onlyWhen{on: on, hook: h})
+	e := engine.New(client, &engine.Options{TransferTimeout: shortTransferTimeout, Logger: quiet})
+	_, err := e.Transfer(ctx, payment(hs[0], "1.00", hs[1])) // the payee seen
+	require.NoError(t, err)
+	e.Flush()
+
+	on.Store(true)
+	tr := payment(hs[0], "4.00", hs[1])
+	cctx, cancel := context.WithCancel(ctx)
+	answered := make(chan engine.TransferState, 1)
+	go func() {
+		st, _ := e.Transfer(cctx, tr)
+		answered <- st
+	}()
+	<-h.hit
+	cancel()
+	st := <-answered
+	assert.NotEqual(t, engine.TransferAborted, st.Status)
+	assert.False(t, st.Complete)
+	assert.Equal(t, "5.00", state(t, hs[0]).Balances["CNY"].Available, "the payer's run applied")
+
+	st = recoverWith(t, shortTimeout(), tr.ID)
+	assert.Equal(t, engine.TransferCommitted, st.Status)
+	close(h.release)
+	e.Flush()
+	assert.Equal(t, "5.00", state(t, hs[0]).Balances["CNY"].Available, "charged once")
+	assert.Equal(t, "5.00", state(t, hs[1]).Balances["CNY"].Available, "paid once")
+	r := engine.NewRecovery(shortTimeout(), &engine.RecoveryOptions{Logger: quiet})
+	require.Eventually(t, func() bool {
+		require.NoError(t, r.Recover(ctx))
+		for _, m := range rdb.ZRange(ctx, cluster.Transfers(cluster.HolderSlot(hs[0])), 0, -1).Val() {
+			if strings.HasPrefix(m, tr.ID+"\n") {
+				return false
+			}
+		}
+		return true
+	}, 2*time.Minute, 100*time.Millisecond, "the entry in the payer's slot goes")
+	assert.Equal(t, "5.00", state(t, hs[1]).Balances["CNY"].Available, "paid once")
+}
+
+// onlyWhen applies hook while on is set.
+type onlyWhen struct {
+	on   *atomic.Bool
+	hook redis.Hook
+}
+
+func (h onlyWhen) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h onlyWhen) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return next
+}
+func (h onlyWhen) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	hooked := h.hook.ProcessPipelineHook(next)
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.on.Load() {
+			return hooked(ctx, cmds)
+		}
+		return next(ctx, cmds)
+	}
 }

@@ -25,9 +25,9 @@ type transferRecord struct {
 	// ttlMs is the idempotency TTL of the engine that began the transfer,
 	// 0 for a record that does not say (stepTTL).
 	ttlMs int64
-	// body is the transfer's body when its driver has it at hand, which
-	// names a payment's entry in its payer's slot (unpend); not read.
-	body string
+	// entry is the payment's entry in its payer's slot (entryOf) when its
+	// driver has it at hand, for unpend; not read.
+	entry string
 }
 
 // partFinished tells whether part i's commit or abort is known to have applied.

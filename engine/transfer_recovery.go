@@ -121,7 +121,7 @@ func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 		return err
 	}
 	pinLanes(&n, rec.holders)
-	rec.body = body
+	rec.entry = entryOf(id, []byte(body))
 	// The next look, should this one not get to the end.
 	next := float64(en.now + r.e.xferTimeout.Milliseconds())
 	if err := r.e.rdb.ZAddXX(ctx, index, redis.Z{Score: next, Member: id}).Err(); err != nil {
@@ -198,7 +198,7 @@ func (r *Recovery) recoverPayment(ctx context.Context, en indexEntry, id, body s
 		return drop()
 	}
 	pinLanes(&n, rec.holders)
-	rec.body = body
+	rec.entry = en.member
 	st, stuck := e.drivePayment(ctx, n, rec, nil, true, nil)
 	r.stuck.Add(int64(stuck))
 	if !st.Complete {

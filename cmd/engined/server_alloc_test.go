@@ -46,14 +46,18 @@ func TestApplyOne_Allocations(t *testing.T) {
 
 // TestPostTransfer_Allocations bounds what POST /v1/transfers allocates for
 // a P2P payment (one payer, one payee) through the daemon's whole handler
-// (request log, metrics, token, decode, Transfer's three round trips and
+// (request log, metrics, token, decode, Transfer's two round trips and
 // the booking of its record, answer), as TestApplyOne_Allocations bounds a
 // debit's. The answer is still json.Marshal's, byte for byte. The record's
 // claim and booking are plain commands (a MULTI of an HSETNX per field),
 // which allocate more on this side than the two library runs they replace
 // (315 then) but cost Redis, the scarce side, less. The steps go through
 // group commit's queues (410 before): a queue entry, a sender and its
-// pipeline's deadline per step, for a quarter off a payment's latency.
+// pipeline's deadline per step, for a quarter off a payment's latency. The
+// payment's entry in its payer's slot, written with its payer's run and
+// removed with the booking, for two round trips instead of three, costs
+// 15 to 40 more (444 before: the count moves with how the steps share
+// pipelines).
 func TestPostTransfer_Allocations(t *testing.T) {
 	eng, daemon := allocDaemon(t)
 	sent := 0
@@ -79,7 +83,7 @@ func TestPostTransfer_Allocations(t *testing.T) {
 	assert.Equal(t, []string{payer, payee}, st.Holders)
 	allocs := allocsPerRequest(t, h, request)
 	t.Logf("%.0f allocations a payment", allocs)
-	assert.LessOrEqual(t, allocs, 460.0)
+	assert.LessOrEqual(t, allocs, 500.0)
 
 	// Every payment moved its cent, once.
 	got, err := eng.State(ctx, payer)
