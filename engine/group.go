@@ -110,11 +110,15 @@ func (g *grouped) outcome(ctx context.Context) Outcome {
 // submitGrouped sends plain requests in shared pipelines, as submit sends
 // them in one of their own.
 func (e *Engine) submitGrouped(ctx context.Context, reqs []req) []sent {
-	sets := make([][]req, len(reqs))
+	return e.submitSets(ctx, apart(nil, reqs)...)
+}
+
+// apart appends to sets each of reqs as a set of its own.
+func apart(sets [][]req, reqs []req) [][]req {
 	for i := range reqs {
-		sets[i] = reqs[i : i+1]
+		sets = append(sets, reqs[i:i+1])
 	}
-	return e.submitSets(ctx, sets...)
+	return sets
 }
 
 // submitSets sends sets of plain requests in shared pipelines, each set's

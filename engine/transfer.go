@@ -113,16 +113,7 @@ func (e *Engine) transfer(ctx context.Context, t instructions.Transfer, n instru
 // be checked against (checkReads).
 func (e *Engine) begin(ctx context.Context, n instructions.NormalizedTransfer, body []byte, payer int) (transferRecord, []sent, error) {
 	if payer >= 0 && e.minAcks == 0 {
-		var rec transferRecord
-		var err error
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			rec, err = e.claim(ctx, n, body, payer)
-		}()
-		reads := e.submitGrouped(ctx, checkReads(n, payer))
-		<-done
-		return rec, reads, err
+		return e.claimWith(ctx, n, body, payer, apart(nil, checkReads(n, payer))...)
 	}
 	args := append(make([]any, 0, 7), transferPrint(n), body, e.xferTimeout.Milliseconds(), holdersOf(n))
 	args = append(args, e.beginArgs(payer)...)

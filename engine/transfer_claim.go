@@ -89,6 +89,21 @@ func (e *Engine) claim(ctx context.Context, n instructions.NormalizedTransfer, b
 	return parseRecord(v), nil
 }
 
+// claimWith claims transfer n's record (claim) and, in the same round
+// trip, sends sets (submitSets), answering what they got.
+func (e *Engine) claimWith(ctx context.Context, n instructions.NormalizedTransfer, body []byte, payer int, sets ...[]req) (transferRecord, []sent, error) {
+	var rec transferRecord
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rec, err = e.claim(ctx, n, body, payer)
+	}()
+	got := e.submitSets(ctx, sets...)
+	<-done
+	return rec, got, err
+}
+
 // booking is a one-payer transfer's record marked committed and done.
 func (e *Engine) booking(n instructions.NormalizedTransfer, rec transferRecord) []req {
 	// The whole record but its body, so that a record lost since the claim

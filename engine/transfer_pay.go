@@ -436,24 +436,10 @@ func quickShape(n instructions.NormalizedTransfer, payer int) bool {
 // payee, and the payer's entry (pending) and run, in one round trip. It
 // answers the run's outcome too.
 func (e *Engine) beginQuick(ctx context.Context, n instructions.NormalizedTransfer, body []byte, entry string, payer int) (transferRecord, []sent, Outcome, error) {
-	var rec transferRecord
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		rec, err = e.claim(ctx, n, body, payer)
-	}()
 	step := e.payCall(n, n.Parts[payer])
 	run := []req{e.pending(n, entry, payer, time.Now().UnixMilli()+e.xferTimeout.Milliseconds()), step.req()}
-	reads := payeeReads(n, payer)
-	sets := [][]req{run}
-	for i := range reads {
-		sets = append(sets, reads[i:i+1])
-	}
-	got := e.submitSets(ctx, sets...)
-	o := e.finish(step, got[len(run)-1].cmd)
-	<-done
-	return rec, got[len(run):], o, err
+	rec, got, err := e.claimWith(ctx, n, body, payer, apart([][]req{run}, payeeReads(n, payer))...)
+	return rec, got[len(run):], e.finish(step, got[len(run)-1].cmd), err
 }
 
 // transferQuick runs quick transfer n of body body, paid by part payer.
