@@ -82,8 +82,11 @@ func TestTransfer_APaymentToAPayeeSeenIsTwoRoundTrips(t *testing.T) {
 	// it), then reads the payee before it runs the payer; the second goes
 	// in two.
 	for i, want := range []int{4, 2} {
-		h.on.Store(true)
+		e.Flush() // the booking before, which the hook may still hold
+		h.mu.Lock()
 		*h.done, *h.max, *h.fcalls = 0, 0, 0
+		h.mu.Unlock()
+		h.on.Store(true)
 		st, err := e.Transfer(ctx, payment(hs[0], "1.00", hs[1]))
 		h.on.Store(false)
 		require.NoError(t, err)
