@@ -176,8 +176,11 @@ func (r *Recovery) recoverPayment(ctx context.Context, en indexEntry, id, body s
 		return drop()
 	}
 	n, err := t.Normalize(e.assets)
-	if err != nil || !quickShape(n, n.Payer) {
-		r.w.o.Logger.Error("transfer recovery: a payment's entry holds no payment; dropped", "transfer", id, "err", err)
+	if err != nil {
+		return err // an asset this engine's registry lacks, say: another engine may know it
+	}
+	if !quickShape(n, n.Payer) {
+		r.w.o.Logger.Error("transfer recovery: a payment's entry holds no payment; dropped", "transfer", id)
 		return drop()
 	}
 	e.routeParts(ctx, &n)
