@@ -486,8 +486,8 @@ func (e *Engine) transferQuick(ctx context.Context, n instructions.NormalizedTra
 // for no transfer. Unless it is the winner's own run: the same payer and
 // the same part make the same step (its id and fingerprint), which applied
 // once, for the winner. The give-back is the payer's instruction
-// "x:<id>:g", once by its id; should it fail now, recovery does it from the
-// payer's entry.
+// "x:<id>:g", once by its id, and then the run's record becomes a fence;
+// should either fail now, recovery does them from the payer's entry.
 func (e *Engine) yieldStep(ctx context.Context, n instructions.NormalizedTransfer, winner transferRecord, o Outcome) (ok bool) {
 	step := e.payCall(n, n.Parts[n.Payer])
 	if !known(o) {
@@ -511,6 +511,16 @@ func (e *Engine) yieldStep(ctx context.Context, n instructions.NormalizedTransfe
 		e.log.Warn("transfer: give back a payer's run made under an id another transfer has", "transfer", n.ID,
 			"holder", n.Parts[n.Payer].Holder, "err", o.Err)
 		return false
+	}
+	// Given back, the run answers so from now on: a fence in place of its
+	// record. Else, sent again once the other transfer's record has expired
+	// and before its own, this body would be claimed anew and its run
+	// replay applied, paying the payee with money given back.
+	key := step.keys[keyTx]
+	fence := fenceRecord(step.args[argFP].(string), n.ID, "given back")
+	if err := e.submit(ctx, []req{{keys: []string{key}, args: []any{"set", key, fence, "xx", "keepttl"}}})[0].cmd.Err(); err != nil &&
+		!errors.Is(err, redis.Nil) {
+		return false // the next driver or recovery gives back (a replay) and fences again
 	}
 	e.log.Warn("transfer: a payer's run applied under an id another transfer has; it was given back", "transfer", n.ID,
 		"holder", n.Parts[n.Payer].Holder)

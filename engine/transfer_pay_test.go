@@ -334,6 +334,15 @@ func TestTransfer_OnePayerIDReusedByAnotherPayerIsGivenBack(t *testing.T) {
 	assert.Equal(t, after, holderHash(t, hs[1]), "given back once")
 	assert.Equal(t, "6.00", state(t, hs[0]).Balances["CNY"].Available)
 	assert.Equal(t, "4.00", state(t, hs[2]).Balances["CNY"].Available)
+
+	// The first transfer's record expires before the other payer's run's
+	// record: the other body, sent again, is claimed anew, and its run
+	// answers the fence the give-back left. Nobody is paid again.
+	require.NoError(t, rdb.Del(ctx, cluster.Transfer(tr.ID)).Err())
+	st := transfer(t, other)
+	assert.Equal(t, engine.TransferAborted, st.Status)
+	assert.Equal(t, after["b:CNY"], holderHash(t, hs[1])["b:CNY"], "given back, not charged again")
+	assert.Equal(t, "4.00", state(t, hs[2]).Balances["CNY"].Available, "the payee not paid with money given back")
 }
 
 // Between the credits and the booking, a reader of the transfer learns from
