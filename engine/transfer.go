@@ -94,8 +94,7 @@ func (e *Engine) transfer(ctx context.Context, t instructions.Transfer, n instru
 		reads = e.submit(ctx, checkReads(n, payer))
 	}
 	if rec.outcome == "conflict" {
-		return TransferState{}, &Error{ID: n.ID, Code: instructions.CodeIdempotencyConflict, OpIndex: instructions.NoOp,
-			Message: fmt.Sprintf("transfer id %q was used with another body", n.ID)}
+		return TransferState{}, conflictOf(n.ID)
 	}
 	var st TransferState
 	if rec.payer >= 0 && rec.payer == payer {
@@ -106,6 +105,12 @@ func (e *Engine) transfer(ctx context.Context, t instructions.Transfer, n instru
 	}
 	st.Replayed = rec.outcome == "found"
 	return st, nil
+}
+
+// conflictOf is the error of transfer id sent with another body.
+func conflictOf(id string) *Error {
+	return &Error{ID: id, Code: instructions.CodeIdempotencyConflict, OpIndex: instructions.NoOp,
+		Message: fmt.Sprintf("transfer id %q was used with another body", id)}
 }
 
 // begin writes transfer n's record unless it exists and reads it, and for

@@ -433,20 +433,19 @@ func quickShape(n instructions.NormalizedTransfer, payer int) bool {
 }
 
 // beginQuick is begin for a quick transfer: the claim, the reads of the
-// payee, and the payer's entry (pending) and run, in one round trip. It
-// answers the run's outcome too.
-func (e *Engine) beginQuick(ctx context.Context, n instructions.NormalizedTransfer, body []byte, entry string, payer int) (transferRecord, []sent, Outcome, error) {
-	step := e.payCall(n, n.Parts[payer])
-	run := []req{e.pending(n, entry, payer, time.Now().UnixMilli()+e.xferTimeout.Milliseconds()), step.req()}
-	rec, got, err := e.claimWith(ctx, n, body, payer, apart([][]req{run}, payeeReads(n, payer))...)
+// payee, and the payer's entry (pending) and run, step, in one round trip.
+// It answers the run's outcome too.
+func (e *Engine) beginQuick(ctx context.Context, n instructions.NormalizedTransfer, body []byte, entry string, step call) (transferRecord, []sent, Outcome, error) {
+	run := []req{e.pending(n, entry, n.Payer, time.Now().UnixMilli()+e.xferTimeout.Milliseconds()), step.req()}
+	rec, got, err := e.claimWith(ctx, n, body, n.Payer, apart([][]req{run}, payeeReads(n, n.Payer))...)
 	return rec, got[len(run):], e.finish(step, got[len(run)-1].cmd), err
 }
 
 // transferQuick runs quick transfer n of body body, paid by part payer.
 func (e *Engine) transferQuick(ctx context.Context, n instructions.NormalizedTransfer, body []byte, payer int) (TransferState, error) {
 	n.Payer = payer
-	entry := entryOf(n.ID, body)
-	rec, reads, first, err := e.beginQuick(ctx, n, body, entry, payer)
+	entry, step := entryOf(n.ID, body), e.payCall(n, n.Parts[payer])
+	rec, reads, first, err := e.beginQuick(ctx, n, body, entry, step)
 	if err != nil {
 		// Whatever the run did, its entry tells recovery (recoverPayment).
 		return TransferState{}, err
@@ -460,8 +459,7 @@ func (e *Engine) transferQuick(ctx context.Context, n instructions.NormalizedTra
 		// in two phases: the run applied, if it did, for no transfer.
 		e.yieldStep(ctx, n, rec, first)
 		if rec.outcome == "conflict" {
-			return TransferState{}, &Error{ID: n.ID, Code: instructions.CodeIdempotencyConflict, OpIndex: instructions.NoOp,
-				Message: fmt.Sprintf("transfer id %q was used with another body", n.ID)}
+			return TransferState{}, conflictOf(n.ID)
 		}
 		st, _ := e.drive(ctx, n, rec)
 		st.Replayed = true
@@ -470,7 +468,7 @@ func (e *Engine) transferQuick(ctx context.Context, n instructions.NormalizedTra
 	if ttl := e.stepTTL(rec); first.Err == nil && !first.Result.Replayed && ttl != e.idemTTL {
 		// The run applied now, for a transfer another engine began: its
 		// record lives as long as that engine's TTL says (stepTTL).
-		key := cluster.Tx(n.Parts[payer].Holder, n.Hold()+commitSuffix)
+		key := step.keys[keyTx]
 		e.submit(ctx, []req{{keys: []string{key}, args: []any{"pexpire", key, ttl}}})
 	}
 	if pinLanes(&n, rec.holders) {
