@@ -63,6 +63,8 @@ func TestBench_SystemPartQuick(t *testing.T) {
 		assert.True(t, p.MoneyExact, p.Name)
 		assert.Zero(t, p.HalfLoad.Errors, "%s at half load: %s", p.Name, p.HalfLoad.FirstError)
 		assert.Positive(t, p.HalfLoad.Achieved, p.Name)
+		assert.Positive(t, p.HalfLoad.CPUPer1000.Daemon, p.Name)
+		assert.Positive(t, p.HalfLoad.Cores.All, p.Name)
 		assert.Positive(t, p.CPUPer1000.Daemon, p.Name)
 		assert.Positive(t, p.CPUPer1000.Redis, p.Name)
 		assert.Positive(t, p.RedisUsecPer1000["fcall"], p.Name)

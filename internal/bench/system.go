@@ -383,9 +383,16 @@ func (r *sysRun) phase(ctx context.Context, name string, d time.Duration, n int,
 	r.costs(&out, before, after)
 
 	// Then half the rate, open loop, for a third of the phase, outside the
-	// window: latency only.
+	// window: latency, and how busy the box is.
 	if out.HalfLoad, err = halfLoad(ctx, op, &seq, float64(out.Ops)/took.Seconds()/2, d/3, n); err != nil {
 		return out, err
+	}
+	if h := &out.HalfLoad; h.Ops > 0 {
+		end, err := r.sample(ctx)
+		if err != nil {
+			return out, err
+		}
+		h.CPUPer1000, h.Cores = procCPU(after, end, h.Ops)
 	}
 	_, err = r.drain(ctx)
 	return out, err

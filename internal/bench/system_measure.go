@@ -154,16 +154,22 @@ func (r *sysRun) sample(ctx context.Context) (sysSample, error) {
 
 // costs fills a phase's figures per 1,000 operations from its window.
 func (r *sysRun) costs(p *SystemPhase, a, b sysSample) {
-	per := func(d time.Duration) float64 { return round(d.Seconds() * 1000 / float64(p.Ops)) }
-	cores := func(d time.Duration) float64 { return round(d.Seconds() / b.at.Sub(a.at).Seconds()) }
-	daemon, rds, pg, client := b.daemon-a.daemon, b.redis-a.redis, b.postgres-a.postgres, b.client-a.client
-	all := daemon + rds + pg + client
-	p.CPUPer1000 = ProcCPU{Daemon: per(daemon), Redis: per(rds), Postgres: per(pg), Client: per(client), All: per(all)}
-	p.Cores = ProcCPU{Daemon: cores(daemon), Redis: cores(rds), Postgres: cores(pg), Client: cores(client), All: cores(all)}
+	p.CPUPer1000, p.Cores = procCPU(a, b, p.Ops)
 	p.RedisUsedCPUPer1000 = round((b.redisUsed - a.redisUsed) * 1000 / float64(p.Ops))
 	p.RedisUsecPer1000, p.RedisCallsPerOp = splitCommands(commandDelta(a.cmds, b.cmds), b.redisUsed-a.redisUsed, float64(p.Ops), r.familyOf)
 	p.PGBytesPerOp = round(float64(b.pgBytes-a.pgBytes) / float64(p.Ops))
 	p.EventsPerOp = round((b.relayed - a.relayed) / float64(p.Ops))
+}
+
+// procCPU is each process's CPU between samples a and b: seconds per 1,000
+// of ops, and cores busy.
+func procCPU(a, b sysSample, ops int64) (per1000, cores ProcCPU) {
+	per := func(d time.Duration) float64 { return round(d.Seconds() * 1000 / float64(ops)) }
+	busy := func(d time.Duration) float64 { return round(d.Seconds() / b.at.Sub(a.at).Seconds()) }
+	daemon, rds, pg, client := b.daemon-a.daemon, b.redis-a.redis, b.postgres-a.postgres, b.client-a.client
+	all := daemon + rds + pg + client
+	return ProcCPU{Daemon: per(daemon), Redis: per(rds), Postgres: per(pg), Client: per(client), All: per(all)},
+		ProcCPU{Daemon: busy(daemon), Redis: busy(rds), Postgres: busy(pg), Client: busy(client), All: busy(all)}
 }
 
 // commandDelta is b - a, command by command.

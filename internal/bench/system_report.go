@@ -72,11 +72,16 @@ type SystemPhase struct {
 type HalfLoad struct {
 	Rate       float64 `json:"rate"`     // asked for
 	Achieved   float64 `json:"achieved"` // served
+	Ops        int64   `json:"ops"`
 	P50Ms      float64 `json:"p50_ms"`
 	P99Ms      float64 `json:"p99_ms"`
 	Seconds    float64 `json:"seconds"`
 	Errors     int64   `json:"errors"`
 	FirstError string  `json:"first_error,omitempty"`
+	// CPUPer1000 and Cores are the processes' CPU over the half load, as
+	// SystemPhase's: how busy the box still is at half the rate.
+	CPUPer1000 ProcCPU `json:"cpu_s_per_1000"`
+	Cores      ProcCPU `json:"cores"`
 }
 
 // ProcCPU is one figure per process of the deployment, and their sum.

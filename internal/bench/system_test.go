@@ -130,11 +130,11 @@ func TestMoneyCheck_HeldPlusLeftIsWhatWasPutIn(t *testing.T) {
 
 func TestSystemRatiosAndTargets(t *testing.T) {
 	s := System{Phases: []SystemPhase{
-		{Name: phaseDebit, PerSec: 1000, Ops: 10000, DrainSeconds: 0.5, CPUPer1000: ProcCPU{All: 0.1}, HalfLoad: HalfLoad{P99Ms: 4}},
-		{Name: phaseP2P, PerSec: 700, Ops: 7000, PGBytesPerOp: 4000, HalfLoad: HalfLoad{P99Ms: 4.5}},
+		{Name: phaseDebit, PerSec: 1000, Ops: 10000, DrainSeconds: 0.5, CPUPer1000: ProcCPU{All: 0.1}, RedisUsedCPUPer1000: 0.2, HalfLoad: HalfLoad{P99Ms: 4}},
+		{Name: phaseP2P, PerSec: 700, Ops: 7000, PGBytesPerOp: 4000, RedisUsedCPUPer1000: 0.45, HalfLoad: HalfLoad{P99Ms: 4.5}},
 		{Name: phaseHoldSettle, PerSec: 300, Ops: 3000, HalfLoad: HalfLoad{P99Ms: 5}},
 		{Name: phaseCheckout, PerSec: 800, Ops: 8000, HalfLoad: HalfLoad{P99Ms: 3}},
-		{Name: phaseFloor, PerSec: 4000, Ops: 40000, HalfLoad: HalfLoad{P99Ms: 9}}, // the floor's is no workload's
+		{Name: phaseFloor, PerSec: 4000, Ops: 40000, RedisUsedCPUPer1000: 0.08, HalfLoad: HalfLoad{P99Ms: 9}}, // the floor's is no workload's
 	}, Money: MoneyCheck{Exact: true, Holders: 10}, Idle: ProcCPU{Daemon: 0.01, Redis: 0.005}, IdleSeconds: 5}
 	s.Ratios = systemRatios(s.Phases)
 	assert.Equal(t, map[string]float64{phaseDebit: 0.25, phaseP2P: 0.175, phaseHoldSettle: 0.075, phaseCheckout: 0.2}, s.Ratios.ToFloor)
@@ -154,6 +154,8 @@ func TestSystemRatiosAndTargets(t *testing.T) {
 	assert.False(t, met["system.debit per_sec / floor per_sec"])
 	assert.True(t, met["system.p2p per_sec / debit per_sec"])
 	assert.False(t, met["system.hold_settle pairs / debit per_sec"])
+	assert.True(t, met["system.debit Redis CPU per op / floor's"], "0.2 over 0.08")
+	assert.False(t, met["system.p2p Redis CPU per op / debit's"], "0.45 over 0.2")
 	assert.True(t, met["system.debit drain_s: the relay's backlog gone after the phase"])
 	assert.True(t, met["system.debit relay_lag_max_ms under full load"])
 	assert.True(t, met["system.debit cpu_s_per_1000.all"])

@@ -35,7 +35,7 @@ func halfLoad(ctx context.Context, op func(context.Context, int64) error, seq *a
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
-	out.Achieved = round(float64(n) / took.Seconds())
+	out.Ops, out.Achieved = int64(n), round(float64(n)/took.Seconds())
 	slices.Sort(lat)
 	out.P50Ms, out.P99Ms = round(percentile(lat, 50)), round(percentile(lat, 99))
 	out.Errors = failed.Load()

@@ -214,7 +214,7 @@ func writeSystemTables(w io.Writer, s System) {
 		if !p.MoneyExact {
 			money = "NOT EXACT"
 		}
-		t.AppendRow(table.Row{p.Name, f(p.PerSec), f(p.P50Ms), f(p.P99Ms), fmt.Sprintf("%s at %s/s", f(p.HalfLoad.P99Ms), f(p.HalfLoad.Achieved)),
+		t.AppendRow(table.Row{p.Name, f(p.PerSec), f(p.P50Ms), f(p.P99Ms), fmt.Sprintf("%s at %s/s, %s cores", f(p.HalfLoad.P99Ms), f(p.HalfLoad.Achieved), f(p.HalfLoad.Cores.All)),
 			f(c.Daemon), f(c.Redis), f(c.Postgres), f(c.Client), f(c.All),
 			f(p.Cores.All), f(p.PGBytesPerOp), f(p.EventsPerOp), f(p.RelayLagMaxMs), f(p.DrainSeconds), f(float64(p.Errors + p.HalfLoad.Errors)), money})
 	}

@@ -102,20 +102,26 @@ func systemTargets(s System) []Target {
 	notMeasured := func(name, want, note string) {
 		out = append(out, Target{Name: name, Want: want, Skip: true, Note: note})
 	}
-	debit, p2p := s.phase(phaseDebit), s.phase(phaseP2P)
+	debit, p2p, floor := s.phase(phaseDebit), s.phase(phaseP2P), s.phase(phaseFloor)
 	r := s.Ratios
 	add("system.debit per_sec / floor per_sec", ">= 0.5", r.ToFloor[phaseDebit], r.ToFloor[phaseDebit] >= 0.5, "")
+	redisOver := func(a, b SystemPhase) float64 { return round(ratio(a.RedisUsedCPUPer1000, b.RedisUsedCPUPer1000)) }
+	add("system.debit Redis CPU per op / floor's", "<= 2.5", redisOver(debit, floor), floor.Ops > 0 && redisOver(debit, floor) <= 2.5,
+		"INFO used_cpu per 1,000 operations of the masters, both phases of this run")
+	add("system.p2p Redis CPU per op / debit's", "<= 2.2", redisOver(p2p, debit), debit.Ops > 0 && redisOver(p2p, debit) <= 2.2,
+		"INFO used_cpu per 1,000 operations of the masters, both phases of this run")
 	add("system.p2p per_sec / debit per_sec", ">= 0.6", r.P2POverDebit, r.P2POverDebit >= 0.6, "")
 	add("system.hold_settle pairs / debit per_sec", ">= 0.35", r.HoldSettleOverDebit, r.HoldSettleOverDebit >= 0.35, "")
-	worst, half := 0.0, ""
+	worst, half, busy := 0.0, "", ""
 	for _, p := range s.Phases {
 		if p.Name != phaseFloor {
 			worst = max(worst, p.HalfLoad.P99Ms)
 		}
 		half += fmt.Sprintf("%s %g, ", p.Name, p.HalfLoad.P99Ms)
+		busy += fmt.Sprintf("%s %g, ", p.Name, p.HalfLoad.Cores.All)
 	}
 	add("system p99_ms of each workload at half its rate, open loop (the worst)", "<= 5", worst, len(s.Phases) > 1 && worst <= 5,
-		strings.TrimSuffix(half, ", "))
+		strings.TrimSuffix(half, ", ")+"; cores busy at half the rate: "+strings.TrimSuffix(busy, ", "))
 	add("system.debit relay_lag_max_ms under full load", "< 1000", debit.RelayLagMaxMs, debit.Ops > 0 && debit.RelayLagMaxMs < 1000,
 		"the issue asks the lag's p99: this is the relay's oldest-event gauge at its highest, read once a second")
 	relay, ok := relayOverDebit(debit)
