@@ -117,7 +117,8 @@ func (e *Engine) booking(n instructions.NormalizedTransfer, rec transferRecord) 
 
 // recordDone writes fields to transfer n's record with every part finished
 // and the record done, gives it its life (it outlives its steps' records, as
-// the transfer function's finish writes it) and takes it out of its index.
+// the transfer function's finish writes it, but for its payer's) and takes
+// it out of its index.
 // In this order on one connection: cut short, the record stays in its index,
 // where the recovery worker meets it (and removes a done one).
 func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecord, fields ...any) []req {
@@ -128,10 +129,18 @@ func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecor
 	}
 	fields = append(fields, stored.XferFinished, string(finished), stored.XferDone, "1",
 		stored.XferDoneMs, strconv.FormatInt(time.Now().UnixMilli(), 10))
-	reqs := make([]req, 3, 4)
-	reqs[0] = req{keys: []string{key}, args: append([]any{"hset", key}, fields...)}
-	reqs[1] = req{keys: []string{key}, args: []any{"pexpire", key, e.stepTTL(rec)}}
-	reqs[2] = req{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}}
+	ttl := e.stepTTL(rec)
+	// The payer's step outlives the record, by a timeout: a quick payment
+	// sent again sends its payer's run before it reads the record, and
+	// while the record is there that run must replay, not charge the payer
+	// a second time (the step's own life began at its run, before this).
+	step := cluster.Tx(n.Parts[rec.payer].Holder, n.Hold()+commitSuffix)
+	ms, _ := strconv.ParseInt(ttl, 10, 64)
+	reqs := make([]req, 4, 5)
+	reqs[0] = req{keys: []string{step}, args: []any{"pexpire", step, ms + e.xferTimeout.Milliseconds()}}
+	reqs[1] = req{keys: []string{key}, args: append([]any{"hset", key}, fields...)}
+	reqs[2] = req{keys: []string{key}, args: []any{"pexpire", key, ttl}}
+	reqs[3] = req{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}}
 	return e.unpend(reqs, n, rec)
 }
 
