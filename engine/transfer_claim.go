@@ -119,8 +119,9 @@ func (e *Engine) booking(n instructions.NormalizedTransfer, rec transferRecord) 
 // and the record done, gives it its life (it outlives its steps' records, as
 // the transfer function's finish writes it, but for its payer's) and takes
 // it out of its index.
-// In this order on one connection: cut short, the record stays in its index,
-// where the recovery worker meets it (and removes a done one).
+// The record's writes in this order on one connection: cut short, the record
+// stays in its index, where the recovery worker meets it (and removes a done
+// one).
 func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecord, fields ...any) []req {
 	key := cluster.Transfer(n.ID)
 	finished := make([]byte, len(n.Parts))
@@ -135,7 +136,10 @@ func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecor
 	// while the record is there that run must replay, not charge the payer
 	// a second time (the step's own life began at its run, before this).
 	step := cluster.Tx(n.Parts[rec.payer].Holder, n.Hold()+commitSuffix)
-	ms, _ := strconv.ParseInt(ttl, 10, 64)
+	ms, err := strconv.ParseInt(ttl, 10, 64)
+	if err != nil { // only a test's engine sends the script a TTL of another form
+		ms = e.ttl.Milliseconds()
+	}
 	reqs := make([]req, 4, 5)
 	reqs[0] = req{keys: []string{step}, args: []any{"pexpire", step, ms + e.xferTimeout.Milliseconds()}}
 	reqs[1] = req{keys: []string{key}, args: append([]any{"hset", key}, fields...)}
