@@ -130,18 +130,14 @@ func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecor
 	}
 	fields = append(fields, stored.XferFinished, string(finished), stored.XferDone, "1",
 		stored.XferDoneMs, strconv.FormatInt(time.Now().UnixMilli(), 10))
-	ttl := e.stepTTL(rec)
 	// The payer's step outlives the record, by a timeout: a quick payment
 	// sent again sends its payer's run before it reads the record, and
 	// while the record is there that run must replay, not charge the payer
 	// a second time (the step's own life began at its run, before this).
-	step := cluster.Tx(n.Parts[rec.payer].Holder, n.Hold()+commitSuffix)
-	ms, err := strconv.ParseInt(ttl, 10, 64)
-	if err != nil { // only a test's engine sends the script a TTL of another form
-		ms = e.ttl.Milliseconds()
-	}
+	ttl, _ := rec.stepTTLMs() // a one-payer record always tells it
+	step := cluster.Tx(n.Parts[rec.payer].Holder, payStepID(n))
 	reqs := make([]req, 4, 5)
-	reqs[0] = req{keys: []string{step}, args: []any{"pexpire", step, ms + e.xferTimeout.Milliseconds()}}
+	reqs[0] = req{keys: []string{step}, args: []any{"pexpire", step, ttl + e.xferTimeout.Milliseconds()}}
 	reqs[1] = req{keys: []string{key}, args: append([]any{"hset", key}, fields...)}
 	reqs[2] = req{keys: []string{key}, args: []any{"pexpire", key, ttl}}
 	reqs[3] = req{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}}

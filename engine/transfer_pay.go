@@ -79,20 +79,35 @@ func (e *Engine) beginArgs(payer int) []any {
 // anew, replay some parts' prepares and run others again: a part paid twice.
 // A two-phase record that does not say gets the driver's own.
 func (e *Engine) stepTTL(rec transferRecord) string {
-	switch {
-	case rec.ttlMs > 0:
-		return strconv.FormatInt(rec.ttlMs, 10)
-	case rec.payer >= 0:
-		return strconv.FormatInt(rec.untilMs-rec.createdMs+2*(rec.deadline-rec.createdMs), 10)
+	if ms, ok := rec.stepTTLMs(); ok {
+		return strconv.FormatInt(ms, 10)
 	}
 	return e.idemTTL
+}
+
+// stepTTLMs is the steps' TTL (ms) the record tells, ok false for a
+// two-phase record that does not say (stepTTL).
+func (rec transferRecord) stepTTLMs() (ms int64, ok bool) {
+	switch {
+	case rec.ttlMs > 0:
+		return rec.ttlMs, true
+	case rec.payer >= 0:
+		return rec.untilMs - rec.createdMs + 2*(rec.deadline-rec.createdMs), true
+	}
+	return 0, false
+}
+
+// payStepID is the id of each part's one instruction in one-payer transfer
+// n (payCall).
+func payStepID(n instructions.NormalizedTransfer) string {
+	return instructions.TransferHoldPrefix + n.ID + commitSuffix
 }
 
 // payCall is part p's one instruction in one-payer transfer n, its commit:
 // the payer's ops as the client wrote them (its run is the commit point), or
 // a payee's credits.
 func (e *Engine) payCall(n instructions.NormalizedTransfer, p instructions.Normalized) call {
-	id := instructions.TransferHoldPrefix + n.ID + commitSuffix
+	id := payStepID(n)
 	hold := id[:len(id)-len(commitSuffix)] // n.Hold(), without a string of its own
 	return e.build(instructions.Normalized{ID: id, Holder: p.Holder, Counterparty: hold,
 		Memo: "transfer " + n.ID + ": commit", Transfer: n.ID, Steps: p.Steps})

@@ -498,7 +498,6 @@ func TestQuickAdversary_ClaimArrivesAfterRecoveryFinishedThePayment(t *testing.T
 	}
 }
 
-
 // waitGone polls until key has expired.
 func waitGone(t *testing.T, key string) {
 	t.Helper()

@@ -72,8 +72,14 @@ func idsOnTwoMasters(t *testing.T, c *clustertest.Cluster) (payer, payee string)
 // nothing else.
 func holderValue(t *testing.T, d *daemon, holder string) instructions.State {
 	t.Helper()
+	return holderValueOf(t, d.state(t, holder))
+}
+
+// holderValueOf is holderValue of a state already read (raw JSON).
+func holderValueOf(t *testing.T, raw string) instructions.State {
+	t.Helper()
 	var st instructions.State
-	strictJSON(t, d.state(t, holder), &st)
+	strictJSON(t, raw, &st)
 	st.Seq = 0
 	return st
 }

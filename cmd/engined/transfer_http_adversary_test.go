@@ -392,15 +392,6 @@ func TestTransferHTTPAdversary_SameIDAgain(t *testing.T) {
 	})
 }
 
-// holderValueOf is holderValue of a state already read (raw JSON).
-func holderValueOf(t *testing.T, raw string) instructions.State {
-	t.Helper()
-	var st instructions.State
-	strictJSON(t, raw, &st)
-	st.Seq = 0
-	return st
-}
-
 // TestTransferHTTPAdversary_UnknownHolders: a payment to or from a holder
 // that does not exist is 422 aborted HOLDER_NOT_FOUND naming its part;
 // nothing changes anywhere (the payer unmoved, the unknown holder still
