@@ -464,7 +464,8 @@ func TestTransferAdversary_RecordLostBeforeTheDecision(t *testing.T) {
 			st := <-done
 			if path.ttl == 0 {
 				// One payer: every part applied before the booking, which
-				// writes the whole record again (but its body).
+				// writes the claim again with the decision, so that another
+				// body under the id is a conflict, not a payment begun anew.
 				assert.Equal(t, engine.TransferCommitted, st.Status)
 				assert.True(t, st.Complete)
 				driver.Flush()
@@ -473,6 +474,10 @@ func TestTransferAdversary_RecordLostBeforeTheDecision(t *testing.T) {
 				assert.Equal(t, st.Status, got.Status)
 				assert.True(t, got.Complete)
 				assert.Equal(t, hs, got.Holders)
+				other := payment(hs[0], "1.00", hs[1], hs[2])
+				other.ID = tr.ID
+				_, err = engine.New(rdb, opts).Transfer(ctx, other)
+				assert.ErrorIs(t, err, engine.ErrIdempotencyConflict)
 			} else {
 				assert.Equal(t, engine.TransferPending, st.Status)
 				assert.False(t, st.Complete)

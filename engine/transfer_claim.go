@@ -19,11 +19,11 @@ import (
 // library on its happy path; the record is written around them with plain
 // commands:
 //
-//   - claim: the record as the transfer function's begin writes it, in one
-//     MULTI of HSETNX per field (a record that exists keeps every field, so
-//     a second claim of the id changes nothing and reads it), its index
-//     entry (ZADD NX) and a read of it. It goes in the same round trip as
-//     the reads of the payees.
+//   - claim: the record's fields as the transfer function's begin writes
+//     them, packed in one field written by HSETNX (a record that exists
+//     keeps every field, so a second claim of the id changes nothing and
+//     reads it), its index entry (ZADD NX) and a read of it. It goes in the
+//     same round trip as the reads of the payees, in the shared pipelines.
 //   - booking: once the payer's run and every credit applied, the record
 //     says committed and done, expires, and leaves its index. A one-payer
 //     transfer's decision is its payer step's outcome, which every driver
@@ -39,80 +39,114 @@ import (
 // the two phases, so that its writes are confirmed by replicas like every
 // other (a MULTI's WAIT would need a connection of its own).
 
-// claimArgs are the claim's fields and values: what begin writes for a
-// one-payer transfer.
-func (e *Engine) claimArgs(n instructions.NormalizedTransfer, body []byte, payer int, now int64) []string {
+// claimOf is the claim of transfer n, of body body, paid by part payer,
+// begun now (ms): what begin writes for a one-payer transfer, packed in one
+// field (stored.XferClaimFields).
+func (e *Engine) claimOf(n instructions.NormalizedTransfer, body []byte, payer int, now int64) string {
 	ms := func(v int64) string { return strconv.FormatInt(v, 10) }
-	return []string{stored.XferStatus, "preparing", stored.XferFP, transferPrint(n), stored.XferBody, string(body),
-		stored.XferHolders, holdersOf(n), stored.XferCreatedMs, ms(now),
-		stored.XferDeadlineMs, ms(now + e.xferTimeout.Milliseconds()), stored.XferPayer, strconv.Itoa(payer),
-		stored.XferUntilMs, ms(now + (e.ttl - 2*e.xferTimeout).Milliseconds()), stored.XferTTLMs, e.idemTTL}
+	return stored.PackClaim(transferPrint(n), holdersOf(n), ms(now), ms(now+e.xferTimeout.Milliseconds()),
+		strconv.Itoa(payer), ms(now+(e.ttl-2*e.xferTimeout).Milliseconds()), e.idemTTL, string(body))
+}
+
+// recordFields are the fields a read of a transfer's record asks for: those
+// the library's transfer function answers, then the claim.
+var recordFields = func() []any {
+	fs := make([]any, 0, len(stored.XferReadFields)+1)
+	for _, f := range stored.XferReadFields {
+		fs = append(fs, f)
+	}
+	return append(fs, stored.XferClaim)
+}()
+
+// readRecord gives, from the answer of HMGET recordFields, the record's
+// fields as the library answers them (stored.XferReadFields), each taken
+// from the packed claim where the record has no field of its own, and the
+// claim when the record is in its packed form (no status of its own).
+func readRecord(got []any) (fields []string, claim string) {
+	claim, _ = got[len(got)-1].(string)
+	fields = make([]string, len(stored.XferReadFields))
+	for i, f := range stored.XferReadFields {
+		v, ok := got[i].(string)
+		if !ok && claim != "" {
+			v = stored.ClaimValue(claim, f)
+		}
+		fields[i] = v
+	}
+	if got[0] != nil {
+		return fields, ""
+	}
+	if claim != "" {
+		fields[0] = "preparing"
+	}
+	return fields, claim
 }
 
 // claim writes transfer n's record unless it exists, and reads it: outcome
 // "new" when this claim wrote it, "found" or "conflict" (another body) when
 // it was there.
 func (e *Engine) claim(ctx context.Context, n instructions.NormalizedTransfer, body []byte, payer int) (transferRecord, error) {
-	now := time.Now().UnixMilli()
-	key := cluster.Transfer(n.ID)
-	args := e.claimArgs(n, body, payer, now)
-	var got *redis.SliceCmd
-	cmds, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for i := 0; i < len(args); i += 2 {
-			p.HSetNX(ctx, key, args[i], args[i+1])
-		}
-		p.ZAddNX(ctx, cluster.Transfers(cluster.Slot(key)), redis.Z{Score: float64(now + e.xferTimeout.Milliseconds()), Member: n.ID})
-		got = p.HMGet(ctx, key, stored.XferReadFields...)
-		return nil
-	})
-	for _, c := range cmds {
-		if err == nil {
-			err = c.Err()
-		}
-	}
-	if err != nil {
-		e.reloadAfter(ctx, err)
-		return transferRecord{}, redisFailure(n.ID, err)
-	}
-	v := make([]string, 1+len(stored.XferReadFields))
-	for i, f := range got.Val() {
-		v[1+i], _ = f.(string)
-	}
-	switch {
-	case v[len(v)-1] != args[3]: // fp
-		v[0] = "conflict"
-	case v[4] == args[9]: // created_ms: this claim's
-		v[0] = "new"
-	default:
-		v[0] = "found"
-	}
-	return parseRecord(v), nil
+	rec, _, err := e.claimWith(ctx, n, body, payer)
+	return rec, err
 }
 
 // claimWith claims transfer n's record (claim) and, in the same round
-// trip, sends sets (submitSets), answering what they got.
+// trip, sends sets (submitSets), answering what they got. The claim is
+// three commands on the record's master, in this order on one connection:
+// its index entry (ZADD NX: a record is never without one, so that recovery
+// meets it), the claim (HSETNX of its one field: a record that exists keeps
+// every field) and a read of the record. They need no MULTI: the claim's
+// one write is atomic, and whatever another driver writes between it and
+// the read is the record's later state, which any driver may read.
 func (e *Engine) claimWith(ctx context.Context, n instructions.NormalizedTransfer, body []byte, payer int, sets ...[]req) (transferRecord, []sent, error) {
-	var rec transferRecord
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		rec, err = e.claim(ctx, n, body, payer)
-	}()
-	got := e.submitSets(ctx, sets...)
-	<-done
-	return rec, got, err
+	now := time.Now().UnixMilli()
+	key := cluster.Transfer(n.ID)
+	index := cluster.Transfers(cluster.Slot(key))
+	mine := e.claimOf(n, body, payer, now)
+	claim := []req{
+		{keys: []string{key}, args: []any{"zadd", index, "nx", now + e.xferTimeout.Milliseconds(), n.ID}},
+		{keys: []string{key}, args: []any{"hsetnx", key, stored.XferClaim, mine}},
+		{keys: []string{key}, args: append([]any{"hmget", key}, recordFields...)},
+	}
+	got := e.submitSets(ctx, append([][]req{claim}, sets...)...)
+	for _, s := range got[:len(claim)] {
+		if err := s.cmd.Err(); err != nil {
+			return transferRecord{}, got[len(claim):], redisFailure(n.ID, err)
+		}
+	}
+	read, _ := got[len(claim)-1].cmd.Slice()
+	if len(read) != len(recordFields) {
+		return transferRecord{}, got[len(claim):], e.internal(n.ID, "unexpected record %v", read)
+	}
+	fields, claimed := readRecord(read)
+	outcome := "found"
+	switch {
+	case fields[len(fields)-1] != stored.ClaimValue(mine, stored.XferFP):
+		outcome = "conflict"
+	case claimed == mine:
+		outcome = "new"
+	}
+	rec := parseRecord(append([]string{outcome}, fields...))
+	rec.claim = claimed
+	return rec, got[len(claim):], nil
 }
 
 // booking is a one-payer transfer's record marked committed and done.
 func (e *Engine) booking(n instructions.NormalizedTransfer, rec transferRecord) []req {
-	// The whole record but its body, so that a record lost since the claim
-	// (a failover) comes back whole for its readers.
-	ms := func(v int64) string { return strconv.FormatInt(v, 10) }
-	return e.recordDone(n, rec, stored.XferStatus, TransferCommitted, stored.XferErr, "",
-		stored.XferDecidedMs, strconv.FormatInt(time.Now().UnixMilli(), 10), stored.XferFP, transferPrint(n),
-		stored.XferHolders, holdersOf(n), stored.XferCreatedMs, ms(rec.createdMs), stored.XferDeadlineMs, ms(rec.deadline),
-		stored.XferPayer, strconv.Itoa(rec.payer), stored.XferUntilMs, ms(rec.untilMs), stored.XferTTLMs, e.stepTTL(rec))
+	fields := []any{stored.XferStatus, TransferCommitted, stored.XferErr, "",
+		stored.XferDecidedMs, strconv.FormatInt(time.Now().UnixMilli(), 10)}
+	// The claimed fields again, so that a record lost since the claim (a
+	// failover) comes back whole for its readers, and a claim of another
+	// body under the id finds it: the claim as read, or, for a record not in
+	// its packed form, its fields but the body.
+	if rec.claim != "" {
+		fields = append(fields, stored.XferClaim, rec.claim)
+	} else {
+		ms := func(v int64) string { return strconv.FormatInt(v, 10) }
+		fields = append(fields, stored.XferFP, transferPrint(n), stored.XferHolders, holdersOf(n),
+			stored.XferCreatedMs, ms(rec.createdMs), stored.XferDeadlineMs, ms(rec.deadline),
+			stored.XferPayer, strconv.Itoa(rec.payer), stored.XferUntilMs, ms(rec.untilMs), stored.XferTTLMs, e.stepTTL(rec))
+	}
+	return e.recordDone(n, rec, fields...)
 }
 
 // recordDone writes fields to transfer n's record with every part finished
@@ -248,12 +282,27 @@ func (e *Engine) Flush() {
 	}
 }
 
+// transferBody is the body of transfer id as its record keeps it, its own
+// field or its claim's; redis.Nil when it has neither.
+func (e *Engine) transferBody(ctx context.Context, id string) (string, error) {
+	got, err := e.rdb.HMGet(ctx, cluster.Transfer(id), stored.XferBody, stored.XferClaim).Result()
+	switch {
+	case err != nil:
+		return "", err
+	case got[0] != nil:
+		return got[0].(string), nil
+	case got[1] != nil:
+		return stored.ClaimValue(got[1].(string), stored.XferBody), nil
+	}
+	return "", redis.Nil
+}
+
 // paymentState is the state of a one-payer transfer whose record says
 // preparing: committed once its payer's step applied (complete once every
 // credit did too), as the booking will say; else what the record says.
 func (e *Engine) paymentState(ctx context.Context, id string, rec transferRecord) (TransferState, error) {
 	st := stateOf(id, rec)
-	body, err := e.rdb.HGet(ctx, cluster.Transfer(id), stored.XferBody).Result()
+	body, err := e.transferBody(ctx, id)
 	if err != nil {
 		return st, redisFailure(id, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/lua"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // DESIGN.md, rule 1: the transfer function checks every argument before its
@@ -156,4 +157,43 @@ func TestTransferAdversary_DecisionWithAStaleViewOfTheParts(t *testing.T) {
 			assert.LessOrEqual(t, ttl.Milliseconds(), int64(1000000), "its expiry is not pushed back")
 		}
 	})
+}
+
+// A one-payer transfer's record in its packed form (the engine's claim, one
+// field): the library reads it preparing with the claim's fields, finds it
+// at begin (another fingerprint: a conflict), and decides and finishes it,
+// its own fields read before the claim's from then on. A claim written on a
+// record the library began changes nothing the library reads.
+func TestTransferFunction_ReadsThePackedClaim(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	require.NoError(t, eng.Load(ctx))
+	id := newID("tf")
+	keys := []string{cluster.Transfer(id), cluster.Transfers(cluster.TransferSlot(id))}
+	fcall := func(args ...any) []string {
+		v, err := rdb.FCall(ctx, lua.FuncTransfer, keys, args...).StringSlice()
+		require.NoError(t, err)
+		return v
+	}
+	claim := stored.PackClaim("fp1", "a,b", "1000", "31000", "0", "900000", "86400000", `{"id":"`+id+`"}`)
+	require.NoError(t, rdb.HSet(ctx, keys[0], stored.XferClaim, claim).Err())
+	want := []string{"found", "preparing", "", "", "1000", "31000", "a,b", "", "0", "900000", "86400000"}
+	assert.Equal(t, want, fcall("read", id))
+	assert.Equal(t, want, fcall("begin", id, "fp1", "{}", "30000", "a,b"))
+	assert.Equal(t, "conflict", fcall("begin", id, "fp2", "{}", "30000", "a,b")[0])
+
+	v := fcall("decide", id, "aborted", `{"error":"no"}`, "30000", "86400000", "2", "0", "1")
+	assert.Equal(t, []string{"found", "aborted", `{"error":"no"}`, "1", "1000", "31000", "a,b", "11", "0", "900000",
+		"86400000"}, v)
+	assert.Equal(t, v[1:], fcall("read", id)[1:])
+	assert.Equal(t, claim, rdb.HGet(ctx, keys[0], stored.XferClaim).Val(), "the claim keeps the body")
+
+	begun := newID("tf")
+	keys = []string{cluster.Transfer(begun), cluster.Transfers(cluster.TransferSlot(begun))}
+	first := fcall("begin", begun, "fp1", "{}", "30000", "a,b", "0", "900000", "86400000")
+	require.Equal(t, "new", first[0])
+	ok, err := rdb.HSetNX(ctx, keys[0], stored.XferClaim, stored.PackClaim("fp2", "c,d", "1", "2", "1", "3", "4", "{}")).Result()
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, append([]string{"found"}, first[1:]...), fcall("read", begun), "the library's fields, not the claim's")
 }

@@ -547,7 +547,7 @@ func (e *Engine) sameStep(ctx context.Context, step call, winner transferRecord)
 	if winner.payer < 0 || winner.payer >= len(hs) || hs[winner.payer] != step.n.Holder {
 		return false, nil
 	}
-	body, err := e.rdb.HGet(ctx, cluster.Transfer(step.n.Transfer), stored.XferBody).Result()
+	body, err := e.transferBody(ctx, step.n.Transfer)
 	if err != nil {
 		return false, err
 	}

@@ -266,7 +266,7 @@ func transferAction(action string) func([]any) bool {
 		case len(a) > 5 && a[1] == "transfer" && a[5] == action:
 			return true
 		case action == "begin": // the claim
-			return len(a) > 2 && a[0] == "hsetnx" && a[2] == "status"
+			return len(a) > 2 && a[0] == "hsetnx" && a[2] == "claim"
 		case action == "decide": // the booking
 			return len(a) > 3 && a[0] == "hset" && a[2] == "status" && a[3] == engine.TransferCommitted
 		}

@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -365,9 +367,9 @@ func TestTransfer_OnePayerReadBeforeItsBooking(t *testing.T) {
 	require.Equal(t, engine.TransferCommitted, st.Status)
 	require.True(t, st.Complete)
 	<-h.hit
-	raw, err := rdb.HGet(ctx, cluster.Transfer(tr.ID), "status").Result()
+	raw, err := rdb.HGetAll(ctx, cluster.Transfer(tr.ID)).Result()
 	require.NoError(t, err)
-	require.Equal(t, "preparing", raw, "the booking is held")
+	require.Equal(t, []string{"claim"}, slices.Collect(maps.Keys(raw)), "the booking is held: the record is its claim")
 
 	got, err := eng.GetTransfer(ctx, tr.ID)
 	require.NoError(t, err)

@@ -455,6 +455,22 @@ func TestQuickAdversary_ClaimArrivesAfterRecoveryFinishedThePayment(t *testing.T
 	ctx := context.Background()
 	hs := holdersOnMasters(t, tenCNY, nil)
 	tr := payment(hs[0], "4.00", hs[1])
+	// The claim shares its master's pipelines: its record on the third
+	// master, so that what it holds up is the claim, not the payer's run.
+	masters := map[string]bool{}
+	for _, h := range hs {
+		m, err := testCluster.MasterOf(ctx, cluster.HolderSlot(h))
+		require.NoError(t, err)
+		masters[m] = true
+	}
+	for {
+		m, err := testCluster.MasterOf(ctx, cluster.TransferSlot(tr.ID))
+		require.NoError(t, err)
+		if !masters[m] {
+			break
+		}
+		tr = payment(hs[0], "4.00", hs[1])
+	}
 	h := newStall(func(a []any) bool { return len(a) > 1 && a[0] == "hsetnx" && a[1] == cluster.Transfer(tr.ID) }, false)
 	on := new(atomic.Bool)
 	e := quickEngine(t, hookedClient(t, onlyWhen{on: on, hook: h}), hs[0], hs[1])

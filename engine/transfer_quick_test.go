@@ -110,16 +110,22 @@ func (h failClaims) DialHook(next redis.DialHook) redis.DialHook          { retu
 func (h failClaims) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 func (h failClaims) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			if a := c.Args(); h.on.Load() && len(a) > 1 && a[0] == "hsetnx" && strings.HasPrefix(a[1].(string), "{x:") {
-				err := errors.New("connection lost")
-				for _, c := range cmds {
-					c.SetErr(err)
-				}
-				return err
-			}
+		if !h.on.Load() {
+			return next(ctx, cmds)
 		}
-		return next(ctx, cmds)
+		// The claim shares its pipeline with other commands, which go.
+		var rest []redis.Cmder
+		for _, c := range cmds {
+			if a := c.Args(); len(a) > 1 && (a[0] == "hsetnx" || a[0] == "hmget") && strings.HasPrefix(a[1].(string), "{x:") {
+				c.SetErr(errors.New("connection lost"))
+				continue
+			}
+			rest = append(rest, c)
+		}
+		if len(rest) == 0 {
+			return errors.New("connection lost")
+		}
+		return next(ctx, rest)
 	}
 }
 

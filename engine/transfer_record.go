@@ -25,6 +25,9 @@ type transferRecord struct {
 	// ttlMs is the idempotency TTL of the engine that began the transfer,
 	// 0 for a record that does not say (stepTTL).
 	ttlMs int64
+	// claim is the record's packed claim (stored.XferClaim) when it is in
+	// that form and was read by a claim, for the booking; "" otherwise.
+	claim string
 	// entry is the payment's entry in its payer's slot (entryOf) when its
 	// driver has it at hand, for unpend; not read.
 	entry string

@@ -12,7 +12,6 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/instructions"
-	"github.com/atomledger/atomledger/stored"
 )
 
 // RecoveryOptions configure a Recovery. A nil *RecoveryOptions or a zero
@@ -108,7 +107,7 @@ func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 	if rec.outcome == "missing" || rec.done { // expired long ago, or found again by a claim: nothing left to do
 		return r.e.rdb.ZRem(ctx, index, id).Err()
 	}
-	body, err := r.e.rdb.HGet(ctx, cluster.Transfer(id), stored.XferBody).Result()
+	body, err := r.e.transferBody(ctx, id)
 	if err != nil {
 		return err
 	}

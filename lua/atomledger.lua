@@ -65,7 +65,10 @@
 --   one character per part, "1" for a finished part, "0" for another ("" for none yet); payer and
 --   resend until "" for a two-phase transfer, ttl "" for a record begun without it. Record
 --   fields: status, fp, body, holders, created_ms, deadline_ms, err, decided_ms, finished, done
---   ("1"), done_ms, payer, until_ms, ttl_ms.
+--   ("1"), done_ms, payer, until_ms, ttl_ms. A one-payer transfer's record begun by the engine
+--   (its claim) holds the fields from fp to ttl_ms and the body in one field instead, claim
+--   (XFER_CLAIM_FIELDS), and has no status while preparing: a field of the record's own is read
+--   before the claim's.
 --
 -- The holder hash: status, seq, digest, created_ms; b:<asset> and f:<asset> available and frozen
 -- minor units; p:a and p:f points; c:<coupon> "<state>" or "<state>|<expires ms>"; h:<hold>
@@ -117,6 +120,11 @@ local MAX_WRITE_ARGS = 7000
 local KEY_TX, KEY_OUTBOX, KEY_EXPIRY, KEY_TRANSFERS = ":tx:", ":outbox", ":expiry", ":transfers"
 -- The most parts a transfer has (instructions.MaxParts).
 local MAX_PARTS = 16
+-- A one-payer transfer's claim, one field of its record (stored.XferClaim): the fields it holds,
+-- in its order, each followed by a newline but the last (stored.XferClaimFields).
+local XFER_CLAIM = "claim"
+local XFER_CLAIM_FIELDS = {"fp", "holders", "created_ms", "deadline_ms", "payer", "until_ms", "ttl_ms",
+  "body"}
 -- The fields each client op takes: true required, false optional (instructions.Ops). The
 -- engine's own ops (check, take, give, close) are not here: clients are refused them.
 local JSON_OPS = {
@@ -1166,6 +1174,32 @@ local function apply(keys, argv, keep_result)
   return {0, 'ok\n' .. result}
 end
 
+-- The record's fields the transfer function reads, in the order of its reply (record_reply),
+-- then the claim; REC_AT gives each one's place.
+local REC_FIELDS = {'status', 'fp', 'err', 'done', 'created_ms', 'deadline_ms', 'holders', 'finished', 'payer',
+  'until_ms', 'ttl_ms', XFER_CLAIM}
+local REC_AT = {}
+for i = 1, #REC_FIELDS do REC_AT[REC_FIELDS[i]] = i end
+
+-- read_record reads the transfer's record at key k: a field the record lacks is taken from its
+-- claim (a one-payer transfer's, written by the engine in one field), and a record with a claim
+-- and no status of its own is preparing. The body, last in the claim, is not read here.
+local function read_record(k)
+  local r = call('HMGET', k, unpk(REC_FIELDS))
+  local c = r[#REC_FIELDS]
+  if not c then return r end
+  local at = 1
+  for j = 1, #XFER_CLAIM_FIELDS - 1 do
+    local e = find(c, '\n', at, true)
+    if not e then break end
+    local i = REC_AT[XFER_CLAIM_FIELDS[j]]
+    if not r[i] then r[i] = sub(c, at, e - 1) end
+    at = e + 1
+  end
+  if not r[1] then r[1] = 'preparing' end
+  return r
+end
+
 -- The transfer function's reply, from the record's fields r.
 local function record_reply(outcome, r)
   return {outcome, r[1] or '', r[3] or '', r[4] or '', r[5] or '', r[6] or '', r[7] or '', r[8] or '',
@@ -1207,8 +1241,7 @@ local function transfer(keys, argv)
   if not ok then return redis.error_reply('ERR bad keys: the transfer\'s record and the index of its slot') end
   local t = call('TIME')
   local tnow = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-  local r = call('HMGET', K_REC, 'status', 'fp', 'err', 'done', 'created_ms', 'deadline_ms', 'holders',
-    'finished', 'payer', 'until_ms', 'ttl_ms')
+  local r = read_record(K_REC)
 
   if action == 'begin' then
     local fp, body, timeout, holders = argv[3], argv[4], ms_arg(argv[5]), argv[6]

@@ -49,9 +49,10 @@ func TestApplyOne_Allocations(t *testing.T) {
 // (request log, metrics, token, decode, Transfer's two round trips and
 // the booking of its record, answer), as TestApplyOne_Allocations bounds a
 // debit's. The answer is still json.Marshal's, byte for byte. The record's
-// claim and booking are plain commands (a MULTI of an HSETNX per field),
-// which allocate more on this side than the two library runs they replace
-// (315 then) but cost Redis, the scarce side, less. The steps go through
+// claim and booking are plain commands, which allocate more on this side
+// than the two library runs they replace (315 then) but cost Redis, the
+// scarce side, less; the claim is one field and goes in the shared
+// pipelines (a MULTI of an HSETNX per field, sent alone, before). The steps go through
 // group commit's queues (410 before): a queue entry, a sender and its
 // pipeline's deadline per step, for a quarter off a payment's latency. The
 // payment's entry in its payer's slot, written with its payer's run and

@@ -84,6 +84,9 @@ func part() string {
 		strings.TrimPrefix(cluster.Outbox(0), tag0), strings.TrimPrefix(cluster.Expiry(0), tag0),
 		strings.TrimPrefix(cluster.Transfers(0), tag0))
 	fmt.Fprintf(&b, "-- The most parts a transfer has (instructions.MaxParts).\nlocal MAX_PARTS = %d\n", instructions.MaxParts)
+	b.WriteString("-- A one-payer transfer's claim, one field of its record (stored.XferClaim): the fields it holds,\n")
+	b.WriteString("-- in its order, each followed by a newline but the last (stored.XferClaimFields).\n")
+	fmt.Fprintf(&b, "local XFER_CLAIM = %q\nlocal XFER_CLAIM_FIELDS = %s\n", stored.XferClaim, list(stored.XferClaimFields))
 	ops(&b)
 	fmt.Fprintf(&b, "-- cluster.SlotTag of every slot, padded with spaces to %d characters, %d slots a line: slot s's tag\n", tagWidth, tagsPerLine)
 	fmt.Fprintf(&b, "-- starts at byte (s // %d) * %d + (s %% %d) * %d + 1.\n", tagsPerLine, tagsPerLine*tagWidth+1, tagsPerLine, tagWidth)
