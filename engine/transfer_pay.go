@@ -480,7 +480,19 @@ func (e *Engine) transferQuick(ctx context.Context, n instructions.NormalizedTra
 		st.Replayed = true
 		return st, nil
 	}
-	if ttl := e.stepTTL(rec); first.Err == nil && !first.Result.Replayed && ttl != e.idemTTL {
+	fresh := first.Err == nil && !first.Result.Replayed
+	if fresh && rec.outcome == "found" && time.Now().UnixMilli() > rec.untilMs {
+		// The run applied now for a transfer past the window in which its
+		// payer's step is sent: that step's record had expired while the
+		// transfer's lives (no recovery worker for half a TTL, or a record
+		// that outlives its steps), and this run charged the payer a second
+		// time. It is given back; the transfer is answered as its record
+		// says. (A run that applied within the window is the transfer's,
+		// even when the record is done: recovery may have finished the
+		// payment from that very run while this driver's claim was on its
+		// way.)
+		e.giveBackRun(ctx, n, step, "sent again after its step's record expired")
+	} else if ttl := e.stepTTL(rec); fresh && ttl != e.idemTTL {
 		// The run applied now, for a transfer another engine began: its
 		// record lives as long as that engine's TTL says (stepTTL).
 		key := step.keys[keyTx]
@@ -518,25 +530,33 @@ func (e *Engine) yieldStep(ctx context.Context, n instructions.NormalizedTransfe
 	if same, err := e.sameStep(ctx, step, winner); err != nil || same {
 		return err == nil
 	}
+	return e.giveBackRun(ctx, n, step, "made under an id another transfer has")
+}
+
+// giveBackRun gives the payer of quick transfer n back what its run, step,
+// took, by the payer's instruction "x:<id>:g", and makes the run's record a
+// fence, so that the run answers so from now on; why says why in the log.
+// Else, sent again later, this body would be claimed anew (once the record
+// that made the run a charge for nothing has expired) and its run replay
+// applied, paying the payee with money given back. The fence outlives the
+// give-back's record, so that the run cannot apply again while the
+// give-back would replay.
+func (e *Engine) giveBackRun(ctx context.Context, n instructions.NormalizedTransfer, step call, why string) (ok bool) {
 	mine := transferRecord{payer: n.Payer, ttlMs: e.ttl.Milliseconds()}
 	back := e.giveBackCall(n, n.Parts[1-n.Payer], mine)
 	if o := e.runUntilKnown(ctx, []call{back})[0]; o.Err != nil {
-		e.log.Warn("transfer: give back a payer's run made under an id another transfer has", "transfer", n.ID,
+		e.log.Warn("transfer: give back a payer's run "+why, "transfer", n.ID,
 			"holder", n.Parts[n.Payer].Holder, "err", o.Err)
 		return false
 	}
-	// Given back, the run answers so from now on: a fence in place of its
-	// record. Else, sent again once the other transfer's record has expired
-	// and before its own, this body would be claimed anew and its run
-	// replay applied, paying the payee with money given back.
 	key := step.keys[keyTx]
 	fence := fenceRecord(step.args[argFP].(string), n.ID, "given back")
-	if err := e.submit(ctx, []req{{keys: []string{key}, args: []any{"set", key, fence, "xx", "keepttl"}}})[0].cmd.Err(); err != nil &&
+	life := e.ttl.Milliseconds() + e.xferTimeout.Milliseconds()
+	if err := e.submit(ctx, []req{{keys: []string{key}, args: []any{"set", key, fence, "xx", "px", life}}})[0].cmd.Err(); err != nil &&
 		!errors.Is(err, redis.Nil) {
 		return false // the next driver or recovery gives back (a replay) and fences again
 	}
-	e.log.Warn("transfer: a payer's run applied under an id another transfer has; it was given back", "transfer", n.ID,
-		"holder", n.Parts[n.Payer].Holder)
+	e.log.Warn("transfer: a payer's run "+why+"; it was given back", "transfer", n.ID, "holder", n.Parts[n.Payer].Holder)
 	return true
 }
 

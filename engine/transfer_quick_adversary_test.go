@@ -610,3 +610,73 @@ func TestQuickAdversary_PayeeSuspendedAfterItWasSeen(t *testing.T) {
 	recoverEntries(t, tr.ID, hs...)
 	assert.Equal(t, "5.00", state(t, hs[1]).Balances["CNY"].Available, "paid once")
 }
+
+// A quick payment sent again after its payer's step's record expired while
+// the transfer's record lives: its run, which goes before the record is
+// read, charges the payer a second time; the driver, finding the transfer
+// past the window in which anyone sends that step (left unfinished, no
+// recovery worker running for half a TTL; or done, with a record that
+// outlives the step, as one the library gave its life), gives the charge
+// back and answers what the record says. Its run then answers the
+// give-back's fence: sent a third time, nothing moves.
+func TestQuickAdversary_SentAgainAfterItsStepExpiredIsGivenBack(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	// The least TTL that keeps the one-payer path, ten timeouts: a window
+	// of 4 s, the payer's step's record living 5 s from its run.
+	const timeout, ttl = 500 * time.Millisecond, 5 * time.Second
+	for _, c := range []struct {
+		name     string
+		complete bool
+	}{{"left unfinished past its window", false}, {"done", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			hs := holdersOnMasters(t, tenCNY, nil)
+			tr := payment(hs[0], "4.00", hs[1])
+			step := "x:" + tr.ID + ":c"
+			var hook redis.Hook = loseAnswers{match: func([]any) bool { return false }}
+			if !c.complete {
+				hook = loseAnswers{match: applyOn(hs[1], step), ran: false} // the credit never goes
+			}
+			first := quickEngineWith(t, hookedClient(t, hook), timeout, ttl, hs[0], hs[1])
+			again := quickEngineWith(t, nil, timeout, ttl, hs[0], hs[1]) // seen by it too
+			forgetAllOnCleanup(t, tr.ID, hs...)
+			payer0, payee0 := state(t, hs[0]), cnyOf(t, hs[1])
+
+			st, err := first.Transfer(ctx, tr)
+			require.NoError(t, err)
+			require.Equal(t, engine.TransferCommitted, st.Status, "%v", st.Error)
+			require.Equal(t, c.complete, st.Complete)
+			first.Flush()
+			charged := state(t, hs[0])
+			require.Equal(t, payer0.Seq+1, charged.Seq)
+			if c.complete {
+				require.NoError(t, rdb.Del(ctx, cluster.Tx(hs[0], step)).Err(), "the step's record gone before the record")
+				require.True(t, rdb.Persist(ctx, cluster.Transfer(tr.ID)).Val(), "the record outlives it")
+				t.Cleanup(func() { rdb.Del(ctx, cluster.Transfer(tr.ID)) })
+			}
+			time.Sleep(time.Until(time.UnixMilli(st.CreatedMs).Add(ttl + 300*time.Millisecond)))
+			require.Zero(t, rdb.Exists(ctx, cluster.Tx(hs[0], step)).Val(), "the step's record expired")
+			require.Equal(t, int64(1), rdb.Exists(ctx, cluster.Transfer(tr.ID)).Val(), "the record lives")
+
+			for i := range 2 {
+				st, err := again.Transfer(ctx, tr)
+				require.NoError(t, err)
+				again.Flush()
+				assert.Equal(t, engine.TransferCommitted, st.Status, "send %d", i+2)
+				assert.Equal(t, c.complete, st.Complete, "send %d", i+2)
+				assert.True(t, st.Replayed, "send %d", i+2)
+				payer := state(t, hs[0])
+				assert.Equal(t, charged.Balances, payer.Balances, "send %d: the payer charged once", i+2)
+				assert.Equal(t, charged.Seq+2, payer.Seq, "send %d: charged again and given back, once", i+2)
+			}
+			paid := int64(0)
+			if c.complete {
+				paid = 400
+			}
+			assert.Equal(t, payee0+paid, cnyOf(t, hs[1]), "the payee paid once, or not at all")
+			if c.complete {
+				assert.Zero(t, entriesOf(t, hs[0], tr.ID), "the payment's entries gone")
+			}
+		})
+	}
+}
