@@ -96,8 +96,23 @@ func (e *Engine) claim(ctx context.Context, n instructions.NormalizedTransfer, b
 // meets it), the claim (HSETNX of its one field: a record that exists keeps
 // every field) and a read of the record. They need no MULTI: the claim's
 // one write is atomic, and whatever another driver writes between it and
-// the read is the record's later state, which any driver may read.
+// the read is the record's later state, which any driver may read. But for
+// the record's end: one that expires (or is lost) between the two leaves
+// the read empty, and the claim is then made again, alone.
 func (e *Engine) claimWith(ctx context.Context, n instructions.NormalizedTransfer, body []byte, payer int, sets ...[]req) (transferRecord, []sent, error) {
+	rec, got, err := e.claimOnce(ctx, n, body, payer, sets)
+	for try := 0; err == nil && rec.outcome == "" && try < 3; try++ {
+		rec, _, err = e.claimOnce(ctx, n, body, payer, nil)
+	}
+	if err == nil && rec.outcome == "" {
+		err = redisFailure(n.ID, errors.New("the transfer's record vanished each time it was claimed"))
+	}
+	return rec, got, err
+}
+
+// claimOnce is one claim of claimWith; outcome "" when the read found no
+// record at all.
+func (e *Engine) claimOnce(ctx context.Context, n instructions.NormalizedTransfer, body []byte, payer int, sets [][]req) (transferRecord, []sent, error) {
 	now := time.Now().UnixMilli()
 	key := cluster.Transfer(n.ID)
 	index := cluster.Transfers(cluster.Slot(key))
@@ -117,6 +132,9 @@ func (e *Engine) claimWith(ctx context.Context, n instructions.NormalizedTransfe
 	if len(read) != len(recordFields) {
 		return transferRecord{}, got[len(claim):], e.internal(n.ID, "unexpected record %v", read)
 	}
+	if read[0] == nil && read[len(read)-1] == nil { // neither a status nor a claim
+		return transferRecord{}, got[len(claim):], nil
+	}
 	fields, claimed := readRecord(read)
 	outcome := "found"
 	switch {
@@ -132,31 +150,41 @@ func (e *Engine) claimWith(ctx context.Context, n instructions.NormalizedTransfe
 
 // booking is a one-payer transfer's record marked committed and done.
 func (e *Engine) booking(n instructions.NormalizedTransfer, rec transferRecord) []req {
-	fields := []any{stored.XferStatus, TransferCommitted, stored.XferErr, "",
+	return e.recordDone(n, rec, nil, e.decision(n, rec, TransferCommitted, "")...)
+}
+
+// decision is what recordDone writes of a one-payer transfer decided
+// status (with reason err): the decision, and the claimed fields again, so
+// that a record lost since the claim (a failover) comes back whole for its
+// readers, and a claim of another body under the id finds it: the claim as
+// read, or, for a record not in its packed form, its fields but the body.
+func (e *Engine) decision(n instructions.NormalizedTransfer, rec transferRecord, status, err string) []any {
+	fields := []any{stored.XferStatus, status, stored.XferErr, err,
 		stored.XferDecidedMs, strconv.FormatInt(time.Now().UnixMilli(), 10)}
-	// The claimed fields again, so that a record lost since the claim (a
-	// failover) comes back whole for its readers, and a claim of another
-	// body under the id finds it: the claim as read, or, for a record not in
-	// its packed form, its fields but the body.
 	if rec.claim != "" {
-		fields = append(fields, stored.XferClaim, rec.claim)
-	} else {
-		ms := func(v int64) string { return strconv.FormatInt(v, 10) }
-		fields = append(fields, stored.XferFP, transferPrint(n), stored.XferHolders, holdersOf(n),
-			stored.XferCreatedMs, ms(rec.createdMs), stored.XferDeadlineMs, ms(rec.deadline),
-			stored.XferPayer, strconv.Itoa(rec.payer), stored.XferUntilMs, ms(rec.untilMs), stored.XferTTLMs, e.stepTTL(rec))
+		return append(fields, stored.XferClaim, rec.claim)
 	}
-	return e.recordDone(n, rec, fields...)
+	ms := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return append(fields, stored.XferFP, transferPrint(n), stored.XferHolders, holdersOf(n),
+		stored.XferCreatedMs, ms(rec.createdMs), stored.XferDeadlineMs, ms(rec.deadline),
+		stored.XferPayer, strconv.Itoa(rec.payer), stored.XferUntilMs, ms(rec.untilMs), stored.XferTTLMs, e.stepTTL(rec))
 }
 
 // recordDone writes fields to transfer n's record with every part finished
-// and the record done, gives it its life (it outlives its steps' records, as
-// the transfer function's finish writes it, but for its payer's) and takes
-// it out of its index.
+// and the record done, gives it its life and takes it out of its index.
+// Every step of the transfer outlives the record, by a timeout: each part's
+// x:<id>:c and the others in steps (a give-back's). While the record is
+// there, a quick payment sent again sends its payer's run before it reads
+// the record, and that run must replay, not charge the payer a second time
+// (the step's own life began at its run, before this); and once the record
+// has expired, a body claimed anew must meet every step or none (near
+// enough: the steps' lives end within the time between these writes on
+// their masters, and the masters' clocks): a payer's run that replays beside
+// a credit that runs anew pays the payee twice.
 // The record's writes in this order on one connection: cut short, the record
 // stays in its index, where the recovery worker meets it (and removes a done
 // one).
-func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecord, fields ...any) []req {
+func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecord, steps []string, fields ...any) []req {
 	key := cluster.Transfer(n.ID)
 	finished := make([]byte, len(n.Parts))
 	for i := range finished {
@@ -164,17 +192,18 @@ func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecor
 	}
 	fields = append(fields, stored.XferFinished, string(finished), stored.XferDone, "1",
 		stored.XferDoneMs, strconv.FormatInt(time.Now().UnixMilli(), 10))
-	// The payer's step outlives the record, by a timeout: a quick payment
-	// sent again sends its payer's run before it reads the record, and
-	// while the record is there that run must replay, not charge the payer
-	// a second time (the step's own life began at its run, before this).
 	ttl, _ := rec.stepTTLMs() // a one-payer record always tells it
-	step := cluster.Tx(n.Parts[rec.payer].Holder, payStepID(n))
-	reqs := make([]req, 4, 5)
-	reqs[0] = req{keys: []string{step}, args: []any{"pexpire", step, ttl + e.xferTimeout.Milliseconds()}}
-	reqs[1] = req{keys: []string{key}, args: append([]any{"hset", key}, fields...)}
-	reqs[2] = req{keys: []string{key}, args: []any{"pexpire", key, ttl}}
-	reqs[3] = req{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}}
+	reqs := make([]req, 0, len(n.Parts)+len(steps)+4)
+	for _, p := range n.Parts {
+		steps = append(steps, cluster.Tx(p.Holder, payStepID(n)))
+	}
+	for _, step := range steps {
+		reqs = append(reqs, req{keys: []string{step}, args: []any{"pexpire", step, ttl + e.xferTimeout.Milliseconds()}})
+	}
+	reqs = append(reqs,
+		req{keys: []string{key}, args: append([]any{"hset", key}, fields...)},
+		req{keys: []string{key}, args: []any{"pexpire", key, ttl}},
+		req{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}})
 	return e.unpend(reqs, n, rec)
 }
 

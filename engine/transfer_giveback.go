@@ -77,7 +77,7 @@ func (e *Engine) giveBack(ctx context.Context, n instructions.NormalizedTransfer
 			"err", o.Err)
 		return stateOf(n.ID, rec), false
 	}
-	got := e.submit(ctx, e.recordDone(n, rec, stored.XferStatus, TransferAborted, stored.XferErr, reason))
+	got := e.submit(ctx, e.recordDone(n, rec, []string{back.keys[keyTx]}, e.decision(n, rec, TransferAborted, reason)...))
 	for _, s := range got {
 		if err := s.cmd.Err(); err != nil {
 			e.log.Warn("transfer: record a payment given back", "transfer", n.ID, "err", err)

@@ -460,6 +460,7 @@ func (e *Engine) beginQuick(ctx context.Context, n instructions.NormalizedTransf
 func (e *Engine) transferQuick(ctx context.Context, n instructions.NormalizedTransfer, body []byte, payer int) (TransferState, error) {
 	n.Payer = payer
 	entry, step := entryOf(n.ID, body), e.payCall(n, n.Parts[payer])
+	sent := time.Now().UnixMilli()
 	rec, reads, first, err := e.beginQuick(ctx, n, body, entry, step)
 	if err != nil {
 		// Whatever the run did, its entry tells recovery (recoverPayment).
@@ -481,16 +482,16 @@ func (e *Engine) transferQuick(ctx context.Context, n instructions.NormalizedTra
 		return st, nil
 	}
 	fresh := first.Err == nil && !first.Result.Replayed
-	if fresh && rec.outcome == "found" && time.Now().UnixMilli() > rec.untilMs {
-		// The run applied now for a transfer past the window in which its
-		// payer's step is sent: that step's record had expired while the
-		// transfer's lives (no recovery worker for half a TTL, or a record
-		// that outlives its steps), and this run charged the payer a second
-		// time. It is given back; the transfer is answered as its record
-		// says. (A run that applied within the window is the transfer's,
-		// even when the record is done: recovery may have finished the
-		// payment from that very run while this driver's claim was on its
-		// way.)
+	if fresh && rec.outcome == "found" && sent > rec.untilMs {
+		// The run applied now, sent past the window in which the
+		// transfer's payer's step is sent: that step's record had expired
+		// while the transfer's lives (no recovery worker for half a TTL, or
+		// a record that outlives its steps), and this run charged the payer
+		// a second time. It is given back; the transfer is answered as its
+		// record says. A run sent within the window is the transfer's, even
+		// when the record is done and the claim is read past the window:
+		// recovery may have finished the payment from that very run while
+		// this driver's claim was on its way.
 		e.giveBackRun(ctx, n, step, "sent again after its step's record expired")
 	} else if ttl := e.stepTTL(rec); fresh && ttl != e.idemTTL {
 		// The run applied now, for a transfer another engine began: its
