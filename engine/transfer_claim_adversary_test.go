@@ -135,22 +135,7 @@ func TestClaimAdversary_RunAppliedInsideTheWindowIsNotGivenBackPastIt(t *testing
 	// The least TTL that keeps the one-payer path: a window of 4 s.
 	const timeout, ttl = 500 * time.Millisecond, 5 * time.Second
 	hs := holdersOnMasters(t, tenCNY, nil)
-	tr := payment(hs[0], "4.00", hs[1])
-	// The record on the third master: holding its claim holds nothing else.
-	masters := map[string]bool{}
-	for _, h := range hs {
-		m, err := testCluster.MasterOf(ctx, cluster.HolderSlot(h))
-		require.NoError(t, err)
-		masters[m] = true
-	}
-	for {
-		m, err := testCluster.MasterOf(ctx, cluster.TransferSlot(tr.ID))
-		require.NoError(t, err)
-		if !masters[m] {
-			break
-		}
-		tr = payment(hs[0], "4.00", hs[1])
-	}
+	tr := paymentOnThirdMaster(t, hs[0], "4.00", hs[1]) // holding its claim holds nothing else
 	forgetAllOnCleanup(t, tr.ID, hs...)
 	h := newStall(func(a []any) bool { return len(a) > 1 && a[0] == "hsetnx" && a[1] == cluster.Transfer(tr.ID) }, false)
 	on := new(atomic.Bool)

@@ -62,6 +62,27 @@ func hookedClient(t *testing.T, hook redis.Hook) *redis.ClusterClient {
 	return c
 }
 
+// paymentOnThirdMaster is payment(payer, amount, payee), its id picked so
+// that its record lives on neither holder's master.
+func paymentOnThirdMaster(t *testing.T, payer, amount, payee string) instructions.Transfer {
+	t.Helper()
+	ctx := context.Background()
+	masters := map[string]bool{}
+	for _, h := range []string{payer, payee} {
+		m, err := testCluster.MasterOf(ctx, cluster.HolderSlot(h))
+		require.NoError(t, err)
+		masters[m] = true
+	}
+	for {
+		tr := payment(payer, amount, payee)
+		m, err := testCluster.MasterOf(ctx, cluster.TransferSlot(tr.ID))
+		require.NoError(t, err)
+		if !masters[m] {
+			return tr
+		}
+	}
+}
+
 // entriesOf counts the payment entries of transfer id in holder's slot.
 func entriesOf(t *testing.T, holder, id string) int {
 	t.Helper()
@@ -454,23 +475,9 @@ func TestQuickAdversary_ClaimArrivesAfterRecoveryFinishedThePayment(t *testing.T
 	needRedis(t)
 	ctx := context.Background()
 	hs := holdersOnMasters(t, tenCNY, nil)
-	tr := payment(hs[0], "4.00", hs[1])
 	// The claim shares its master's pipelines: its record on the third
 	// master, so that what it holds up is the claim, not the payer's run.
-	masters := map[string]bool{}
-	for _, h := range hs {
-		m, err := testCluster.MasterOf(ctx, cluster.HolderSlot(h))
-		require.NoError(t, err)
-		masters[m] = true
-	}
-	for {
-		m, err := testCluster.MasterOf(ctx, cluster.TransferSlot(tr.ID))
-		require.NoError(t, err)
-		if !masters[m] {
-			break
-		}
-		tr = payment(hs[0], "4.00", hs[1])
-	}
+	tr := paymentOnThirdMaster(t, hs[0], "4.00", hs[1])
 	h := newStall(func(a []any) bool { return len(a) > 1 && a[0] == "hsetnx" && a[1] == cluster.Transfer(tr.ID) }, false)
 	on := new(atomic.Bool)
 	e := quickEngine(t, hookedClient(t, onlyWhen{on: on, hook: h}), hs[0], hs[1])
