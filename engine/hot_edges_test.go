@@ -453,7 +453,7 @@ func TestHot_WhatASweepLeavesInRedis(t *testing.T) {
 	t.Logf("%d sweep transfers leave %d keys, %d bytes: %d bytes each", len(ids), keys, bytes, bytes/int64(len(ids)))
 	assert.Positive(t, keys)
 	assert.LessOrEqual(t, maxTTL, time.Hour+engine.DefaultTransferTimeout,
-		"what a sweep leaves lives an hour at most (its payer's step a transfer timeout more), not the idempotency TTL")
+		"what a sweep leaves lives an hour at most (its record a transfer timeout more), not the idempotency TTL")
 }
 
 // TestHot_JSONDoorRefusesLanesOps: the library's JSON door cannot open or

@@ -150,7 +150,7 @@ func (e *Engine) claimOnce(ctx context.Context, n instructions.NormalizedTransfe
 
 // booking is a one-payer transfer's record marked committed and done.
 func (e *Engine) booking(n instructions.NormalizedTransfer, rec transferRecord) []req {
-	return e.recordDone(n, rec, nil, e.decision(n, rec, TransferCommitted, "")...)
+	return e.recordDone(n, rec, e.decision(n, rec, TransferCommitted, "")...)
 }
 
 // decision is what recordDone writes of a one-payer transfer decided
@@ -171,20 +171,18 @@ func (e *Engine) decision(n instructions.NormalizedTransfer, rec transferRecord,
 }
 
 // recordDone writes fields to transfer n's record with every part finished
-// and the record done, gives it its life and takes it out of its index.
-// Every step of the transfer outlives the record, by a timeout: each part's
-// x:<id>:c and the others in steps (a give-back's). While the record is
-// there, a quick payment sent again sends its payer's run before it reads
-// the record, and that run must replay, not charge the payer a second time
-// (the step's own life began at its run, before this); and once the record
-// has expired, a body claimed anew must meet every step or none (near
-// enough: the steps' lives end within the time between these writes on
-// their masters, and the masters' clocks): a payer's run that replays beside
-// a credit that runs anew pays the payee twice.
+// and the record done, gives it its life and takes it out of its index. The
+// record outlives every step of the transfer (their lives began at their
+// runs, before this), by a timeout more, whatever the masters' clocks say:
+// once it has expired, a body sent again under the id finds none of them
+// and is a new transfer, never one that replays some steps and runs others
+// anew.
+// While it lives, a quick payment sent again after its payer's step expired
+// charges the payer, and that run is given back at once (transferQuick).
 // The record's writes in this order on one connection: cut short, the record
 // stays in its index, where the recovery worker meets it (and removes a done
 // one).
-func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecord, steps []string, fields ...any) []req {
+func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecord, fields ...any) []req {
 	key := cluster.Transfer(n.ID)
 	finished := make([]byte, len(n.Parts))
 	for i := range finished {
@@ -193,17 +191,11 @@ func (e *Engine) recordDone(n instructions.NormalizedTransfer, rec transferRecor
 	fields = append(fields, stored.XferFinished, string(finished), stored.XferDone, "1",
 		stored.XferDoneMs, strconv.FormatInt(time.Now().UnixMilli(), 10))
 	ttl, _ := rec.stepTTLMs() // a one-payer record always tells it
-	reqs := make([]req, 0, len(n.Parts)+len(steps)+4)
-	for _, p := range n.Parts {
-		steps = append(steps, cluster.Tx(p.Holder, payStepID(n)))
+	reqs := []req{
+		{keys: []string{key}, args: append([]any{"hset", key}, fields...)},
+		{keys: []string{key}, args: []any{"pexpire", key, ttl + e.xferTimeout.Milliseconds()}},
+		{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}},
 	}
-	for _, step := range steps {
-		reqs = append(reqs, req{keys: []string{step}, args: []any{"pexpire", step, ttl + e.xferTimeout.Milliseconds()}})
-	}
-	reqs = append(reqs,
-		req{keys: []string{key}, args: append([]any{"hset", key}, fields...)},
-		req{keys: []string{key}, args: []any{"pexpire", key, ttl}},
-		req{keys: []string{key}, args: []any{"zrem", cluster.Transfers(cluster.Slot(key)), n.ID}})
 	return e.unpend(reqs, n, rec)
 }
 

@@ -70,9 +70,8 @@ func (h claimSplit) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // before the claim's HMGET reads it, which then reads nothing at all (the
 // claim is no MULTI). The claim is made again: the same body must not be
 // answered IDEMPOTENCY_CONFLICT, and the payer's run, which replays (its
-// step outlives the record by a timeout, recordDone), must not be given
-// back as a run "made under an id another transfer has" while the payee
-// keeps the credit.
+// step made to live on here), must not be given back as a run "made under
+// an id another transfer has" while the payee keeps the credit.
 func TestClaimAdversary_RecordExpiringBetweenTheClaimAndItsRead(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
@@ -98,10 +97,10 @@ func TestClaimAdversary_RecordExpiringBetweenTheClaimAndItsRead(t *testing.T) {
 	e.Flush()
 	before, seqs := totals(t, hs...), seqsOf(t, hs)
 
-	// The record at the end of its life; its payer's step, as recordDone
-	// gives it, a timeout longer. (The credit's step is left as it is, alive:
-	// that it expires before the record is another test's matter,
-	// TestClaimAdversary_SentAgainOnceTheRecordExpiredBeforeItsPayersStep.)
+	// The record at the end of its life; its steps left to live on, so
+	// that what this test sees is the claim's. (They expire before the
+	// record, TestClaimAdversary_TheRecordOutlivesEveryStep: sent again
+	// once they are gone, the body is a new payment.)
 	require.True(t, rdb.PExpire(ctx, key, 2*time.Second).Val())
 	require.True(t, rdb.PExpire(ctx, step, 2*time.Second+shortTransferTimeout).Val())
 	h.on.Store(true)
@@ -186,44 +185,54 @@ func TestClaimAdversary_RunAppliedInsideTheWindowIsNotGivenBackPastIt(t *testing
 	assert.Equal(t, seqs[0]+1, state(t, hs[0]).Seq, "the payer's run, and no give-back")
 }
 
-// A booked payment's record expires a timeout before every one of its
-// steps (recordDone gives the payer's and the credit's the record's life
-// and a timeout more). Sent again in that timeout, the body is claimed
-// anew: the payer's run replays (no charge) and so does the credit. Had the
-// credit's step expired with the record while the payer's lived on, the
-// credit would apply again: the payee paid twice for one charge. The state
-// is made at once rather than waited for: the lives read first show that it
-// comes, for a transfer timeout.
-func TestClaimAdversary_SentAgainOnceTheRecordExpiredBeforeItsSteps(t *testing.T) {
+// A done payment's record outlives every one of its steps, whose lives
+// began at their runs, before the record was given its own, and a timeout
+// more, whatever the masters' clocks (recordDone):
+// booked, a payment's payer's and payees' steps (three parts here); given
+// back, the payer's run, the credit's fence and the give-back. Once the
+// record has expired, a body sent again finds none of them and is a new
+// payment; never one that replays the payer's run beside a credit that
+// runs anew (the payee paid twice), or a charge that replays beside a
+// give-back that runs anew (the payer refunded twice).
+func TestClaimAdversary_TheRecordOutlivesEveryStep(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
-	hs := holdersOnMasters(t, tenCNY, nil)
-	tr := payment(hs[0], "4.00", hs[1])
-	forgetAllOnCleanup(t, tr.ID, hs...)
-	e := quickEngine(t, nil, hs[0], hs[1])
-	st, err := e.Transfer(ctx, tr)
-	require.NoError(t, err)
-	require.Equal(t, engine.TransferCommitted, st.Status, "%v", st.Error)
-	require.True(t, st.Complete)
-	e.Flush()
-	before, seqs := totals(t, hs...), seqsOf(t, hs)
-
-	key := cluster.Transfer(tr.ID)
-	payer, credit := cluster.Tx(hs[0], "x:"+tr.ID+":c"), cluster.Tx(hs[1], "x:"+tr.ID+":c")
-	lr, lp, lc := rdb.PTTL(ctx, key).Val(), rdb.PTTL(ctx, payer).Val(), rdb.PTTL(ctx, credit).Val()
-	require.Greater(t, lr, time.Duration(0))
-	require.Greater(t, lp, lr+shortTransferTimeout/2, "the payer's step outlives the record")
-	require.Greater(t, lc, lr+shortTransferTimeout/2, "so does the credit's")
-
-	// The record expired, the steps not yet.
-	require.NoError(t, rdb.Del(ctx, key).Err())
-	again, err := e.Transfer(ctx, tr)
-	require.NoError(t, err)
-	e.Flush()
-	assert.Equal(t, engine.TransferCommitted, again.Status, "%v", again.Error)
-	assert.True(t, again.Complete)
-	assert.Equal(t, before, totals(t, hs...), "money is conserved")
-	assert.Equal(t, seqs, seqsOf(t, hs), "every step replayed: nothing ran anew")
+	outlives := func(t *testing.T, id string, steps ...string) {
+		t.Helper()
+		lr := rdb.PTTL(ctx, cluster.Transfer(id)).Val()
+		require.Greater(t, lr, time.Duration(0))
+		for _, step := range steps {
+			ls := rdb.PTTL(ctx, step).Val()
+			assert.Greater(t, ls, time.Duration(0), "%s lives", step)
+			assert.Less(t, ls, lr-shortTransferTimeout/2, "the record outlives %s, by a timeout", step)
+		}
+	}
+	t.Run("booked", func(t *testing.T) {
+		hs := holdersOnMasters(t, tenCNY, nil, nil)
+		tr := payment(hs[0], "2.00", hs[1], hs[2])
+		forgetAllOnCleanup(t, tr.ID, hs...)
+		st, err := eng.Transfer(ctx, tr)
+		require.NoError(t, err)
+		require.True(t, st.Complete)
+		eng.Flush()
+		step := "x:" + tr.ID + ":c"
+		outlives(t, tr.ID, cluster.Tx(hs[0], step), cluster.Tx(hs[1], step), cluster.Tx(hs[2], step))
+	})
+	t.Run("given back", func(t *testing.T) {
+		hs := holdersOnMasters(t, tenCNY, nil)
+		tr := payment(hs[0], "4.00", hs[1])
+		forgetAllOnCleanup(t, tr.ID, hs...)
+		e := quickEngine(t, nil, hs[0], hs[1])
+		gone := cluster.Holder(hs[1]) + ":gone" // the same slot
+		require.NoError(t, rdb.Rename(ctx, cluster.Holder(hs[1]), gone).Err())
+		st, err := e.Transfer(ctx, tr)
+		require.NoError(t, rdb.Rename(ctx, gone, cluster.Holder(hs[1])).Err())
+		require.NoError(t, err)
+		require.Equal(t, engine.TransferAborted, st.Status, "given back")
+		e.Flush()
+		step := "x:" + tr.ID + ":c"
+		outlives(t, tr.ID, cluster.Tx(hs[0], step), cluster.Tx(hs[1], step), cluster.Tx(hs[0], "x:"+tr.ID+":g"))
+	})
 }
 
 // A quick payment to a payee gone since it was seen: the payer's run
@@ -390,48 +399,4 @@ func TestClaimAdversary_ClaimLandsOnARecordTheLibraryBegan(t *testing.T) {
 	assert.Equal(t, "6.00", state(t, hs[0]).Balances["CNY"].Available, "charged once")
 	assert.Equal(t, cny(100+400), state(t, hs[1]).Balances["CNY"].Available, "paid once")
 	assert.Equal(t, seqs[2]+2, state(t, hs[2]).Seq, "the other payer's run answers its fence")
-}
-
-// A payment given back (its payee gone), its record expired a timeout
-// before its steps: the payer's run, the credit's fence and the give-back
-// all outlive it (recordDone). Sent again in that timeout, with the payee
-// back, the body is claimed anew: the payer's run replays (no charge), the
-// credit answers its fence (no credit), and a give-back replays (no second
-// refund). Had the give-back's record expired with the transfer's, a second
-// give-back would refund the payer twice.
-func TestClaimAdversary_SentAgainOnceAGivenBackRecordExpired(t *testing.T) {
-	needRedis(t)
-	ctx := context.Background()
-	hs := holdersOnMasters(t, tenCNY, nil)
-	tr := payment(hs[0], "4.00", hs[1])
-	forgetAllOnCleanup(t, tr.ID, hs...)
-	e := quickEngine(t, nil, hs[0], hs[1])
-	gone := cluster.Holder(hs[1]) + ":gone" // the same slot
-	require.NoError(t, rdb.Rename(ctx, cluster.Holder(hs[1]), gone).Err())
-	st, err := e.Transfer(ctx, tr)
-	require.NoError(t, rdb.Rename(ctx, gone, cluster.Holder(hs[1])).Err())
-	require.NoError(t, err)
-	require.Equal(t, engine.TransferAborted, st.Status, "given back")
-	e.Flush()
-	before, payer, payee := totals(t, hs...), cnyOf(t, hs[0]), cnyOf(t, hs[1])
-
-	key := cluster.Transfer(tr.ID)
-	lr := rdb.PTTL(ctx, key).Val()
-	require.Greater(t, lr, time.Duration(0))
-	for _, step := range []string{cluster.Tx(hs[0], "x:"+tr.ID+":c"), cluster.Tx(hs[1], "x:"+tr.ID+":c"),
-		cluster.Tx(hs[0], "x:"+tr.ID+":g")} {
-		assert.Greater(t, rdb.PTTL(ctx, step).Val(), lr+shortTransferTimeout/2, "%s outlives the record", step)
-	}
-
-	require.NoError(t, rdb.Del(ctx, key).Err(), "the record expired, its steps not yet")
-	for i := range 2 {
-		_, err := e.Transfer(ctx, tr)
-		require.NoError(t, err)
-		e.Flush()
-		r := engine.NewRecovery(quietRecoveryEngine(), &engine.RecoveryOptions{Logger: quiet})
-		require.NoError(t, r.Recover(ctx))
-		assert.Equal(t, before, totals(t, hs...), "send %d: money is conserved", i+2)
-		assert.Equal(t, payer, cnyOf(t, hs[0]), "send %d: the payer neither charged nor refunded again", i+2)
-		assert.Equal(t, payee, cnyOf(t, hs[1]), "send %d: the payee not paid", i+2)
-	}
 }

@@ -35,7 +35,10 @@ import (
 // that went with it found the payee unable to take the credit (gone, or
 // full) is given back at once, the same way: no credit was sent.
 
-// giveBackSuffix ends the id of the payer's give-back.
+// giveBackSuffix ends the id of the payer's give-back of a transfer; a
+// run of the payer's step given back on its own (giveBackRun) has its own,
+// the suffix and that run's seq, so that two give-backs under one transfer
+// never share an id (the second would replay the first and refund nothing).
 const giveBackSuffix = ":g"
 
 // giveBackDue tells whether a committed one-payer transfer's unfinished
@@ -71,13 +74,13 @@ func (e *Engine) giveBack(ctx context.Context, n instructions.NormalizedTransfer
 		rec = e.finishParts(ctx, n, rec, []int{payee}, false)
 		return stateOf(n.ID, rec), rec.done
 	}
-	back := e.giveBackCall(n, n.Parts[payee], rec)
+	back := e.giveBackCall(n, n.Parts[payee], rec, giveBackSuffix)
 	if o := e.runUntilKnown(ctx, []call{back})[0]; o.Err != nil {
 		e.log.Warn("transfer: give a payment back to its payer", "transfer", n.ID, "holder", n.Parts[rec.payer].Holder,
 			"err", o.Err)
 		return stateOf(n.ID, rec), false
 	}
-	got := e.submit(ctx, e.recordDone(n, rec, []string{back.keys[keyTx]}, e.decision(n, rec, TransferAborted, reason)...))
+	got := e.submit(ctx, e.recordDone(n, rec, e.decision(n, rec, TransferAborted, reason)...))
 	for _, s := range got {
 		if err := s.cmd.Err(); err != nil {
 			e.log.Warn("transfer: record a payment given back", "transfer", n.ID, "err", err)
@@ -134,11 +137,11 @@ func (e *Engine) fenceCredit(ctx context.Context, n instructions.NormalizedTrans
 	return abortFor(n, i, why), false, nil
 }
 
-// giveBackCall is the payer's instruction that gives it back what part p's
-// credits would have added.
-func (e *Engine) giveBackCall(n instructions.NormalizedTransfer, p instructions.Normalized, rec transferRecord) call {
+// giveBackCall is the payer's instruction, its id the transfer's hold and
+// suffix, that gives it back what part p's credits would have added.
+func (e *Engine) giveBackCall(n instructions.NormalizedTransfer, p instructions.Normalized, rec transferRecord, suffix string) call {
 	hold := n.Hold()
-	c := e.build(instructions.Normalized{ID: hold + giveBackSuffix, Holder: n.Parts[rec.payer].Holder, Counterparty: hold,
+	c := e.build(instructions.Normalized{ID: hold + suffix, Holder: n.Parts[rec.payer].Holder, Counterparty: hold,
 		Memo: "transfer " + n.ID + ": given back", Transfer: n.ID, Steps: p.Steps})
 	c.args[argTTL] = e.stepTTL(rec)
 	return c

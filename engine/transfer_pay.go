@@ -485,14 +485,14 @@ func (e *Engine) transferQuick(ctx context.Context, n instructions.NormalizedTra
 	if fresh && rec.outcome == "found" && sent > rec.untilMs {
 		// The run applied now, sent past the window in which the
 		// transfer's payer's step is sent: that step's record had expired
-		// while the transfer's lives (no recovery worker for half a TTL, or
-		// a record that outlives its steps), and this run charged the payer
-		// a second time. It is given back; the transfer is answered as its
+		// while the transfer's lives (a done record outlives its steps; an
+		// unfinished one lives on, with no recovery worker for half a TTL),
+		// and this run charged the payer a second time. It is given back; the transfer is answered as its
 		// record says. A run sent within the window is the transfer's, even
 		// when the record is done and the claim is read past the window:
 		// recovery may have finished the payment from that very run while
 		// this driver's claim was on its way.
-		e.giveBackRun(ctx, n, step, "sent again after its step's record expired")
+		e.giveBackRun(ctx, n, step, first, "sent again after its step's record expired")
 	} else if ttl := e.stepTTL(rec); fresh && ttl != e.idemTTL {
 		// The run applied now, for a transfer another engine began: its
 		// record lives as long as that engine's TTL says (stepTTL).
@@ -531,20 +531,20 @@ func (e *Engine) yieldStep(ctx context.Context, n instructions.NormalizedTransfe
 	if same, err := e.sameStep(ctx, step, winner); err != nil || same {
 		return err == nil
 	}
-	return e.giveBackRun(ctx, n, step, "made under an id another transfer has")
+	return e.giveBackRun(ctx, n, step, o, "made under an id another transfer has")
 }
 
 // giveBackRun gives the payer of quick transfer n back what its run, step,
-// took, by the payer's instruction "x:<id>:g", and makes the run's record a
-// fence, so that the run answers so from now on; why says why in the log.
-// Else, sent again later, this body would be claimed anew (once the record
-// that made the run a charge for nothing has expired) and its run replay
-// applied, paying the payee with money given back. The fence outlives the
-// give-back's record, so that the run cannot apply again while the
-// give-back would replay.
-func (e *Engine) giveBackRun(ctx context.Context, n instructions.NormalizedTransfer, step call, why string) (ok bool) {
+// took (o, applied), by the payer's instruction "x:<id>:g<seq>", seq the
+// run's, and makes the run's record a fence, so that the run answers so
+// from now on; why says why in the log. Else, sent again later, this body
+// would be claimed anew (once the record that made the run a charge for
+// nothing has expired) and its run replay applied, paying the payee with
+// money given back. The fence outlives the give-back's record, so that the
+// run cannot apply again while the give-back would replay.
+func (e *Engine) giveBackRun(ctx context.Context, n instructions.NormalizedTransfer, step call, o Outcome, why string) (ok bool) {
 	mine := transferRecord{payer: n.Payer, ttlMs: e.ttl.Milliseconds()}
-	back := e.giveBackCall(n, n.Parts[1-n.Payer], mine)
+	back := e.giveBackCall(n, n.Parts[1-n.Payer], mine, giveBackSuffix+strconv.FormatInt(o.Result.Seq, 10))
 	if o := e.runUntilKnown(ctx, []call{back})[0]; o.Err != nil {
 		e.log.Warn("transfer: give back a payer's run "+why, "transfer", n.ID,
 			"holder", n.Parts[n.Payer].Holder, "err", o.Err)

@@ -1,0 +1,142 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atomledger/atomledger/cluster"
+	"github.com/atomledger/atomledger/engine"
+)
+
+// An adversarial pass over the give-backs of a one-payer transfer
+// (transfer_giveback.go giveBack, transfer_pay.go giveBackRun): a late
+// run's give-back beside the transfer's own give-back x:<id>:g. Each test
+// ends on the ledger: money conserved over the holders and each holder's
+// seq moved by the runs expected.
+
+// dieAfter is a go-redis hook that lets everything through until a
+// pipeline holding a command match accepts has run; from then on it sends
+// nothing and answers every command with an error: the process died right
+// after that pipeline.
+type dieAfter struct {
+	match func(args []any) bool
+	dead  *atomic.Bool
+}
+
+var errDied = errors.New("the engine's process died")
+
+func (h dieAfter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h dieAfter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.dead.Load() {
+			cmd.SetErr(errDied)
+			return errDied
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h dieAfter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.dead.Load() {
+			for _, c := range cmds {
+				c.SetErr(errDied)
+			}
+			return errDied
+		}
+		hit := false
+		for _, c := range cmds {
+			hit = hit || h.match(c.Args())
+		}
+		err := next(ctx, cmds)
+		if hit {
+			h.dead.Store(true)
+		}
+		return err
+	}
+}
+
+// recoverFor runs recovery passes, as the worker makes them, for d.
+func recoverFor(t *testing.T, e *engine.Engine, d time.Duration) {
+	t.Helper()
+	r := engine.NewRecovery(e, &engine.RecoveryOptions{Logger: quiet})
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		_ = r.Recover(context.Background()) // a part left unfinished is an error of the pass: judged by the ledger
+	}
+}
+
+// A quick payment whose credit never goes: the record says committed, the
+// credit unfinished. In the second half of the window recovery gives the
+// payer back: it fences the credit and runs x:<id>:g, and its process dies
+// right then, before the record is written aborted and done (and before
+// the payer's step is given the record's life). The next pass comes past
+// the window, and leaves the transfer to an operator, as it must: money is
+// conserved (the payer charged and given back, the payee not paid).
+//
+// Then the payer's step expires, a TTL after its run, while x:<id>:g, a
+// TTL after the give-back, lives on; the client sends the body again. Its
+// run applies fresh, sent past the window: a second charge, which
+// transferQuick gives back by giveBackRun, under an id of its own
+// (x:<id>:g and the run's seq): under the transfer's own, x:<id>:g, it
+// would replay the give-back recovery made and give nothing, the payer
+// charged twice and given back once.
+func TestGiveBackAdversary_LateRunGivenBackAfterRecoverysGiveBack(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	// The least TTL that keeps the one-payer path: a window of 4 s, the
+	// give-back due from 2 s, the payer's step living 5 s from its run.
+	const timeout, ttl = 500 * time.Millisecond, 5 * time.Second
+	hs := holdersOnMasters(t, tenCNY, nil)
+	tr := paymentOnThirdMaster(t, hs[0], "4.00", hs[1])
+	credit, back := "x:"+tr.ID+":c", "x:"+tr.ID+":g"
+	first := quickEngineWith(t, hookedClient(t, loseAnswers{match: applyOn(hs[1], credit), ran: false}), timeout, ttl, hs[0], hs[1])
+	again := quickEngineWith(t, nil, timeout, ttl, hs[0], hs[1]) // seen by it too
+	forgetAllOnCleanup(t, tr.ID, hs...)
+	before, seqs := totals(t, hs...), seqsOf(t, hs)
+	payer0, payee0 := cnyOf(t, hs[0]), cnyOf(t, hs[1])
+
+	st, err := first.Transfer(ctx, tr)
+	require.NoError(t, err)
+	require.Equal(t, engine.TransferCommitted, st.Status, "%v", st.Error)
+	require.False(t, st.Complete, "the credit never went")
+	first.Flush()
+	until := time.UnixMilli(st.CreatedMs).Add(ttl - 2*timeout)
+
+	// Recovery's give-back, late in the window; its process dies after it.
+	time.Sleep(time.Until(time.UnixMilli(st.CreatedMs).Add(3 * time.Second)))
+	dead := new(atomic.Bool)
+	dying := engine.New(hookedClient(t, dieAfter{match: applyOn(hs[0], back), dead: dead}),
+		&engine.Options{TransferTimeout: timeout, Logger: quiet})
+	_ = engine.NewRecovery(dying, &engine.RecoveryOptions{Logger: quiet}).Recover(ctx)
+	require.True(t, dead.Load(), "recovery gave the payer back")
+	require.True(t, time.Now().Before(until), "within the window")
+	require.Equal(t, payer0, cnyOf(t, hs[0]), "the payer given back")
+	require.Equal(t, seqs[0]+2, state(t, hs[0]).Seq, "charged, given back")
+	mid, err := eng.GetTransfer(ctx, tr.ID)
+	require.NoError(t, err)
+	require.False(t, mid.Complete, "the record not written: %+v", mid)
+
+	// The next pass, a timeout later, past the window: left to an operator.
+	time.Sleep(time.Until(until.Add(timeout)))
+	recoverFor(t, engine.New(rdb, &engine.Options{TransferTimeout: timeout, Logger: quiet}), 200*time.Millisecond)
+	require.Equal(t, before, totals(t, hs...), "money is conserved so far")
+	require.Equal(t, payer0, cnyOf(t, hs[0]))
+
+	waitGone(t, cluster.Tx(hs[0], credit)) // the payer's step, a TTL after its run
+	require.Equal(t, int64(1), rdb.Exists(ctx, cluster.Tx(hs[0], back)).Val(), "the give-back's record lives on")
+	got, err := again.Transfer(ctx, tr)
+	require.NoError(t, err)
+	again.Flush()
+	assert.Equal(t, engine.TransferCommitted, got.Status, "as the record says")
+	assert.Equal(t, before, totals(t, hs...), "money is conserved")
+	assert.Equal(t, payer0, cnyOf(t, hs[0]), "the payer's second charge given back")
+	assert.Equal(t, payee0, cnyOf(t, hs[1]), "the payee never paid")
+	assert.Equal(t, seqs[0]+4, state(t, hs[0]).Seq, "two charges, two give-backs")
+	assert.Equal(t, seqs[1], state(t, hs[1]).Seq)
+}
