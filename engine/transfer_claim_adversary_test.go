@@ -223,10 +223,9 @@ func TestClaimAdversary_TheRecordOutlivesEveryStep(t *testing.T) {
 		tr := payment(hs[0], "4.00", hs[1])
 		forgetAllOnCleanup(t, tr.ID, hs...)
 		e := quickEngine(t, nil, hs[0], hs[1])
-		gone := cluster.Holder(hs[1]) + ":gone" // the same slot
-		require.NoError(t, rdb.Rename(ctx, cluster.Holder(hs[1]), gone).Err())
+		back := hideHolder(t, hs[1])
 		st, err := e.Transfer(ctx, tr)
-		require.NoError(t, rdb.Rename(ctx, gone, cluster.Holder(hs[1])).Err())
+		back()
 		require.NoError(t, err)
 		require.Equal(t, engine.TransferAborted, st.Status, "given back")
 		e.Flush()
@@ -259,14 +258,7 @@ func TestClaimAdversary_ClaimLostBeforeAGiveBack(t *testing.T) {
 	e.Flush()
 	before := totals(t, hs...)
 
-	gone := cluster.Holder(hs[1]) + ":gone" // the same slot
-	require.NoError(t, rdb.Rename(ctx, cluster.Holder(hs[1]), gone).Err())
-	renamed := true
-	t.Cleanup(func() {
-		if renamed {
-			rdb.Rename(ctx, gone, cluster.Holder(hs[1]))
-		}
-	})
+	back := hideHolder(t, hs[1])
 	answered := make(chan engine.TransferState, 1)
 	go func() {
 		st, err := e.Transfer(ctx, tr)
@@ -279,8 +271,7 @@ func TestClaimAdversary_ClaimLostBeforeAGiveBack(t *testing.T) {
 	st := <-answered
 	e.Flush()
 	require.Equal(t, engine.TransferAborted, st.Status)
-	require.NoError(t, rdb.Rename(ctx, gone, cluster.Holder(hs[1])).Err())
-	renamed = false
+	back()
 	require.Equal(t, before, totals(t, hs...), "the payer given back")
 
 	got, err := eng.GetTransfer(ctx, tr.ID)

@@ -83,6 +83,28 @@ func paymentOnThirdMaster(t *testing.T, payer, amount, payee string) instruction
 	}
 }
 
+// hideHolder moves holder h's hash out of the way, under another name in
+// the same slot, as an operator's mistake (or a master that lost it) would:
+// to the engine the holder is gone. back brings it back; the test's end
+// does, if back was not called.
+func hideHolder(t *testing.T, h string) (back func()) {
+	t.Helper()
+	ctx := context.Background()
+	gone := cluster.Holder(h) + ":gone" // the same slot
+	require.NoError(t, rdb.Rename(ctx, cluster.Holder(h), gone).Err())
+	hidden := true
+	t.Cleanup(func() {
+		if hidden {
+			rdb.Rename(ctx, gone, cluster.Holder(h))
+		}
+	})
+	return func() {
+		t.Helper()
+		require.NoError(t, rdb.Rename(ctx, gone, cluster.Holder(h)).Err())
+		hidden = false
+	}
+}
+
 // entriesOf counts the payment entries of transfer id in holder's slot.
 func entriesOf(t *testing.T, holder, id string) int {
 	t.Helper()
@@ -295,14 +317,7 @@ func TestQuickAdversary_PayeeGoneWhileASecondDriverComes(t *testing.T) {
 	first := quickEngine(t, hookedClient(t, h), hs[0], hs[1])
 	second := quickEngine(t, nil, hs[0], hs[1])
 	payer0, payee0 := state(t, hs[0]), state(t, hs[1])
-	gone := cluster.Holder(hs[1]) + ":gone" // the same slot
-	require.NoError(t, rdb.Rename(ctx, cluster.Holder(hs[1]), gone).Err())
-	renamed := true
-	t.Cleanup(func() {
-		if renamed {
-			rdb.Rename(ctx, gone, cluster.Holder(hs[1]))
-		}
-	})
+	back := hideHolder(t, hs[1])
 
 	answered := make(chan engine.TransferState, 1)
 	go func() {
@@ -338,8 +353,7 @@ func TestQuickAdversary_PayeeGoneWhileASecondDriverComes(t *testing.T) {
 	payer := state(t, hs[0])
 	assert.Equal(t, payer0.Balances, payer.Balances, "the payer given back")
 	assert.Equal(t, payer0.Seq+2, payer.Seq, "charged, given back: once each")
-	require.NoError(t, rdb.Rename(ctx, gone, cluster.Holder(hs[1])).Err())
-	renamed = false
+	back()
 	recoverEntries(t, tr.ID, hs...)
 	again, err := second.Transfer(ctx, tr)
 	require.NoError(t, err)
@@ -555,9 +569,7 @@ func TestQuickAdversary_SentAgainAfterAGiveBackWhileTheRecordLives(t *testing.T)
 	require.Equal(t, engine.TransferCommitted, st.Status, "%v", st.Error)
 	require.False(t, st.Complete, "the credit was lost")
 	ran := time.Now()
-	gone := cluster.Holder(hs[1]) + ":gone" // the same slot
-	require.NoError(t, rdb.Rename(ctx, cluster.Holder(hs[1]), gone).Err())
-	t.Cleanup(func() { rdb.Rename(ctx, gone, cluster.Holder(hs[1])) })
+	hideHolder(t, hs[1])
 
 	// Into the second half of the window: recovery gives the payer back.
 	for time.Now().UnixMilli() < st.CreatedMs+2100 {
