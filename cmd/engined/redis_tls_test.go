@@ -65,11 +65,14 @@ func TestRedisTLS_Standalone(t *testing.T) {
 	refusals := []struct {
 		name string
 		env  map[string]string
-		want string
+		want string // a regular expression
 	}{
 		{"plain TCP", map[string]string{"ENGINED_REDIS_ADDRS": env["ENGINED_REDIS_ADDRS"]}, "UNAVAILABLE"},
 		{"the system's roots only", without("ENGINED_REDIS_TLS_CA"), "certificate"},
-		{"no client certificate", without("ENGINED_REDIS_TLS_CERT", "ENGINED_REDIS_TLS_KEY"), "certificate required"},
+		// TLS 1.3 checks the client's certificate after the client's side of
+		// the handshake is done: the server's alert may lose the race with
+		// the client's first write, which then meets the closed connection.
+		{"no client certificate", without("ENGINED_REDIS_TLS_CERT", "ENGINED_REDIS_TLS_KEY"), "certificate required|connection reset by peer|broken pipe"},
 		{"another server name", func() map[string]string {
 			e := without()
 			e["ENGINED_REDIS_TLS_SERVER_NAME"] = "redis.example"
@@ -80,7 +83,7 @@ func TestRedisTLS_Standalone(t *testing.T) {
 		t.Run("refused: "+r.name, func(t *testing.T) {
 			code, out, errOut := runIn(r.env, open, "apply", "-f", "-")
 			assert.NotEqual(t, exitOK, code, "stdout: %s", out)
-			assert.Contains(t, out+errOut, r.want)
+			assert.Regexp(t, r.want, out+errOut)
 		})
 	}
 	t.Run("nothing was applied by the refused runs, and the configured one applies", func(t *testing.T) {
