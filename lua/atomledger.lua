@@ -11,7 +11,10 @@
 --   SHARED.args_per_op per op, 1 to SHARED.max_ops ops: op, asset or leg, units (for open and
 --   set_lanes: the lanes), hold, coupon (for take and give: the other hold), ms (ttl_ms of a new
 --   hold, a coupon's expires_ms, or the expiry a sweeper's release requires of its hold). Units
---   and ms are decimal digits, "0" when absent.
+--   and ms are decimal digits, "0" when absent, ms at most 2^53-1 (a ttl at most
+--   SHARED.max_ttl); credit's, debit's and freeze's asset an asset code ([A-Z0-9_]{1,16}),
+--   settle's and release's leg one, "points", or "" (the whole hold: no units then). Else
+--   INVALID_INSTRUCTION "malformed function arguments", nothing written or recorded.
 --   A route that is not the holder's count (its lanes field, "1" when absent) is refused with the
 --   engine's own code LANES_CHANGED, the detail the holder's count: after the replay of a
 --   recorded id and after the holder's existence (an unknown holder is HOLDER_NOT_FOUND), before
@@ -42,11 +45,13 @@
 --   when a check fails, then runs apply with the fingerprint sha1hex(json text). Same reply.
 --
 -- FCALL transfer 2 <transfer record> <slot's index of unfinished transfers>
---   (exactly {x:<transfer id>} and the index of its slot; counts, indexes and ms as Redis writes
---   integers)
+--   (exactly {x:<transfer id>} and the index of its slot, the id a transfer id: [A-Za-z0-9_.:-],
+--   1 to MAX_TRANSFER_ID characters, not dots alone; counts, indexes and ms as Redis writes
+--   integers; the action and its arguments are checked whether the record exists or not)
 --   action, transfer id, then per action:
---   begin  fp, body, prepare timeout (ms), the parts' holders (comma-separated), then for a
---          transfer with one payer (docs/transfers.md) the payer's part index and how long
+--   begin  fp, body, prepare timeout (ms), the parts' holders (comma-separated, MIN_PARTS to
+--          MAX_PARTS of them), then for a transfer with one payer (docs/transfers.md) the
+--          payer's part index (one of the parts) and how long
 --          (ms) its steps may be sent again (their idempotency records' life), both "" for the
 --          two phases, then the idempotency ttl (ms) every driver gives the steps' records, the
 --          fences and the done record (optional): creates the record "preparing", due for
@@ -55,10 +60,10 @@
 --          "preparing" record changes; one that has been decided keeps its decision. Then
 --          finish's arguments, if any follow: those parts finished in the same run, when the
 --          decision that stands is this one (a one-payer transfer's last step).
---   finish ttl (ms), the number of parts, then part indexes (from 0): those parts' commit (or
---          abort) applied, now or before; a finished part is never sent again. Once every part
---          is finished, the record is done: it leaves the index and expires. Refused while
---          preparing.
+--   finish ttl (ms), the number of parts (the record's), then part indexes (from 0): those
+--          parts' commit (or abort) applied, now or before; a finished part is never sent
+--          again. Once every part is finished, the record is done: it leaves the index and
+--          expires. Refused while preparing.
 --   read   nothing: the record as it is.
 --   Reply: {outcome, status, error, done, created ms, deadline ms, holders, finished, payer,
 --   resend until ms, ttl ms}, outcome being "new", "found", "conflict" or "missing"; finished has
@@ -118,8 +123,9 @@ local MAX_WRITE_ARGS = 7000
 -- The contract's key names (cluster/keys.go): a holder's record is its hash's name, ":tx:" and
 -- the id; a slot's keys are its tag in braces and a suffix.
 local KEY_TX, KEY_OUTBOX, KEY_EXPIRY, KEY_TRANSFERS = ":tx:", ":outbox", ":expiry", ":transfers"
--- The most parts a transfer has (instructions.MaxParts).
-local MAX_PARTS = 16
+-- The fewest and most parts a transfer has, the longest transfer id (instructions.MinParts,
+-- MaxParts, MaxTransferID).
+local MIN_PARTS, MAX_PARTS, MAX_TRANSFER_ID = 2, 16, 60
 -- A one-payer transfer's claim, one field of its record (stored.XferClaim): the fields it holds,
 -- in its order, each followed by a newline but the last (stored.XferClaimFields).
 local XFER_CLAIM = "claim"
@@ -546,15 +552,30 @@ local function want_leg(a)
   elseif a ~= '' then want('b:' .. a); want('f:' .. a) end
 end
 
--- The fields each op names, by op (a, h, c: asset or leg, hold, coupon or other hold).
+-- An asset's code as the engine's registry writes them: [A-Z0-9_]{1,16}.
+local function asset_code(a) return #a <= 16 and find(a, '^[A-Z0-9_]+$') ~= nil end
+-- A hold's ttl (ms): at most the longest the engine takes (digits are checked with the op).
+local function long_ttl(ms)
+  local n = tonumber(ms)
+  return n ~= nil and n > SHARED.max_ttl
+end
+-- settle's and release's leg: an asset, "points", or none (the whole hold), which takes no amount.
+local function bad_leg(a, amt)
+  if a == '' then return amt ~= '0' end
+  return a ~= 'points' and not asset_code(a)
+end
+
+-- The fields each op names, by op (a, h, c: asset or leg, hold, coupon or other hold); an op
+-- whose asset, leg or ttl (amt, ms: its units and ms as text) is not one answers true
+-- (malformed: apply writes nothing).
 local NAMES = {
-  credit = function(a) want_leg(a) end,
-  debit = function(a) want_leg(a) end,
-  freeze = function(a, h) want_leg(a); want('h:' .. h) end,
-  freeze_points = function(_, h) want_leg('points'); want('h:' .. h) end,
-  lock_coupon = function(_, h, c) want('h:' .. h); want('c:' .. c) end,
-  settle = function(a, h) want('h:' .. h); want_leg(a) end,
-  release = function(a, h) want('h:' .. h); want_leg(a) end,
+  credit = function(a) want_leg(a); return not asset_code(a) end,
+  debit = function(a) want_leg(a); return not asset_code(a) end,
+  freeze = function(a, h, _, _, ms) want_leg(a); want('h:' .. h); return not asset_code(a) or long_ttl(ms) end,
+  freeze_points = function(_, h, _, _, ms) want_leg('points'); want('h:' .. h); return long_ttl(ms) end,
+  lock_coupon = function(_, h, c, _, ms) want('h:' .. h); want('c:' .. c); return long_ttl(ms) end,
+  settle = function(a, h, _, amt) want('h:' .. h); want_leg(a); return bad_leg(a, amt) end,
+  release = function(a, h, _, amt) want('h:' .. h); want_leg(a); return bad_leg(a, amt) end,
   earn_points = function() want_leg('points') end,
   spend_points = function() want_leg('points') end,
   grant_coupon = function(_, _, c) want('c:' .. c) end,
@@ -982,14 +1003,17 @@ local function apply(keys, argv, keep_result)
   -- from writing an event the ledger could not read, or a hold that reads back as another:
   -- SAFE. The op is a key of NAMES or OPS, the ms digits, or the op is refused.) They are
   -- checked together, with one search: a search costs several times what the concatenation does.
-  local text = ''
+  local text, bad_args = '', false
   for b = fixed + 1, nargs, per_op do
-    local a, amt, h, c = argv[b + 1], argv[b + 2], argv[b + 3], argv[b + 4]
+    local a, amt, h, c, ms = argv[b + 1], argv[b + 2], argv[b + 3], argv[b + 4], argv[b + 5]
     text = text .. a .. amt .. h .. c
     local f = NAMES[argv[b]]
-    if f then f(a, h, c) end
+    -- ms: digits within 2^53-1, where Lua's numbers stop being exact.
+    if f and f(a, h, c, amt, ms) or ms ~= '0' and not (#ms < 16 or #ms == 16 and ms <= '9007199254740991') then
+      bad_args = true
+    end
   end
-  if not find(text, SAFE) then
+  if bad_args or not find(text, SAFE) then
     return {0, 'err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments'}
   end
   if route ~= '' and not fields.lanes then
@@ -1206,6 +1230,12 @@ local function record_reply(outcome, r)
     r[9] or '', r[10] or '', r[11] or ''}
 end
 
+-- An id, hold or coupon name: [A-Za-z0-9_.:-]{1,64}, not dots alone.
+local function valid_id(s)
+  return type(s) == 'string' and #s >= 1 and #s <= 64 and find(s, '^[%w_.:-]+$') ~= nil
+    and find(s, '^%.+$') == nil
+end
+
 -- A count, index or ms argument: digits as Redis writes an integer (no leading zero), since
 -- some are stored as they are given.
 local function ms_arg(s)
@@ -1213,15 +1243,37 @@ local function ms_arg(s)
   return tonumber(s)
 end
 
+-- The number of parts of a record's holders (their names, comma separated).
+local function count_parts(holders)
+  local n, at = 1, 1
+  while true do
+    local c = find(holders, ',', at, true)
+    if not c then return n end
+    n, at = n + 1, c + 1
+  end
+end
+
+-- finish_args checks finish's arguments at argv[i] (ttl (ms), the number of parts, part
+-- indexes) as text, before the record is read; an error when one is not.
+local function finish_args(argv, i)
+  local ttl, n = ms_arg(argv[i]), ms_arg(argv[i + 1])
+  if ttl < 1 or n < MIN_PARTS or n > MAX_PARTS then error('bad ttl or count argument') end
+  for j = i + 2, #argv do
+    if ms_arg(argv[j]) >= n then error('bad part argument') end
+  end
+end
+
 -- finished_with gives record r's finished string with the parts of finish's arguments at
--- argv[i] (ttl (ms), the number of parts, part indexes) marked, and the ttl; or nil and an error.
+-- argv[i] marked, and the ttl; or nil and an error when the count is not the record's parts
+-- (a finish of fewer would make it done with parts never sent; of more, never done).
 local function finished_with(r, argv, i)
   local ttl, n = ms_arg(argv[i]), ms_arg(argv[i + 1])
-  if ttl < 1 or n > MAX_PARTS then return nil, 'ERR bad ttl or count argument' end
+  if not r[7] or n ~= count_parts(r[7]) or (r[8] and #r[8] ~= n) then
+    return nil, 'ERR the count argument is not the number of the record\'s parts'
+  end
   local f = r[8] or string.rep('0', n)
   for j = i + 2, #argv do
     local k = ms_arg(argv[j])
-    if k >= #f then return nil, 'ERR bad part argument' end
     f = sub(f, 1, k) .. '1' .. sub(f, k + 2)
   end
   return f, ttl
@@ -1233,12 +1285,25 @@ local function transfer(keys, argv)
   local action, id = argv[1], argv[2]
   -- The record is the transfer's, and the index its slot's: a key of another kind would be
   -- written in part (the record fails its HSET after the index's ZADD).
-  local ok = #keys == 2 and id and match(K_REC, '^{x:(.*)}$') == id
+  -- An id has no braces: the record's hash tag is then the whole "x:<id>".
+  local ok = #keys == 2 and valid_id(id) and #id <= MAX_TRANSFER_ID and match(K_REC, '^{x:(.*)}$') == id
   if ok then
     local _, tag = slot_tag(sub(K_REC, 2, -2))
     ok = K_IDX == '{' .. tag .. '}' .. KEY_TRANSFERS
   end
   if not ok then return redis.error_reply('ERR bad keys: the transfer\'s record and the index of its slot') end
+  -- The arguments as text before the record is read: a malformed call is refused whether the
+  -- record exists or not.
+  if action == 'decide' then
+    local to, err = argv[3], argv[4]
+    if (to ~= 'committed' and to ~= 'aborted') or not err then return redis.error_reply('ERR bad status argument') end
+    ms_arg(argv[5])
+    if argv[6] then finish_args(argv, 6) end
+  elseif action == 'finish' then
+    finish_args(argv, 3)
+  elseif action ~= 'begin' and action ~= 'read' then
+    return redis.error_reply('ERR unknown action')
+  end
   local t = call('TIME')
   local tnow = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
   local r = read_record(K_REC)
@@ -1253,8 +1318,10 @@ local function transfer(keys, argv)
     local deadline, created = fmt('%d', tnow + timeout), fmt('%d', tnow)
     local payer, until_ms, ttl = argv[7] or '', '', argv[9] or ''
     -- checked before the first write
+    local parts = count_parts(holders)
+    if parts < MIN_PARTS or parts > MAX_PARTS then return redis.error_reply('ERR bad holders argument') end
     if payer ~= '' then
-      ms_arg(payer)
+      if ms_arg(payer) >= parts then return redis.error_reply('ERR bad payer argument') end
       until_ms = fmt('%d', tnow + ms_arg(argv[8]))
     end
     if ttl ~= '' and ms_arg(ttl) < 1 then error('bad ms argument') end
@@ -1275,7 +1342,6 @@ local function transfer(keys, argv)
     local fields, due, fin = {}, nil, 3
     if action == 'decide' then
       local to, err, retry = argv[3], argv[4], ms_arg(argv[5])
-      if (to ~= 'committed' and to ~= 'aborted') or not err then return redis.error_reply('ERR bad status argument') end
       if r[1] == 'preparing' then
         fields = {'status', to, 'err', err, 'decided_ms', fmt('%d', tnow)}
         due = fmt('%d', tnow + retry)
@@ -1305,7 +1371,6 @@ local function transfer(keys, argv)
     if #fields > 0 then call('HSET', K_REC, unpk(fields)) end
     return record_reply('found', r)
   end
-  return redis.error_reply('ERR unknown action')
 end
 
 -- The JSON door: apply_json decodes one JSON instruction, checks what the Go engine checks before
@@ -1314,11 +1379,6 @@ end
 
 local function bad(code, i, msg)
   return {0, 'err\n' .. code .. '\n' .. fmt('%d', i) .. '\n' .. msg}
-end
-
-local function valid_id(s)
-  return type(s) == 'string' and #s >= 1 and #s <= 64 and find(s, '^[%w_.:-]+$') ~= nil
-    and find(s, '^%.+$') == nil
 end
 
 -- valid_utf8: UTF-8 without overlong forms, surrogates or values past U+10FFFF.

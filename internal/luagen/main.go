@@ -83,7 +83,9 @@ func part() string {
 	fmt.Fprintf(&b, "local KEY_TX, KEY_OUTBOX, KEY_EXPIRY, KEY_TRANSFERS = %q, %q, %q, %q\n", infix(),
 		strings.TrimPrefix(cluster.Outbox(0), tag0), strings.TrimPrefix(cluster.Expiry(0), tag0),
 		strings.TrimPrefix(cluster.Transfers(0), tag0))
-	fmt.Fprintf(&b, "-- The most parts a transfer has (instructions.MaxParts).\nlocal MAX_PARTS = %d\n", instructions.MaxParts)
+	fmt.Fprintf(&b, "-- The fewest and most parts a transfer has, the longest transfer id (instructions.MinParts,\n")
+	fmt.Fprintf(&b, "-- MaxParts, MaxTransferID).\nlocal MIN_PARTS, MAX_PARTS, MAX_TRANSFER_ID = %d, %d, %d\n",
+		instructions.MinParts, instructions.MaxParts, instructions.MaxTransferID)
 	b.WriteString("-- A one-payer transfer's claim, one field of its record (stored.XferClaim): the fields it holds,\n")
 	b.WriteString("-- in its order, each followed by a newline but the last (stored.XferClaimFields).\n")
 	fmt.Fprintf(&b, "local XFER_CLAIM = %q\nlocal XFER_CLAIM_FIELDS = %s\n", stored.XferClaim, list(stored.XferClaimFields))
