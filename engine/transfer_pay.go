@@ -267,15 +267,19 @@ func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec
 		o = e.runUntilKnown(ctx, []call{step})[0]
 	}
 	var err *Error
-	if !late && why == nil && errors.As(o.Err, &err) && err.Code == instructions.CodeHolderNotFound {
+	if !late && errors.As(o.Err, &err) && err.Code == instructions.CodeHolderNotFound {
 		// No record keeps this refusal (nothing is written for an unknown
-		// holder): another driver's run, arriving once the payer has been
-		// opened, would apply under an aborted transfer. Fenced, the step
-		// answers for good: the fence, or a run that got in before it.
+		// holder): another driver's run, or the client's retry of a quick
+		// payment, arriving once the payer has been opened, would apply
+		// under an aborted transfer. Fenced, the step answers for good: the
+		// fence, or a run that got in before it. So whatever else the reads
+		// found (the payee gone too: its error stays the reason).
 		if e.fence(ctx, n.ID, &step) != nil {
 			return "", "", false, false
 		}
-		whyPart, why = payer, err
+		if why == nil {
+			whyPart, why = payer, err
+		}
 		o = e.runUntilKnown(ctx, []call{step})[0]
 	}
 	if o.Err == nil {

@@ -699,3 +699,57 @@ func TestQuickAdversary_SentAgainAfterItsStepExpiredIsGivenBack(t *testing.T) {
 		})
 	}
 }
+
+// A quick payment (its payee seen lately) whose payer's hash AND
+// payee's hash are both gone when it is sent (an operator's mistake, a
+// master that lost both, a rebuild under way):
+//
+//  1. the claim, the payee's read and the payer's run go together; the run
+//     is refused HOLDER_NOT_FOUND (which no idempotency record keeps), the
+//     read finds the payee gone (why != nil);
+//  2. the transfer is decided aborted with the payee's error, done; the
+//     payer's step x:<id>:c is fenced all the same;
+//  3. both holders are brought back; the client sends the same body again
+//     (a retry within the TTL: it must replay aborted). The quick path sends
+//     the payer's run beside the claim, and the fence refuses it.
+//
+// Before, pay fenced the step after a HOLDER_NOT_FOUND only when the reads
+// had found nothing wrong: with the payee gone too, the step had no record,
+// the retry's run applied, charging 4.00, and nothing gave it back (the
+// record aborted and done, the run sent inside the window).
+// docs/transfers.md, Limits, "Fences for unknown holders".
+func TestQuickAdversary_PayerAndPayeeBothGoneFencesThePayersStep(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, tenCNY, nil)
+	e := quickEngine(t, nil, hs[0], hs[1]) // payer 9.00, payee 1.00, payee seen
+	tr := payment(hs[0], "4.00", hs[1])
+	forgetAllOnCleanup(t, tr.ID, hs...)
+	before, seqs := totals(t, hs...), seqsOf(t, hs)
+
+	backPayer, backPayee := hideHolder(t, hs[0]), hideHolder(t, hs[1])
+	st, err := e.Transfer(ctx, tr)
+	require.NoError(t, err)
+	e.Flush()
+	require.Equal(t, engine.TransferAborted, st.Status, "nobody can be charged or paid")
+	require.True(t, st.Complete)
+	backPayer()
+	backPayee()
+
+	again, err := e.Transfer(ctx, tr)
+	require.NoError(t, err)
+	e.Flush()
+	assert.Equal(t, engine.TransferAborted, again.Status)
+	assert.True(t, again.Replayed)
+	got, err := eng.GetTransfer(ctx, tr.ID)
+	require.NoError(t, err)
+	assert.Equal(t, engine.TransferAborted, got.Status)
+	assert.True(t, got.Complete)
+
+	recoverFor(t, quietRecoveryEngine(), 3*shortTransferTimeout) // nothing left for recovery to do either
+	assert.Equal(t, before, totals(t, hs...), "money is conserved")
+	assert.Equal(t, "9.00", state(t, hs[0]).Balances["CNY"].Available,
+		"the payer of an aborted transfer is not charged by its retry")
+	assert.Equal(t, seqs[0], state(t, hs[0]).Seq, "nothing applied on the payer")
+	assert.Equal(t, seqs[1], state(t, hs[1]).Seq, "nothing applied on the payee")
+}
