@@ -265,6 +265,11 @@ func (e *Engine) pay(ctx context.Context, n instructions.NormalizedTransfer, rec
 			}
 		}
 		o = e.runUntilKnown(ctx, []call{step})[0]
+		if first != nil && o.Err == nil {
+			// A quick run whose answer was lost: it may have applied with this
+			// engine's TTL, before the record was read.
+			e.keepStepTTL(ctx, rec, step)
+		}
 	}
 	var err *Error
 	if !late && errors.As(o.Err, &err) && err.Code == instructions.CodeHolderNotFound {
@@ -497,11 +502,8 @@ func (e *Engine) transferQuick(ctx context.Context, n instructions.NormalizedTra
 		// recovery may have finished the payment from that very run while
 		// this driver's claim was on its way.
 		e.giveBackRun(ctx, n, step, first, "sent again after its step's record expired")
-	} else if ttl := e.stepTTL(rec); fresh && ttl != e.idemTTL {
-		// The run applied now, for a transfer another engine began: its
-		// record lives as long as that engine's TTL says (stepTTL).
-		key := step.keys[keyTx]
-		e.submit(ctx, []req{{keys: []string{key}, args: []any{"pexpire", key, ttl}}})
+	} else if fresh {
+		e.keepStepTTL(ctx, rec, step)
 	}
 	if pinLanes(&n, rec.holders) {
 		reads = e.submit(ctx, payeeReads(n, payer))
@@ -509,6 +511,19 @@ func (e *Engine) transferQuick(ctx context.Context, n instructions.NormalizedTra
 	st, _ := e.drivePayment(ctx, n, rec, reads, false, &first)
 	st.Replayed = rec.outcome == "found"
 	return st, nil
+}
+
+// keepStepTTL gives the payer's step of quick transfer rec, which this
+// engine sent with its own TTL before it read the record, the TTL the
+// record keeps (stepTTL) when they differ: the run applied, for a transfer
+// another engine began. Shorter, the step would expire inside the window,
+// where the same body sent again would charge the payer a second time and
+// be taken for the transfer's run; longer, it would outlive the record.
+func (e *Engine) keepStepTTL(ctx context.Context, rec transferRecord, step call) {
+	if ttl := e.stepTTL(rec); ttl != e.idemTTL {
+		key := step.keys[keyTx]
+		e.submit(ctx, []req{{keys: []string{key}, args: []any{"pexpire", key, ttl}}})
+	}
 }
 
 // yieldStep gives the payer of quick transfer n back what its run took, o,

@@ -753,3 +753,40 @@ func TestQuickAdversary_PayerAndPayeeBothGoneFencesThePayersStep(t *testing.T) {
 	assert.Equal(t, seqs[0], state(t, hs[0]).Seq, "nothing applied on the payer")
 	assert.Equal(t, seqs[1], state(t, hs[1]).Seq, "nothing applied on the payee")
 }
+
+// A quick payment of a transfer that an engine of the default TTL began,
+// driven by one whose TTL is 5 s: its payer's run goes with the driver's
+// TTL, before the record is read, and applies, but its answer is lost; sent
+// again, it replays. The step must live as long as the record's TTL says,
+// as it does when the driver sees its run apply. Before, it kept the
+// driver's 5 s: inside the window (the record's), the same body sent after
+// those 5 s ran the payer's step anew, charging it a second time, and was
+// taken for the transfer's own run.
+func TestQuickAdversary_ARunWhoseAnswerWasLostGetsTheRecordsTTL(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, tenCNY, nil)
+	tr := payment(hs[0], "4.00", hs[1])
+	forgetAllOnCleanup(t, tr.ID, hs...)
+	ids, err := eng.TransferStepIDs(tr, 0)
+	require.NoError(t, err)
+	run := applyOn(hs[0], ids["commit"])
+	var armed, lost atomic.Bool
+	client := testCluster.Client(&redis.ClusterOptions{ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+	defer client.Close()
+	client.AddHook(loseAnswers{ran: true, match: func(a []any) bool {
+		return armed.Load() && run(a) && lost.CompareAndSwap(false, true)
+	}})
+	short := quickEngineWith(t, client, shortTransferTimeout, 5*time.Second, hs[0], hs[1])
+	require.NoError(t, shortTimeout().TransferStep(ctx, tr, "begin", 0))
+
+	armed.Store(true)
+	st, err := short.Transfer(ctx, tr)
+	require.NoError(t, err)
+	short.Flush()
+	require.True(t, lost.Load(), "the run's answer was lost")
+	require.Equal(t, engine.TransferCommitted, st.Status, "%v", st.Error)
+	require.True(t, st.Complete)
+	assert.Greater(t, rdb.PTTL(ctx, cluster.Tx(hs[0], ids["commit"])).Val(), time.Hour,
+		"the payer's step lives the record's TTL (the default), not the driver's 5 s")
+}
