@@ -130,5 +130,11 @@ func numArg(v int64) any {
 // the step, sent again, replays it instead of applying: UNAVAILABLE, which
 // the library never answers itself.
 func fenceRecord(fp, transfer, what string) string {
-	return stored.Record(fp, stored.Rejection(string(instructions.CodeUnavailable), -1, "transfer "+transfer+" was "+what))
+	return stored.Record(fp, stored.Rejection(string(instructions.CodeUnavailable), -1, fenceText(transfer, what)))
 }
+
+// givenBack is what a fence of a payment given back says of it.
+const givenBack = "given back"
+
+// fenceText is a fence's message: transfer was what (aborted, given back).
+func fenceText(transfer, what string) string { return "transfer " + transfer + " was " + what }

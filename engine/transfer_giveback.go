@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -57,10 +58,7 @@ func (e *Engine) giveBackDue(n instructions.NormalizedTransfer, rec transferReco
 func (e *Engine) giveBack(ctx context.Context, n instructions.NormalizedTransfer, rec transferRecord, reason string) (TransferState, bool) {
 	payee := 1 - rec.payer
 	credit := e.commitOf(n, n.Parts[payee], rec)
-	recorded, applied, err := e.fenceCredit(ctx, n, payee, credit)
-	if reason == "" {
-		reason = recorded
-	}
+	reason, applied, err := e.fenceCredit(ctx, n, payee, credit, reason)
 	if err != nil {
 		e.log.Warn("transfer: fence a credit to give it back", "transfer", n.ID, "err", err)
 		return stateOf(n.ID, rec), false
@@ -96,16 +94,20 @@ func (e *Engine) giveBack(ctx context.Context, n instructions.NormalizedTransfer
 // fenceCredit makes the record of credit c, part i's, a fence unless it
 // records the credit applied (applied true). A recorded refusal (OVERFLOW)
 // is replaced, under WATCH, so that no driver's forgetRefusal can delete it
-// and send the credit again. It answers the abort reason: the refusal's
-// error, or HOLDER_NOT_FOUND when the credit left no record (its payee gone).
-func (e *Engine) fenceCredit(ctx context.Context, n instructions.NormalizedTransfer, i int, c call) (reason string, applied bool, err error) {
+// and send the credit again. It answers the abort reason: reason when given,
+// else the refusal's error, or HOLDER_NOT_FOUND when the credit left no
+// record (its payee gone). The fence keeps the reason, so that a give-back
+// resumed after it (a driver stopped before the payer's x:<id>:g) tells
+// what refused the credit.
+func (e *Engine) fenceCredit(ctx context.Context, n instructions.NormalizedTransfer, i int, c call, reason string) (out string, applied bool, err error) {
 	key := c.keys[keyTx]
 	fp := c.args[argFP].(string)
-	fence := fenceRecord(fp, n.ID, "given back")
-	why := Error{Code: instructions.CodeHolderNotFound, OpIndex: 0,
-		Message: e.describe(n.Parts[i], 0, instructions.CodeHolderNotFound, "")}
+	kept := fenceText(n.ID, givenBack) + ": "
 	err = e.rdb.Watch(ctx, func(tx *redis.Tx) error {
 		v, err := tx.Get(ctx, key).Result()
+		why := Error{Code: instructions.CodeHolderNotFound, OpIndex: 0,
+			Message: e.describe(n.Parts[i], 0, instructions.CodeHolderNotFound, "")}
+		out = reason
 		switch {
 		case errors.Is(err, redis.Nil):
 		case err != nil:
@@ -113,8 +115,14 @@ func (e *Engine) fenceCredit(ctx context.Context, n instructions.NormalizedTrans
 		case stored.RecordApplied(v, fp):
 			applied = true
 			return nil
-		case stored.RecordRefused(v, fp, string(instructions.CodeUnavailable)):
-			return nil // fenced already
+		case stored.RecordRefused(v, fp, string(instructions.CodeUnavailable)): // fenced already
+			if _, _, detail, _ := stored.RecordRejection(v, fp); out == "" {
+				out = strings.TrimPrefix(detail, kept)
+				if out == detail { // a fence that keeps no reason
+					out = abortFor(n, i, why)
+				}
+			}
+			return nil
 		default:
 			if c, idx, detail, ok := stored.RecordRejection(v, fp); ok {
 				code := instructions.Code(c)
@@ -124,8 +132,12 @@ func (e *Engine) fenceCredit(ctx context.Context, n instructions.NormalizedTrans
 				}
 			}
 		}
+		if out == "" {
+			out = abortFor(n, i, why)
+		}
 		// The fence lives as long as the credit's record would.
 		ms, _ := strconv.ParseInt(c.args[argTTL].(string), 10, 64)
+		fence := stored.Record(fp, stored.Rejection(string(instructions.CodeUnavailable), -1, kept+out))
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			return p.Set(ctx, key, fence, time.Duration(ms)*time.Millisecond).Err()
 		})
@@ -134,7 +146,7 @@ func (e *Engine) fenceCredit(ctx context.Context, n instructions.NormalizedTrans
 	if err != nil || applied {
 		return "", applied, err
 	}
-	return abortFor(n, i, why), false, nil
+	return out, false, nil
 }
 
 // giveBackCall is the payer's instruction, its id the transfer's hold and

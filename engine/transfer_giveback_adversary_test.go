@@ -13,6 +13,7 @@ import (
 
 	"github.com/atomledger/atomledger/cluster"
 	"github.com/atomledger/atomledger/engine"
+	"github.com/atomledger/atomledger/instructions"
 )
 
 // An adversarial pass over the give-backs of a one-payer transfer
@@ -139,4 +140,39 @@ func TestGiveBackAdversary_LateRunGivenBackAfterRecoverysGiveBack(t *testing.T) 
 	assert.Equal(t, payee0, cnyOf(t, hs[1]), "the payee never paid")
 	assert.Equal(t, seqs[0]+4, state(t, hs[0]).Seq, "two charges, two give-backs")
 	assert.Equal(t, seqs[1], state(t, hs[1]).Seq)
+}
+
+// A quick payment to a payee too full for its credit (the read beside the
+// payer's run says OVERFLOW): the driver gives the payer back at once,
+// fences the credit, and stops before its x:<id>:g applies. Recovery
+// finishes the give-back late in the window, from the fence. The transfer
+// is aborted with the payee's OVERFLOW, which the fence keeps: before, a
+// fence kept no reason, and the resumed give-back named the payee missing
+// (HOLDER_NOT_FOUND) for a payee that was there all along.
+func TestGiveBackAdversary_AResumedGiveBackKeepsThePayeesError(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	const timeout, ttl = 500 * time.Millisecond, 5 * time.Second
+	hs := holdersOnMasters(t, tenCNY, nil)
+	tr := payment(hs[0], "4.00", hs[1])
+	back := "x:" + tr.ID + ":g"
+	driver := quickEngineWith(t, hookedClient(t, loseAnswers{match: applyOn(hs[0], back), ran: false}), timeout, ttl, hs[0], hs[1])
+	forgetAllOnCleanup(t, tr.ID, hs...)
+	_, err := eng.Apply(ctx, instructions.New(newID("fill"), hs[1]).Credit("CNY", "90071992547408.00"))
+	require.NoError(t, err)
+	before, payer0 := totals(t, hs...), cnyOf(t, hs[0])
+
+	st, err := driver.Transfer(ctx, tr)
+	require.NoError(t, err)
+	driver.Flush()
+	require.False(t, st.Complete, "the give-back did not go: %+v", st)
+
+	st = recoverWith(t, engine.New(rdb, &engine.Options{TransferTimeout: timeout, IdempotencyTTL: ttl, Logger: quiet}), tr.ID)
+	assert.Equal(t, engine.TransferAborted, st.Status)
+	require.NotNil(t, st.Error)
+	assert.Equal(t, instructions.CodeOverflow, st.Error.Code, "%s", st.Error.Message)
+	require.NotNil(t, st.PartIndex)
+	assert.Equal(t, 1, *st.PartIndex, "the payee's part")
+	assert.Equal(t, before, totals(t, hs...), "money is conserved")
+	assert.Equal(t, payer0, cnyOf(t, hs[0]), "the payer given back once")
 }

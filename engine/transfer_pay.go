@@ -570,7 +570,7 @@ func (e *Engine) giveBackRun(ctx context.Context, n instructions.NormalizedTrans
 		return false
 	}
 	key := step.keys[keyTx]
-	fence := fenceRecord(step.args[argFP].(string), n.ID, "given back")
+	fence := fenceRecord(step.args[argFP].(string), n.ID, givenBack)
 	life := e.ttl.Milliseconds() + e.xferTimeout.Milliseconds()
 	if err := e.submit(ctx, []req{{keys: []string{key}, args: []any{"set", key, fence, "xx", "px", life}}})[0].cmd.Err(); err != nil &&
 		!errors.Is(err, redis.Nil) {
