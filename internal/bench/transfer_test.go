@@ -124,12 +124,20 @@ func BenchmarkApply_TradeSide(b *testing.B) {
 // server: the round trips it served (INFO's total_reads_processed: a
 // pipeline is one, or a few when it is long), the commands it ran (those
 // the scripts call included) and its CPU in µs, per operation. The counts
-// are steady from run to run; the CPU moves with the machine's load.
-func BenchmarkRedisWork_Payment(b *testing.B) {
+// are steady from run to run; the CPU moves with the machine's load. The
+// OneAtATime pair sends the same operations from one goroutine, each after
+// the last one's answer: every call then reaches a server that was idle
+// (docs/benchmarks.md, A run's cost, back to back and one at a time).
+func BenchmarkRedisWork_Payment(b *testing.B)           { redisWorkPayment(b, 64) }
+func BenchmarkRedisWork_Debit(b *testing.B)             { redisWorkDebit(b, 64) }
+func BenchmarkRedisWork_PaymentOneAtATime(b *testing.B) { redisWorkPayment(b, 1) }
+func BenchmarkRedisWork_DebitOneAtATime(b *testing.B)   { redisWorkDebit(b, 1) }
+
+func redisWorkPayment(b *testing.B, workers int) {
 	rdb, eng := server(b)
 	pairs := benchPairs(b, eng, pairsPerWorker*64)
 	run := benchRun
-	redisWork(b, rdb, func(i int) error {
+	redisWork(b, rdb, workers, func(i int) error {
 		st, err := eng.Transfer(context.Background(), payment(fmt.Sprintf("gobench-%d-p-%d", run, i), pairs[i%len(pairs)]))
 		if err == nil && (st.Status != engine.TransferCommitted || !st.Complete) {
 			err = fmt.Errorf("payment %s: %s, complete %v, error %v", st.ID, st.Status, st.Complete, st.Error)
@@ -138,21 +146,24 @@ func BenchmarkRedisWork_Payment(b *testing.B) {
 	})
 }
 
-func BenchmarkRedisWork_Debit(b *testing.B) {
+func redisWorkDebit(b *testing.B, workers int) {
 	rdb, eng := server(b)
 	pairs := benchPairs(b, eng, pairsPerWorker*64)
-	redisWork(b, rdb, func(i int) error {
-		_, err := eng.Apply(context.Background(), instructions.New(fmt.Sprintf("debit-%d", i), pairs[i%len(pairs)].buyer).Debit("USDT", tradeUSDT))
+	run := benchRun
+	redisWork(b, rdb, workers, func(i int) error {
+		_, err := eng.Apply(context.Background(), instructions.New(fmt.Sprintf("gobench-%d-d-%d", run, i), pairs[i%len(pairs)].buyer).Debit("USDT", tradeUSDT))
 		return err
 	})
 }
 
-// redisWork runs op b.N times from 64 goroutines and reports the server's
-// round trips, commands and CPU per op.
-func redisWork(b *testing.B, rdb *redis.Client, op func(i int) error) {
+// redisWork runs op b.N times from workers goroutines and reports the
+// server's round trips, commands and CPU per op, and the µs per FCALL that
+// its commandstats count (the library's runs, the commands they call
+// included).
+func redisWork(b *testing.B, rdb *redis.Client, workers int, op func(i int) error) {
 	ctx := context.Background()
-	read := func() (reads, cmds, cpu float64) {
-		info, err := rdb.Info(ctx, "stats", "cpu").Result()
+	read := func() (reads, cmds, cpu float64, fcall cmdStat) {
+		info, err := rdb.Info(ctx, "stats", "cpu", "commandstats").Result()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -160,19 +171,23 @@ func redisWork(b *testing.B, rdb *redis.Client, op func(i int) error) {
 			v, _ := strconv.ParseFloat(cluster.InfoField(info, name), 64)
 			return v
 		}
-		return f("total_reads_processed"), f("total_commands_processed"), f("used_cpu_sys") + f("used_cpu_user")
+		return f("total_reads_processed"), f("total_commands_processed"), f("used_cpu_sys") + f("used_cpu_user"),
+			parseCommandStats(info)["fcall"]
 	}
 	b.ResetTimer()
-	r0, c0, u0 := read()
-	parallel(64, b.N, func(i int) {
+	r0, c0, u0, f0 := read()
+	parallel(workers, b.N, func(i int) {
 		if err := op(i); err != nil {
 			b.Error(err)
 		}
 	})
-	r1, c1, u1 := read()
+	r1, c1, u1, f1 := read()
 	b.StopTimer()
 	n := float64(b.N)
 	b.ReportMetric((r1-r0-1)/n, "redis-reads/op") // less the INFO's own read
 	b.ReportMetric((c1-c0-1)/n, "redis-cmds/op")
 	b.ReportMetric((u1-u0)*1e6/n, "redis-cpu-µs/op")
+	if calls := f1.Calls - f0.Calls; calls > 0 {
+		b.ReportMetric(float64(f1.Usec-f0.Usec)/float64(calls), "fcall-µs/call")
+	}
 }
