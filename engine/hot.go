@@ -300,10 +300,15 @@ func onHolder(o Outcome, sent call, holder string) Outcome {
 const laneStepID = instructions.TransferHoldPrefix + "lanes-"
 
 // raiseLanes makes lanes 1..count-1 of holder exist with count, before lane
-// 0 says so: new lanes are opened, the others raised (ids "x:lanes-open-<count>"
-// and "x:lanes-set_lanes-<count>", so that a retry replays). The holder joins the hot holders' set, which the
-// sweep reads.
-func (e *Engine) raiseLanes(ctx context.Context, holder string, count int) error {
+// 0 says so; has is lane 0's count now. The lanes below has exist: they are
+// raised, and one found missing fails the raise (UNAVAILABLE, naming it):
+// opened anew, a lane lost with its master's data would come back empty, its
+// money gone from every read and its seqs given twice to the ledger. The
+// others are opened, or raised when they exist already (left ahead by a
+// raise lane 0 refused). Ids "x:lanes-open-<count>" and
+// "x:lanes-set_lanes-<count>", so that a retry replays. The holder joins the
+// hot holders' set, which the sweep reads.
+func (e *Engine) raiseLanes(ctx context.Context, holder string, has, count int) error {
 	if err := e.rdb.SAdd(ctx, cluster.HotHolders(), holder).Err(); err != nil {
 		return redisFailure("", err)
 	}
@@ -315,15 +320,19 @@ func (e *Engine) raiseLanes(ctx context.Context, holder string, count int) error
 			Steps: []instructions.Step{{Op: op, Units: int64(count)}}})
 	}
 	calls := make([]call, count-1)
+	var open, raise []int
 	for i := range calls {
-		calls[i] = step(i+1, instructions.OpOpen)
+		if i+1 < has {
+			calls[i], raise = step(i+1, instructions.OpSetLanes), append(raise, i)
+		} else {
+			calls[i], open = step(i+1, instructions.OpOpen), append(open, i)
+		}
 	}
 	out := make([]Outcome, len(calls))
-	e.run(ctx, calls, indexes(len(calls)), out)
-	var raise []int
-	for i, o := range out {
+	e.run(ctx, calls, open, out)
+	for _, i := range open {
 		var ierr *Error
-		switch {
+		switch o := out[i]; {
 		case o.Err == nil:
 		case errors.As(o.Err, &ierr) && ierr.Code == instructions.CodeHolderExists:
 			raise = append(raise, i)
@@ -337,7 +346,7 @@ func (e *Engine) raiseLanes(ctx context.Context, holder string, count int) error
 		// A lane already past count (left ahead by a raise lane 0 refused)
 		// refuses to be lowered: it stays ahead, which routing allows.
 		if err := out[i].Err; err != nil && !errors.Is(err, instructions.CodeInvalidInstruction) {
-			return err
+			return onHolder(out[i], calls[i], holder).Err
 		}
 	}
 	return nil
@@ -392,7 +401,7 @@ func (e *Engine) applyLanes(ctx context.Context, c call, count int) Outcome {
 	has, _ := strconv.Atoi(now)
 	opens := c.n.Steps[0].Op == instructions.OpOpen
 	if opens && status == "" || !opens && status != "" && has < count && raisesWhen(status, c.n.Steps) {
-		if err := e.raiseLanes(ctx, c.n.Holder, count); err != nil {
+		if err := e.raiseLanes(ctx, c.n.Holder, has, count); err != nil {
 			return Outcome{Err: err}
 		}
 	}
