@@ -2,10 +2,13 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/stored"
 )
 
@@ -119,8 +122,60 @@ func (l *Ledger) Snapshots(ctx context.Context, holders []string, since int64) (
 		if err := readRecent(ctx, tx, holders, since, out); err != nil {
 			return nil, fmt.Errorf("ledger snapshots: %w", err)
 		}
+		if err := readLanesHist(ctx, tx, out, since); err != nil {
+			return nil, fmt.Errorf("ledger snapshots: %w", err)
+		}
 	}
 	return out, nil
+}
+
+// readLanesHist fills the LanesHist of the hot holders' lane 0 among out:
+// for each raise since the cut-off, the count it raised, with its server
+// time, as the library's set_lanes keeps them ("<count>@<ms>;"), from the
+// holder's open and set_lanes events (the counts before the cut-off tell
+// what the first raise after it raised).
+func readLanesHist(ctx context.Context, tx pgx.Tx, out map[string]*stored.Snapshot, since int64) error {
+	var hot []string
+	for h, s := range out {
+		if _, lane := instructions.ParentOf(h); s.Lanes > 1 && lane == 0 {
+			hot = append(hot, h)
+		}
+	}
+	if len(hot) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `SELECT holder, ts_ms, ledger.event_ops(ops) FROM ledger.events
+		WHERE holder = ANY($1) AND (ops LIKE '%"op":"set_lanes"%' OR ops LIKE '%"op":"open"%') ORDER BY holder, seq`, hot)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	count := map[string]int64{}
+	for rows.Next() {
+		var h, text string
+		var ts int64
+		if err := rows.Scan(&h, &ts, &text); err != nil {
+			return err
+		}
+		var ops []struct{ Op, Units string }
+		if err := json.Unmarshal([]byte(text), &ops); err != nil {
+			return fmt.Errorf("holder %s: the ops of an event: %w", h, err)
+		}
+		for _, op := range ops {
+			n, _ := strconv.ParseInt(op.Units, 10, 64)
+			cur := max(count[h], 1)
+			switch {
+			case op.Op == instructions.OpOpen && n > 0:
+				count[h] = n
+			case op.Op == instructions.OpSetLanes && n > cur:
+				if ts >= since {
+					out[h].LanesHist += strconv.FormatInt(cur, 10) + "@" + strconv.FormatInt(ts, 10) + ";"
+				}
+				count[h] = n
+			}
+		}
+	}
+	return rows.Err()
 }
 
 // accounts holds a counterparty account per transfer and asset (its clearing

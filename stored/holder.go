@@ -87,6 +87,9 @@ func HolderFields(s *Snapshot) []any {
 	if s.Lanes > 1 {
 		f = append(f, FieldLanes, strconv.Itoa(s.Lanes))
 	}
+	if s.LanesHist != "" {
+		f = append(f, FieldLanesHist, s.LanesHist)
+	}
 	for a, b := range s.Balances {
 		f = append(f, PrefixBalance+a, strconv.FormatInt(b[0], 10))
 		if b[1] > 0 {

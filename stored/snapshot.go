@@ -21,6 +21,11 @@ type Snapshot struct {
 	Points    *[2]int64           // available, frozen; nil if the holder has no points fields (p:a, p:f)
 	Coupons   map[string]string   // coupon -> "<state>" or "<state>|<expires ms>" (ParseCoupon)
 	Holds     map[string]string   // open hold -> "<expires ms or 0>|<leg>=<units>,...|<coupon>,..." (ParseHold)
+	// LanesHist is a hot holder's lane 0's FieldLanesHist, the counts it had
+	// before its raises since a cut-off: the ledger fills it with Recent, so
+	// that a rebuilt lane 0 still routes the ids of its window by them; the
+	// engine's Snapshots leaves it empty.
+	LanesHist string
 	// Recent lists instructions whose idempotency records a rebuild writes
 	// again, in seq order: the ledger fills it for those applied since a
 	// cut-off; the engine's Snapshots leaves it empty.
