@@ -110,12 +110,23 @@ func (l *Ledger) setAsideOne(ctx context.Context, e stored.Entry, reason string)
 }
 
 // addSetAside adds an event to set aside. The text columns take only what
-// PostgreSQL's text can hold; fields keeps every byte.
+// PostgreSQL's text can hold, the holder (indexed) only its first
+// maxSetAsideHolder bytes; fields keeps every byte.
 func (w *batchWrites) addSetAside(e stored.Entry, reason string) {
 	seq, _ := strconv.ParseInt(e.Fields[stored.EventSeq], 10, 64)
 	fields, _ := json.Marshal(e.Fields) // U+0000 becomes the escape \u0000
-	w.setAside = append(w.setAside, []any{pgText(e.Fields[stored.EventHolder]), seq, pgText(e.Stream), pgText(e.ID), fields, pgText(reason)})
+	holder := pgText(e.Fields[stored.EventHolder])
+	if len(holder) > maxSetAsideHolder {
+		holder = strings.ToValidUTF8(holder[:maxSetAsideHolder], "")
+	}
+	w.setAside = append(w.setAside, []any{holder, seq, pgText(e.Stream), pgText(e.ID), fields, pgText(reason)})
 }
+
+// maxSetAsideHolder is the most of its holder's name a set-aside row keeps:
+// a name is at most 64 characters and a lane's suffix; one too long for an
+// index entry (about 2.7 KB) made the set-aside row fail as its event had,
+// and the whole write with it, stalling every holder of the round.
+const maxSetAsideHolder = 1024
 
 // pgText makes s storable as PostgreSQL text: valid UTF-8 without U+0000.
 func pgText(s string) string {
