@@ -146,8 +146,15 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 		}
 		b.Queue(`DELETE FROM ledger.parked p USING unnest($1::text[], $2::bigint[]) AS u(h, s) WHERE p.holder = u.h AND p.seq = u.s`, hs, seqs)
 	}
+	// Another event parked at the seq already: the same one delivered again,
+	// or, of another digest, a conflict (a forked history), kept in refused
+	// as one at or below the head is.
 	for _, p := range w.park {
-		b.Queue(`INSERT INTO ledger.parked (holder, seq, fields) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, p...)
+		b.Queue(`WITH ins AS (INSERT INTO ledger.parked (holder, seq, fields) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1)
+			INSERT INTO ledger.refused (holder, seq, reason, fields)
+			SELECT $1, $2, 'another event is parked at this seq: the holder''s history forked', $3::jsonb
+			WHERE NOT EXISTS (SELECT 1 FROM ins) AND NOT EXISTS (SELECT 1 FROM ledger.parked
+				WHERE holder = $1 AND seq = $2 AND fields->>'digest' = $3::jsonb->>'digest')`, p...)
 	}
 	for _, r := range w.refuse {
 		b.Queue(`INSERT INTO ledger.refused (holder, seq, reason, fields) VALUES ($1, $2, $3, $4)`, r...)
