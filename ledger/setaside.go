@@ -26,7 +26,7 @@ import (
 // groups together already failed: no need to try them again as one.
 func (l *Ledger) isolate(ctx context.Context, groups [][]stored.Entry, rep *Report, failed bool) error {
 	if !failed {
-		r, err := l.applyTx(ctx, slices.Concat(groups...))
+		r, err := l.applyTx(ctx, slices.Concat(groups...), allParked)
 		if err == nil {
 			rep.add(r)
 			return nil
@@ -45,20 +45,65 @@ func (l *Ledger) isolate(ctx context.Context, groups [][]stored.Entry, rep *Repo
 	evs := slices.Clone(groups[0])
 	slices.SortStableFunc(evs, func(a, b stored.Entry) int { return cmp.Compare(entrySeq(a), entrySeq(b)) })
 	for _, e := range evs {
-		r, err := l.applyTx(ctx, []stored.Entry{e})
+		r, err := l.applyTx(ctx, []stored.Entry{e}, allParked)
+		if err != nil && refusedByData(err) {
+			// Without the holder's parked events, which follow it once it
+			// fills their gap: one of those may be what PostgreSQL refuses.
+			if r, err = l.applyTx(ctx, []stored.Entry{e}, 0); err == nil {
+				err = l.isolateParked(ctx, e, &r)
+			}
+		}
 		switch {
 		case err == nil:
 			rep.add(r)
 		case !refusedByData(err):
 			return err
 		default:
-			if err := l.setAsideOne(ctx, e, "PostgreSQL refused it: "+err.Error()); err != nil {
+			if err := l.setAsideOne(ctx, e, nil, "PostgreSQL refused it: "+err.Error()); err != nil {
 				return err
 			}
 			rep.SetAside++
 		}
 	}
 	return nil
+}
+
+// allParked is applyTx's parked limit that takes every parked event.
+const allParked = -1
+
+// isolateParked applies the events of e's holder parked behind it, e
+// applied: one at a time, e sent again (a duplicate by then) to bring the
+// next; the first PostgreSQL refuses is set aside, leaving ledger.parked,
+// and the others stay parked behind it. Else the event that filled their
+// gap would be the one set aside, and its repair refused for good.
+func (l *Ledger) isolateParked(ctx context.Context, e stored.Entry, rep *Report) error {
+	for {
+		r, refusal := l.applyTx(ctx, []stored.Entry{e}, 1)
+		if refusal == nil {
+			rep.add(r)
+			if r.Unparked == 0 {
+				return nil // none left, or the rest behind another gap
+			}
+			continue
+		}
+		if !refusedByData(refusal) {
+			return refusal
+		}
+		var holder string
+		var seq int64
+		var f map[string]string
+		err := l.pool.QueryRow(ctx, `SELECT p.holder, p.seq, p.fields FROM ledger.parked p
+			JOIN ledger.holders h USING (holder) WHERE p.holder = $1 AND p.seq > h.seq ORDER BY p.seq LIMIT 1`,
+			e.Fields[stored.EventHolder]).Scan(&holder, &seq, &f)
+		if err != nil {
+			return fmt.Errorf("ledger set aside: a parked event: %w", err)
+		}
+		if err := l.setAsideOne(ctx, stored.Entry{Fields: f}, [][2]any{{holder, seq}}, "PostgreSQL refused it: "+refusal.Error()); err != nil {
+			return err
+		}
+		rep.SetAside++
+		return nil
+	}
 }
 
 func entrySeq(e stored.Entry) int64 {
@@ -95,9 +140,10 @@ func refusedByData(err error) bool {
 const setAsideLock = 0x61736964 // "asid"
 
 // setAsideOne records one event PostgreSQL refused, in a transaction of its
-// own: only the set_aside row, which takes any bytes.
-func (l *Ledger) setAsideOne(ctx context.Context, e stored.Entry, reason string) error {
-	w := &batchWrites{}
+// own: only the set_aside row, which takes any bytes, and, for a parked
+// event, its row of ledger.parked gone (unpark: holder and seq).
+func (l *Ledger) setAsideOne(ctx context.Context, e stored.Entry, unpark [][2]any, reason string) error {
+	w := &batchWrites{unpark: unpark}
 	w.addSetAside(e, reason)
 	err := pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error { return w.flush(ctx, tx) })
 	if err != nil {

@@ -96,7 +96,7 @@ func newBatchWrites() *batchWrites {
 // behind it (their seq is past the holder's next). Any other failure (the
 // server down, a deadlock) fails the write, to be retried whole.
 func (l *Ledger) Apply(ctx context.Context, batch []stored.Entry) (Report, error) {
-	rep, err := l.applyTx(ctx, batch)
+	rep, err := l.applyTx(ctx, batch, allParked)
 	if err == nil || !refusedByData(err) {
 		return rep, err
 	}
@@ -131,7 +131,7 @@ func (r *Report) add(o Report) {
 }
 
 // applyTx applies a batch in one transaction.
-func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry) (Report, error) {
+func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry, parkedLimit int) (Report, error) {
 	var rep Report
 	w := newBatchWrites()
 	byHolder := map[string][]pending{}
@@ -168,6 +168,11 @@ func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry) (Report, err
 		parked, err := loadParked(ctx, tx, holders, w)
 		if err != nil {
 			return err
+		}
+		if parkedLimit != allParked {
+			for h, p := range parked {
+				parked[h] = p[:min(parkedLimit, len(p))]
+			}
 		}
 		for _, h := range holders {
 			evs := append(append([]pending(nil), byHolder[h]...), parked[h]...)

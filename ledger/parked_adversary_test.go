@@ -55,3 +55,48 @@ func TestLedgerAdversary_TwoEventsAtOneParkedSeqAreBothKept(t *testing.T) {
 		WHERE d = $2`, h.holder, b3[stored.EventDigest]).Scan(&found))
 	assert.NotZero(t, found, "B3 was acknowledged to the relay (removed from its outbox) and is in no table of the ledger")
 }
+
+// The event PostgreSQL refuses (a credit of 2^53 units, written straight
+// into an outbox) arrives behind a gap, so it is parked unchecked; its
+// holder's missing event arrives alone, in a later batch:
+//
+//  1. Apply(seq 1, seq 3): seq 1 applied, seq 3 parked.
+//  2. Apply(seq 2): seq 2 with the parked seq 3 behind it is refused (the
+//     accounts' range trigger); seq 2 alone applies, and seq 3, tried
+//     alone, is the one set aside, leaving ledger.parked.
+//
+// Before, seq 2 was set aside ("PostgreSQL refused it"), the head left at
+// seq 1, seq 3 still parked, and the repair of seq 2's row, which applies
+// it with the parked seq 3 behind it, refused for good.
+func TestLedgerAdversary_ARefusedEventParkedBehindAGapIsTheOneSetAside(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	l := openLedger(t)
+	h := &history{holder: "park-ovf-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	open, second, third := h.open(), h.credit("c2", 5), h.credit("c3", 1<<53)
+
+	rep, err := l.Apply(ctx, stored.Entries(open, third))
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Applied)
+	require.Equal(t, 1, rep.Parked, "seq 3 waits behind the gap at seq 2")
+
+	_, err = l.Apply(ctx, stored.Entries(second))
+	require.NoError(t, err)
+
+	snaps, err := l.Snapshots(ctx, []string{h.holder}, 0)
+	require.NoError(t, err)
+	require.NotNil(t, snaps[h.holder])
+	assert.Equal(t, int64(2), snaps[h.holder].Seq, "seq 2 is sound and its predecessor is in: it applies")
+	set, err := l.SetAside(ctx, 10)
+	require.NoError(t, err)
+	var mine []int64
+	for _, s := range set {
+		if s.Holder == h.holder {
+			mine = append(mine, s.Seq)
+		}
+	}
+	assert.Equal(t, []int64{3}, mine, "the event set aside is the one PostgreSQL refuses")
+	var parked int64
+	require.NoError(t, l.Pool().QueryRow(ctx, "SELECT count(*) FROM ledger.parked WHERE holder = $1", h.holder).Scan(&parked))
+	assert.Zero(t, parked, "the refused event left ledger.parked for ledger.set_aside")
+}
