@@ -65,8 +65,14 @@ type webhook struct {
 func newWebhook(rawURL, secret string, led *ledger.Ledger, log *slog.Logger) *webhook {
 	u, _ := url.Parse(rawURL) // checked by the configuration
 	name := u.Scheme + "://" + u.Host + u.Path
+	// A redirect is not followed: it is an answer other than 2xx, so the
+	// batch is sent again. Followed, a 303 turned the POST into a GET whose
+	// 2xx counted the batch delivered, and a 307 carried the batch and its
+	// signature to another host.
 	return &webhook{url: rawURL, secret: secret, name: name, led: led, log: log.With("webhook", name),
-		client: &http.Client{Timeout: webhookTimeout}}
+		client: &http.Client{Timeout: webhookTimeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}}}
 }
 
 // register exports the webhook's figures, labelled by its place among the
