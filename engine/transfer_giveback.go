@@ -137,7 +137,7 @@ func (e *Engine) fenceCredit(ctx context.Context, n instructions.NormalizedTrans
 		}
 		// The fence lives as long as the credit's record would.
 		ms, _ := strconv.ParseInt(c.args[argTTL].(string), 10, 64)
-		fence := stored.Record(fp, stored.Rejection(string(instructions.CodeUnavailable), -1, kept+out))
+		fence := fenceRecord(fp, n.ID, givenBack+": "+out)
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			return p.Set(ctx, key, fence, time.Duration(ms)*time.Millisecond).Err()
 		})

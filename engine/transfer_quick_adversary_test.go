@@ -772,9 +772,7 @@ func TestQuickAdversary_ARunWhoseAnswerWasLostGetsTheRecordsTTL(t *testing.T) {
 	require.NoError(t, err)
 	run := applyOn(hs[0], ids["commit"])
 	var armed, lost atomic.Bool
-	client := testCluster.Client(&redis.ClusterOptions{ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
-	defer client.Close()
-	client.AddHook(loseAnswers{ran: true, match: func(a []any) bool {
+	client := hookedClient(t, loseAnswers{ran: true, match: func(a []any) bool {
 		return armed.Load() && run(a) && lost.CompareAndSwap(false, true)
 	}})
 	short := quickEngineWith(t, client, shortTransferTimeout, 5*time.Second, hs[0], hs[1])

@@ -157,7 +157,7 @@ func readLanesHist(ctx context.Context, tx pgx.Tx, out map[string]*stored.Snapsh
 		if err := rows.Scan(&h, &ts, &text); err != nil {
 			return err
 		}
-		var ops []struct{ Op, Units string }
+		var ops []stored.EventOp
 		if err := json.Unmarshal([]byte(text), &ops); err != nil {
 			return fmt.Errorf("holder %s: the ops of an event: %w", h, err)
 		}
