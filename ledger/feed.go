@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -167,14 +168,37 @@ func (q FeedQuery) check() (feedCursor, error) {
 		return feedCursor{}, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
 			"limit %d: want 1 to %d", q.Limit, MaxStatementLimit)
 	}
-	for _, f := range [2][2]string{{"holder", q.Holder}, {"transfer", q.Transfer}} {
-		if f[1] != "" {
-			if err := checkID(f[0], f[1]); err != nil {
-				return feedCursor{}, err
-			}
+	// A lane's events have the holder X#i: the filter takes that name too.
+	if q.Holder != "" && !validHolder(q.Holder) {
+		return feedCursor{}, checkID("holder", q.Holder)
+	}
+	if q.Transfer != "" {
+		if err := checkID("transfer", q.Transfer); err != nil {
+			return feedCursor{}, err
 		}
 	}
 	return after, nil
+}
+
+// handedOut refuses a cursor that names no event of the ledger, or one
+// written by another transaction than it says: the feed never handed it
+// out (forged, corrupted, or of another ledger), and a page after it would
+// skip every event below it for good.
+func (l *Ledger) handedOut(ctx context.Context, c feedCursor, raw string) error {
+	if c == (feedCursor{}) {
+		return nil
+	}
+	var x string
+	err := l.pool.QueryRow(ctx, `SELECT coalesce(xid, '0')::text FROM ledger.instructions WHERE holder = $1 AND seq = $2`,
+		c.holder, c.seq).Scan(&x)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) || err == nil && x != strconv.FormatUint(c.xid, 10):
+		return instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
+			"after %q: no event of the ledger has this cursor (give \"\" or an event's cursor, as the feed handed it out)", clip(raw))
+	case err != nil:
+		return fmt.Errorf("ledger feed: %w", err)
+	}
+	return nil
 }
 
 // Feed reads a page of the feed: applied instructions of every holder
@@ -185,6 +209,9 @@ func (q FeedQuery) check() (feedCursor, error) {
 func (l *Ledger) Feed(ctx context.Context, q FeedQuery) (FeedPage, error) {
 	after, err := q.check()
 	if err != nil {
+		return FeedPage{}, err
+	}
+	if err := l.handedOut(ctx, after, q.After); err != nil {
 		return FeedPage{}, err
 	}
 	if q.Limit == 0 {

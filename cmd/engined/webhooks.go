@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -169,7 +170,13 @@ func (w *webhook) post(ctx context.Context, body []byte) error {
 	req.Header.Set(webhookSignatureHeader, webhookSignature(w.secret, ts, body))
 	resp, err := w.client.Do(req)
 	if err != nil {
-		return err
+		// The client's error quotes the URL, whose query and user may be
+		// credentials: the log names the webhook by w.name.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return fmt.Errorf("POST: %w", err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
