@@ -58,43 +58,69 @@ var ErrInFlight = errors.New("events past the snapshot are on their way to the l
 // other figures. Whatever force, it refuses with ErrInFlight when the holder's
 // outbox holds one of its events past s.Seq. It reports whether it wrote.
 //
-// Errors: ErrRedisAhead, ErrStateDiffers, ErrInFlight, UNAVAILABLE, INTERNAL
-// (a stored value that is not a number).
+// Errors: ErrRedisAhead, ErrStateDiffers (too when a value Redis has is not
+// a number), ErrInFlight, UNAVAILABLE.
 func (e *Engine) Restore(ctx context.Context, s *stored.Snapshot, force bool) (bool, error) {
 	return e.RestoreUnlessArrived(ctx, s, force, nil)
 }
 
 // RestoreUnlessArrived is Restore for a snapshot read from the ledger while
-// the relay may run: before it writes over a holder Redis has ahead of s, it
-// calls arrived, which tells whether the ledger has, by now, applied an event
+// the relay may run: before it writes the holder, it calls arrived, which tells whether the ledger has, by now, applied an event
 // of the holder past s.Seq (the relay delivered it after s was read), and
 // then refuses with ErrInFlight. It asks after reading the outbox under the
 // same WATCH: an event leaves the outbox only once the ledger has it, and its
 // leaving after the read makes the write fail.
 func (e *Engine) RestoreUnlessArrived(ctx context.Context, s *stored.Snapshot, force bool, arrived func(context.Context) (bool, error)) (bool, error) {
-	key := cluster.Holder(s.Holder)
-	slot := cluster.HolderSlot(s.Holder)
-	exp := cluster.Expiry(slot)
 	wrote := false
-	err := e.rdb.Watch(ctx, func(tx *redis.Tx) error {
+	var err error
+	// A write to the slot's outbox (another holder's event, the relay's
+	// delete) fails the MULTI: read again and try again, a few times.
+	for range restoreTries {
+		if err = e.restoreOnce(ctx, s, force, arrived, &wrote); !errors.Is(err, redis.TxFailedErr) {
+			break
+		}
+	}
+	var ee *Error
+	if errors.Is(err, ErrRedisAhead) || errors.Is(err, ErrStateDiffers) || errors.Is(err, ErrInFlight) || errors.As(err, &ee) {
+		return false, err
+	}
+	if err != nil {
+		return false, redisFailure("", err)
+	}
+	return wrote, nil
+}
+
+// restoreTries bounds the reads and writes of one restore that a write to
+// its slot interrupts.
+const restoreTries = 5
+
+// restoreOnce is one try of RestoreUnlessArrived, under WATCH.
+func (e *Engine) restoreOnce(ctx context.Context, s *stored.Snapshot, force bool, arrived func(context.Context) (bool, error), wrote *bool) error {
+	key := cluster.Holder(s.Holder)
+	exp := cluster.Expiry(cluster.HolderSlot(s.Holder))
+	return e.rdb.Watch(ctx, func(tx *redis.Tx) error {
 		cmd := readState(ctx, tx, s.Holder)
 		if err := cmd.Err(); err != nil {
 			return err
 		}
-		cur, err := stored.ParseHolder(s.Holder, cmd.Val())
-		if err != nil {
-			return e.internal("", "%v", err)
-		}
+		cur := stored.ParseHolder(s.Holder, cmd.Val())
 		var seq int64
 		if cur != nil {
 			seq = cur.Seq
 		}
 		switch {
+		case !force && cur != nil && len(cur.Unreadable) > 0:
+			// Changed outside the engine: its seq may be unreadable too.
+			return fmt.Errorf("%w: holder %s: %s", ErrStateDiffers, s.Holder, strings.Join(stored.Differences(cur, s, "snapshot"), "; "))
 		case seq == s.Seq && cur != nil && cur.Digest == s.Digest:
 			// The same history: in sync only if every figure agrees too
 			// (a figure changed by hand leaves seq and digest as they were).
 			d := stored.Differences(cur, s, "snapshot")
-			if len(d) == 0 {
+			lost, err := lostExpiries(ctx, tx, s)
+			if err != nil {
+				return err
+			}
+			if d = append(d, lost...); len(d) == 0 {
 				return nil
 			}
 			if !force {
@@ -103,7 +129,7 @@ func (e *Engine) RestoreUnlessArrived(ctx context.Context, s *stored.Snapshot, f
 		case !force && seq >= s.Seq:
 			return fmt.Errorf("%w: holder %s has seq %d in Redis, %d in the snapshot", ErrRedisAhead, s.Holder, seq, s.Seq)
 		}
-		if err := e.checkInFlight(ctx, tx, s, cur != nil && cur.Seq > s.Seq, arrived); err != nil {
+		if err := e.checkInFlight(ctx, tx, s, arrived); err != nil {
 			return err
 		}
 		var holds []string // their expiry index entries go too
@@ -134,24 +160,18 @@ func (e *Engine) RestoreUnlessArrived(ctx context.Context, s *stored.Snapshot, f
 			}
 			return nil
 		})
-		wrote = err == nil
+		*wrote = err == nil
 		return err
 	}, key)
-	var ee *Error
-	if errors.Is(err, ErrRedisAhead) || errors.Is(err, ErrStateDiffers) || errors.Is(err, ErrInFlight) || errors.As(err, &ee) {
-		return false, err
-	}
-	if err != nil {
-		return false, redisFailure("", err)
-	}
-	return wrote, nil
 }
 
 // checkInFlight refuses, with ErrInFlight, to write s over a holder one of
 // whose events past s.Seq is in its slot's outbox (watched from here on, so
-// that the relay taking it away fails the write) or, when ahead and arrived
-// is given, already applied by the ledger.
-func (e *Engine) checkInFlight(ctx context.Context, tx *redis.Tx, s *stored.Snapshot, ahead bool, arrived func(context.Context) (bool, error)) error {
+// that the relay taking it away fails the write) or, when arrived is given,
+// already applied by the ledger: whatever Redis has of the holder, even
+// nothing (its hash lost, its last event taken from the outbox by the relay
+// after s was read).
+func (e *Engine) checkInFlight(ctx context.Context, tx *redis.Tx, s *stored.Snapshot, arrived func(context.Context) (bool, error)) error {
 	outbox := cluster.Outbox(cluster.HolderSlot(s.Holder))
 	if err := tx.Watch(ctx, outbox).Err(); err != nil {
 		return err
@@ -169,7 +189,7 @@ func (e *Engine) checkInFlight(ctx context.Context, tx *redis.Tx, s *stored.Snap
 		return fmt.Errorf("%w: holder %s: %d of its events past seq %d, the ledger's (the first at seq %d), are still in the outbox: "+
 			"let the relay deliver them, then rebuild again", ErrInFlight, s.Holder, len(past), s.Seq, slices.Min(past))
 	}
-	if !ahead || arrived == nil {
+	if arrived == nil {
 		return nil
 	}
 	moved, err := arrived(ctx)
@@ -180,6 +200,30 @@ func (e *Engine) checkInFlight(ctx context.Context, tx *redis.Tx, s *stored.Snap
 		return fmt.Errorf("%w: holder %s: the ledger applied events past seq %d since it was read: rebuild again", ErrInFlight, s.Holder, s.Seq)
 	}
 	return nil
+}
+
+// lostExpiries lists the holds of s with an expiry whose entry Redis's
+// expiry index lacks, or has at another time: the sweeper would never
+// release them.
+func lostExpiries(ctx context.Context, tx *redis.Tx, s *stored.Snapshot) ([]string, error) {
+	exp := cluster.Expiry(cluster.HolderSlot(s.Holder))
+	var d []string
+	for _, h := range slices.Sorted(maps.Keys(s.Holds)) {
+		ms := holdExpiry(s.Holds[h])
+		if ms == 0 {
+			continue
+		}
+		got, err := tx.ZScore(ctx, exp, s.Holder+" "+h).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			d = append(d, fmt.Sprintf("hold %s: no entry in the expiry index, due at %d", h, ms))
+		case err != nil:
+			return nil, err
+		case int64(got) != ms:
+			d = append(d, fmt.Sprintf("hold %s: due at %d in the expiry index, %d in the snapshot", h, int64(got), ms))
+		}
+	}
+	return d, nil
 }
 
 // holdExpiry reads the expiry of a stored hold (0: none, or unreadable).

@@ -16,7 +16,8 @@ import (
 // not have is absent from the map. Recent stays empty: idempotency records
 // have keys of their own, which only a SCAN would find.
 //
-// Errors: UNAVAILABLE, INTERNAL (a stored value that is not a number).
+// Errors: UNAVAILABLE. A stored value that is not a number is read as 0
+// and listed in the snapshot's Unreadable.
 func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*stored.Snapshot, error) {
 	pipe := e.rdb.Pipeline()
 	cmds := make([]*redis.MapStringStringCmd, len(holders))
@@ -28,11 +29,7 @@ func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*s
 	}
 	out := make(map[string]*stored.Snapshot, len(holders))
 	for i, h := range holders {
-		s, err := stored.ParseHolder(h, cmds[i].Val())
-		if err != nil {
-			return nil, e.internal("", "%v", err)
-		}
-		if s != nil {
+		if s := stored.ParseHolder(h, cmds[i].Val()); s != nil {
 			out[h] = s
 		}
 	}

@@ -12,6 +12,16 @@ import (
 	"github.com/atomledger/atomledger/stored"
 )
 
+// forked tells whether an event set aside, its fields as read orig, is of
+// another history than the ledger's, whose head digest is head: as read,
+// it does not chain on head. A note then changes nothing: only an event
+// whose digest the change (fields) broke is applied changed. An event
+// unreadable as read is not known to be forked.
+func forked(head string, orig map[string]string, changed bool) bool {
+	ev, err := stored.ParseEvent(orig)
+	return !changed || err == nil && stored.Digest(head, ev) != ev.Digest
+}
+
 // ErrNotSetAside is Repair's error for a row that is not an event set aside
 // and unresolved.
 var ErrNotSetAside = errors.New("no unresolved event set aside with this id")
@@ -23,7 +33,9 @@ var ErrNotSetAside = errors.New("no unresolved event set aside with this id")
 // corrected (a memo PostgreSQL cannot store, say): same holder, seq and
 // digest, since the holder's later events chain on that digest; an event
 // whose digest no longer matches its fields is applied only with a note,
-// which the row keeps as the record that the ledger holds the event changed.
+// which the row keeps as the record that the ledger holds the event changed,
+// and only when its fields as read chained on the ledger's head: one that
+// did not is of a forked history, never applied.
 // The event must be its holder's next in the ledger.
 func (l *Ledger) Repair(ctx context.Context, id int64, fields map[string]string, note string) (Report, error) {
 	var rep Report
@@ -65,11 +77,12 @@ func (l *Ledger) Repair(ctx context.Context, id int64, fields map[string]string,
 		if ev.Seq != hd.seq+1 {
 			return fmt.Errorf("set aside %d: holder %s is at seq %d in the ledger: seq %d cannot apply next", id, holder, hd.seq, ev.Seq)
 		}
-		if got := stored.Digest(hd.digest, ev); got != ev.Digest && note == "" {
-			return fmt.Errorf("set aside %d: the digest does not chain (sha1(previous %q, event) is %s, the event says %s): "+
-				"give a note to apply it changed", id, hd.digest, got, ev.Digest)
-		}
 		changed := !maps.Equal(fields, orig)
+		if got := stored.Digest(hd.digest, ev); got != ev.Digest && (note == "" || forked(hd.digest, orig, changed)) {
+			return fmt.Errorf("set aside %d: the digest does not chain (sha1(previous %q, event) is %s, the event says %s): "+
+				"an event changed by --fields needs --note; one that did not chain as it was read is of another history "+
+				"(engined rebuild --holder %s --force takes the ledger's; then resolve the row by hand)", id, hd.digest, got, ev.Digest, holder)
+		}
 		if changed && note == "" {
 			return fmt.Errorf("set aside %d: the event is changed: give a note to say why", id)
 		}

@@ -1,8 +1,7 @@
 package stored
 
 import (
-	"errors"
-	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -39,43 +38,44 @@ const (
 
 // ParseHolder reads holder h's hash m (its fields and values) into a
 // Snapshot; nil when m has no status (Redis lacks the holder). A stored
-// value that is not a number is an error.
-func ParseHolder(h string, m map[string]string) (*Snapshot, error) {
+// value that is not a number is read as 0 and listed in Unreadable, so that
+// reconciliation reports the holder and a forced rebuild writes it again.
+func ParseHolder(h string, m map[string]string) *Snapshot {
 	if m[FieldStatus] == "" {
-		return nil, nil
+		return nil
 	}
-	s := &Snapshot{Holder: h, Status: m[FieldStatus], Digest: m[FieldDigest],
+	s := &Snapshot{Holder: h, Status: m[FieldStatus], Digest: m[FieldDigest], LanesHist: m[FieldLanesHist],
 		Balances: map[string][2]int64{}, Coupons: map[string]string{}, Holds: map[string]string{}}
-	var errs []error
-	num := func(what, v string) int64 {
+	bad := map[string]bool{}
+	num := func(f string) int64 {
+		v := m[f]
 		if v == "" {
 			return 0
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s %q", what, v))
+		if err != nil && !bad[f] {
+			bad[f] = true
+			s.Unreadable = append(s.Unreadable, f+" "+strconv.Quote(v))
 		}
 		return n
 	}
-	s.Seq, s.CreatedMs = num(FieldSeq, m[FieldSeq]), num(FieldCreatedMs, m[FieldCreatedMs])
-	s.Lanes = int(num(FieldLanes, m[FieldLanes]))
+	s.Seq, s.CreatedMs = num(FieldSeq), num(FieldCreatedMs)
+	s.Lanes = int(num(FieldLanes))
 	for f, v := range m {
 		switch {
 		case strings.HasPrefix(f, PrefixBalance), strings.HasPrefix(f, PrefixFrozen):
 			a := f[len(PrefixBalance):] // as long as PrefixFrozen
-			s.Balances[a] = [2]int64{num(a, m[PrefixBalance+a]), num(a, m[PrefixFrozen+a])}
+			s.Balances[a] = [2]int64{num(PrefixBalance + a), num(PrefixFrozen + a)}
 		case f == FieldPointsAvailable, f == FieldPointsFrozen:
-			s.Points = &[2]int64{num(PointsAsset, m[FieldPointsAvailable]), num(PointsAsset, m[FieldPointsFrozen])}
+			s.Points = &[2]int64{num(FieldPointsAvailable), num(FieldPointsFrozen)}
 		case strings.HasPrefix(f, PrefixCoupon):
 			s.Coupons[f[len(PrefixCoupon):]] = v
 		case strings.HasPrefix(f, PrefixHold):
 			s.Holds[f[len(PrefixHold):]] = v
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("holder %s: %w", h, err)
-	}
-	return s, nil
+	slices.Sort(s.Unreadable)
+	return s
 }
 
 // HolderFields are the fields and values of the holder hash that hold s, as

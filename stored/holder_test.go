@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/stored"
 )
@@ -26,18 +25,18 @@ func TestHolderFields_ReadBackByParseHolder(t *testing.T) {
 	assert.NotContains(t, m, stored.PrefixFrozen+"USD", "no frozen field at zero")
 	assert.NotContains(t, m, stored.FieldPointsFrozen, "no frozen field at zero")
 	assert.Equal(t, "900", m[stored.PrefixBalance+"CNY"])
-	got, err := stored.ParseHolder("u1", m)
-	require.NoError(t, err)
+	got := stored.ParseHolder("u1", m)
 	assert.Equal(t, s, got)
 	assert.Empty(t, stored.Differences(s, got, "other"))
 }
 
 func TestParseHolder_AbsentOrUnreadable(t *testing.T) {
-	s, err := stored.ParseHolder("u1", map[string]string{})
-	assert.NoError(t, err)
-	assert.Nil(t, s, "no status: Redis lacks the holder")
-	_, err = stored.ParseHolder("u1", map[string]string{stored.FieldStatus: "active", stored.FieldSeq: "x", stored.PrefixBalance + "CNY": "1.5"})
-	assert.EqualError(t, err, `holder u1: seq "x"`+"\n"+`CNY "1.5"`)
+	assert.Nil(t, stored.ParseHolder("u1", map[string]string{}), "no status: Redis lacks the holder")
+	s := stored.ParseHolder("u1", map[string]string{stored.FieldStatus: "active", stored.FieldSeq: "x", stored.PrefixBalance + "CNY": "1.5"})
+	assert.Equal(t, []string{`b:CNY "1.5"`, `seq "x"`}, s.Unreadable)
+	assert.Equal(t, []string{`not a number in redis: b:CNY "1.5"`, `not a number in redis: seq "x"`,
+		`not a number in ledger: b:CNY "1.5"`, `not a number in ledger: seq "x"`}, stored.Differences(s, s, "ledger"),
+		"a holder with a value that is not a number differs from every state, its own included")
 }
 
 func TestDifferences_OneLineEach(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Snapshot is a holder's whole state in the library's terms: minor units,
@@ -22,14 +23,20 @@ type Snapshot struct {
 	Coupons   map[string]string   // coupon -> "<state>" or "<state>|<expires ms>" (ParseCoupon)
 	Holds     map[string]string   // open hold -> "<expires ms or 0>|<leg>=<units>,...|<coupon>,..." (ParseHold)
 	// LanesHist is a hot holder's lane 0's FieldLanesHist, the counts it had
-	// before its raises since a cut-off: the ledger fills it with Recent, so
-	// that a rebuilt lane 0 still routes the ids of its window by them; the
-	// engine's Snapshots leaves it empty.
+	// before its raises ("<count>@<ms>;" each): Redis's as it is, which may
+	// keep raises older than a record's life; the ledger's, those since a
+	// cut-off, filled with Recent, so that a rebuilt lane 0 still routes the
+	// ids of its window by them.
 	LanesHist string
 	// Recent lists instructions whose idempotency records a rebuild writes
 	// again, in seq order: the ledger fills it for those applied since a
 	// cut-off; the engine's Snapshots leaves it empty.
 	Recent []RecentInstruction
+	// Unreadable lists the fields of the Redis hash whose value is not the
+	// number it must be (changed outside the engine), each as
+	// `<field> "<value>"`, sorted; read as 0. Such a holder differs from
+	// every other state (Differences).
+	Unreadable []string
 }
 
 // RecentInstruction is an applied instruction whose idempotency record a
@@ -50,6 +57,12 @@ type RecentInstruction struct {
 // balance or points hash counts as zero, as the engine's State shows it.
 func Differences(r, o *Snapshot, other string) []string {
 	var d []string
+	for _, f := range r.Unreadable {
+		d = append(d, "not a number in redis: "+f)
+	}
+	for _, f := range o.Unreadable {
+		d = append(d, "not a number in "+other+": "+f)
+	}
 	add := func(what string, rv, ov any) { d = append(d, fmt.Sprintf("%s: redis %v, %s %v", what, rv, other, ov)) }
 	if r.Digest != o.Digest {
 		add(FieldDigest, r.Digest, o.Digest)
@@ -85,6 +98,14 @@ func Differences(r, o *Snapshot, other string) []string {
 	for _, h := range unionKeys(r.Holds, o.Holds) {
 		if r.Holds[h] != o.Holds[h] {
 			add("hold "+h, r.Holds[h], o.Holds[h])
+		}
+	}
+	// Redis may keep older raises than the other (a cut-off) has: only a
+	// raise Redis lacks is a difference, and it routes retried ids wrongly.
+	for _, e := range strings.SplitAfter(o.LanesHist, ";") {
+		if e != "" && !strings.Contains(";"+r.LanesHist, ";"+e) {
+			add(FieldLanesHist, r.LanesHist, o.LanesHist)
+			break
 		}
 	}
 	return d
