@@ -46,6 +46,9 @@ func decodeStrictly(data []byte) (Instruction, error) {
 	if !utf8.Valid(data) {
 		return in, Errorf(CodeInvalidInstruction, NoOp, "instruction is not valid UTF-8")
 	}
+	if u, ok := loneSurrogate(data); ok {
+		return in, Errorf(CodeInvalidInstruction, NoOp, "a string holds the escape \\u%04x, half of a surrogate pair: not a character", u)
+	}
 	if err := checkKeys(data, instructionKeys); err != nil {
 		return Instruction{}, err
 	}
@@ -64,6 +67,47 @@ func decodeStrictly(data []byte) (Instruction, error) {
 		return Instruction{}, err
 	}
 	return Instruction{ID: w.ID, Holder: w.Holder, Counterparty: cp, Memo: w.Memo, Ops: ops}, nil
+}
+
+// loneSurrogate finds in the JSON text data an escape \uD800 .. \uDFFF
+// that is not half of a pair (high, then low): JSON's grammar takes it,
+// but it is no character, and the decoder would store U+FFFD in its place,
+// a memo other than the one sent (the JSON door refuses it too).
+func loneSurrogate(data []byte) (rune, bool) {
+	if bytes.IndexByte(data, '\\') < 0 {
+		return 0, false
+	}
+	hex4 := func(i int) rune {
+		if i+6 > len(data) || data[i] != '\\' || data[i+1] != 'u' {
+			return -1
+		}
+		v, err := strconv.ParseUint(string(data[i+2:i+6]), 16, 16)
+		if err != nil {
+			return -1
+		}
+		return rune(v)
+	}
+	in := false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			in = !in
+		case in && c == '\\':
+			u := hex4(i)
+			switch {
+			case u >= 0xD800 && u <= 0xDBFF:
+				if lo := hex4(i + 6); lo < 0xDC00 || lo > 0xDFFF {
+					return u, true
+				}
+				i += 11
+			case u >= 0xDC00 && u <= 0xDFFF:
+				return u, true
+			default:
+				i++ // the escaped character
+			}
+		}
+	}
+	return 0, false
 }
 
 // decodeOps decodes ops one by one, so that an error names the op it is in.

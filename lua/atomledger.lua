@@ -1488,29 +1488,38 @@ local function all_keys(v)
   return n
 end
 
--- The flat arguments of one op, or nil and the error reply.
-local function json_op(o, i, out)
-  if not object(o) then return nil, bad('INVALID_INSTRUCTION', i, 'op must be an object') end
+-- What the engine's decoder refuses in op o, at index i, before any op is judged further: an op
+-- that is no object, an unknown field, a field null or empty (an empty leg would read as the whole
+-- hold; a null amount is a value that is not digits, INVALID_AMOUNT in json_op), a field of the
+-- wrong JSON type, an amount that is not a string. nil, or the error reply.
+local function json_shape(o, i)
+  if not object(o) then return bad('INVALID_INSTRUCTION', i, 'op must be an object') end
   for k in pairs(o) do
-    if not JSON_OP_KEYS[k] then
-      return nil, bad('INVALID_INSTRUCTION', i, 'unknown field "' .. sub(k, 1, 64) .. '"')
+    if not JSON_OP_KEYS[k] then return bad('INVALID_INSTRUCTION', i, 'unknown field "' .. sub(k, 1, 64) .. '"') end
+  end
+  for _, f in ipairs(JSON_FIELDS) do
+    local v = o[f]
+    if v == '' or (v == cjson.null and f ~= 'amount') then
+      return bad('INVALID_INSTRUCTION', i, 'field "' .. f .. '" is ' .. (v == '' and 'empty' or 'null') .. ': leave it out')
+    end
+    if v ~= nil and f ~= 'amount' and type(v) ~= ((f == 'ttl_ms' or f == 'expires_ms' or f == 'lanes') and 'number' or 'string') then
+      return bad('INVALID_INSTRUCTION', i, f .. ' has the wrong type')
     end
   end
+  if o.amount ~= nil and o.amount ~= cjson.null and type(o.amount) ~= 'string' then
+    return bad('INVALID_AMOUNT', i, 'amount must be a string of digits, 1 .. 2^53-1 minor units')
+  end
+end
+
+-- The flat arguments of one op whose shape json_shape took, or nil and the error reply.
+local function json_op(o, i, out)
   local op = o.op
   local spec = type(op) == 'string' and JSON_OPS[op]
   if not spec then return nil, bad('INVALID_INSTRUCTION', i, 'unknown op') end
   for _, f in ipairs(JSON_FIELDS) do
     local v = o[f]
-    -- As the engine's decoder: a field is left out, never null or empty (an empty leg would read
-    -- as the whole hold); a null amount is a value that is not digits, INVALID_AMOUNT below.
-    if v == '' or (v == cjson.null and f ~= 'amount') then
-      return nil, bad('INVALID_INSTRUCTION', i, 'field "' .. f .. '" is ' .. (v == '' and 'empty' or 'null') .. ': leave it out')
-    end
     if spec[f] == true and v == nil then return nil, bad('INVALID_INSTRUCTION', i, op .. ' needs ' .. f) end
     if spec[f] == nil and v ~= nil then return nil, bad('INVALID_INSTRUCTION', i, op .. ' takes no ' .. f) end
-    if v ~= nil and f ~= 'amount' and type(v) ~= ((f == 'ttl_ms' or f == 'expires_ms' or f == 'lanes') and 'number' or 'string') then
-      return nil, bad('INVALID_INSTRUCTION', i, f .. ' has the wrong type')
-    end
   end
   if o.amount and not o.leg and (op == 'settle' or op == 'release') then
     return nil, bad('INVALID_INSTRUCTION', i, op .. ' with an amount needs a leg')
@@ -1584,7 +1593,18 @@ local function apply_json(keys, argv)
     elseif v ~= nil and type(v) ~= 'string' then return bad('INVALID_INSTRUCTION', -1, k .. ' must be a string') end
   end
   local id, holder, cp, memo, ops = in_.id or '', in_.holder or '', in_.counterparty, in_.memo or '', in_.ops
-  if cp == nil then cp = SHARED.default_counterparty end -- left out; given, an id like the others ("" refused)
+  local nops, count = type(ops) == 'table' and #ops or 0, 0
+  if type(ops) == 'table' then for _ in pairs(ops) do count = count + 1 end end
+  if ops ~= nil and ops ~= cjson.null and (type(ops) ~= 'table' or count ~= nops) then
+    return bad('INVALID_INSTRUCTION', -1, fmt('ops must be a list of 1 to %d ops', SHARED.max_ops))
+  end
+  -- In the engine's order: the instruction's shape, every op's shape, then what they say.
+  if cp == '' then return bad('INVALID_ID', -1, 'counterparty must match [A-Za-z0-9_.:-]{1,64}') end
+  for i = 1, nops do
+    local reply = json_shape(ops[i], i - 1)
+    if reply then return reply end
+  end
+  if cp == nil then cp = SHARED.default_counterparty end -- left out; given, an id like the others
   if not valid_id(id) then return bad('INVALID_ID', -1, 'id must match [A-Za-z0-9_.:-]{1,64}') end
   if not valid_id(holder) then return bad('INVALID_ID', -1, 'holder must match [A-Za-z0-9_.:-]{1,64}') end
   if not valid_id(cp) then return bad('INVALID_ID', -1, 'counterparty must match [A-Za-z0-9_.:-]{1,64}') end
@@ -1592,9 +1612,7 @@ local function apply_json(keys, argv)
     return bad('INVALID_INSTRUCTION', -1,
       fmt('memo must be UTF-8 of at most %d bytes without control characters', SHARED.max_memo))
   end
-  local nops, count = type(ops) == 'table' and #ops or 0, 0
-  if nops > 0 then for _ in pairs(ops) do count = count + 1 end end
-  if nops == 0 or count ~= nops then
+  if nops == 0 then
     return bad('INVALID_INSTRUCTION', -1, fmt('ops must be a list of 1 to %d ops', SHARED.max_ops))
   end
   if nops > SHARED.max_ops then return bad('TOO_MANY_OPS', -1, fmt('%d ops, at most %d', nops, SHARED.max_ops)) end
