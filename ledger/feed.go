@@ -245,6 +245,25 @@ func (l *Ledger) Feed(ctx context.Context, q FeedQuery) (FeedPage, error) {
 	return page, nil
 }
 
+// Waiting gives the server time (ts_ms) of the first event after the
+// cursor after that PostgreSQL has committed, whether the feed hands it out
+// yet or not (a transaction still open below it holds the feed back): 0
+// when none. Its age is how long a reader at that cursor has waited.
+func (l *Ledger) Waiting(ctx context.Context, after string) (int64, error) {
+	c, err := parseFeedCursor(after)
+	if err != nil {
+		return 0, err
+	}
+	var ts int64
+	err = l.pool.QueryRow(ctx, `SELECT e.ts_ms FROM ledger.instructions k JOIN ledger.events e USING (holder, seq)
+		WHERE k.xid >= $1::xid8 AND (k.xid > $1::xid8 OR (k.holder, k.seq) > ($2, $3))
+		ORDER BY k.xid, k.holder, k.seq LIMIT 1`, strconv.FormatUint(c.xid, 10), c.holder, c.seq).Scan(&ts)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("ledger feed: %w", err)
+	}
+	return ts, nil
+}
+
 // scanFeed reads a row of feedQuery or feedFilteredQuery.
 func (l *Ledger) scanFeed(row pgx.CollectableRow) (FeedEvent, error) {
 	var e FeedEvent

@@ -12,7 +12,7 @@ import (
 	"github.com/atomledger/atomledger/ledger"
 )
 
-// TestFeedAdversary_ALanesEventsCannotBeReadByItsHolder: the feed hands out
+// TestFeedAdversary_ALanesEventsAreReadByItsHolder: before the fix, the feed hands out
 // the events of lane 1 of the hot holder "hot" with "holder": "hot#1" (and
 // accepts their cursors back as after), but a reader that then asks for
 // that holder's events, FeedQuery{Holder: "hot#1"} (GET
@@ -24,9 +24,9 @@ import (
 //
 // docs/feed.md, A page: "`holder` (only that holder's events)", and "An
 // event of lane i (1 to 63) of a hot holder `X` has the holder `X#i`".
-// Should: the filter takes every holder name the feed hands out (validHolder
+// The contract: the filter takes every holder name the feed hands out (validHolder
 // in FeedQuery.check), and gives that lane's events.
-func TestFeedAdversary_ALanesEventsCannotBeReadByItsHolder(t *testing.T) {
+func TestFeedAdversary_ALanesEventsAreReadByItsHolder(t *testing.T) {
 	needServers(t)
 	ctx := context.Background()
 	l := openLedger(t)
@@ -51,7 +51,7 @@ func TestFeedAdversary_ALanesEventsCannotBeReadByItsHolder(t *testing.T) {
 	assert.Equal(t, want, keys(page.Events))
 }
 
-// TestFeedAdversary_ACursorTheFeedNeverHandedOutIsTaken: a cursor well
+// TestFeedAdversary_ACursorTheFeedNeverHandedOutIsRefused: before the fix, a cursor well
 // formed but naming a place the ledger never had (an xid no transaction of
 // the server has taken yet, for a holder the ledger does not know) is
 // taken as after: the feed answers an empty page whose next is that cursor,
@@ -60,11 +60,11 @@ func TestFeedAdversary_ALanesEventsCannotBeReadByItsHolder(t *testing.T) {
 // every event up to that xid, for good.
 //
 // docs/feed.md, A page: "An unknown parameter, one given twice, or a cursor
-// the feed did not hand out is 400 `INVALID_INSTRUCTION`." Should: refused
+// the feed did not hand out is 400 `INVALID_INSTRUCTION`." The contract: refused
 // (parseFeedCursor checks only the syntax; Feed could check the cursor's
 // (holder, seq, xid) against ledger.instructions, one primary key read, or
 // at least refuse an xid at or above pg_current_xact_id()).
-func TestFeedAdversary_ACursorTheFeedNeverHandedOutIsTaken(t *testing.T) {
+func TestFeedAdversary_ACursorTheFeedNeverHandedOutIsRefused(t *testing.T) {
 	needServers(t)
 	ctx := context.Background()
 	l := openLedger(t)

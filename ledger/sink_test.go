@@ -202,7 +202,7 @@ func TestMigrate_Idempotent(t *testing.T) {
 	for range 2 {
 		v, err := ledger.Migrate(context.Background(), l.Pool())
 		require.NoError(t, err)
-		assert.Equal(t, 11, v)
+		assert.Equal(t, 12, v)
 	}
 }
 

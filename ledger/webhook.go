@@ -8,7 +8,7 @@ import (
 )
 
 // webhookLockClass is the first key of the advisory lock a webhook's
-// sender holds (the second is a hash of its URL).
+// sender holds (the second is its row's lock_id).
 const webhookLockClass = 0x61747768 // "atwh"
 
 // WebhookLease is one process's hold on a webhook: while it holds it, no
@@ -30,7 +30,10 @@ func (l *Ledger) LeaseWebhook(ctx context.Context, url string) (*WebhookLease, e
 		return nil, fmt.Errorf("lease webhook: %w", err)
 	}
 	var got bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, hashtext($2))", int32(webhookLockClass), url).Scan(&got); err != nil || !got {
+	err = conn.QueryRow(ctx, `WITH new AS (INSERT INTO ledger.webhooks (url) VALUES ($2) ON CONFLICT (url) DO NOTHING RETURNING lock_id)
+		SELECT pg_try_advisory_lock($1, lock_id) FROM (SELECT lock_id FROM new UNION ALL
+			SELECT lock_id FROM ledger.webhooks WHERE url = $2) w LIMIT 1`, int32(webhookLockClass), url).Scan(&got)
+	if err != nil || !got {
 		_ = conn.Close(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("lease webhook: %w", err)

@@ -94,7 +94,7 @@ func runTail(args []string, c cli) int {
 			return fmt.Errorf("write stdout: %w", err)
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintf(c.stderr, "engined tail: %v\n", err)
 		return exitFailed
@@ -105,9 +105,11 @@ func runTail(args []string, c cli) int {
 // followFeed reads the feed from q.After and hands each page with events
 // to handle, in order. Without follow it returns nil at the first empty
 // page; with follow it waits poll at the end and asks again, and retries
-// while PostgreSQL fails (backing off to 30s), until ctx is done. An error
-// of handle ends it.
-func followFeed(ctx context.Context, led *ledger.Ledger, q ledger.FeedQuery, follow bool, poll time.Duration, log *slog.Logger, handle func(ledger.FeedPage) error) error {
+// while PostgreSQL fails (backing off to 30s), until ctx is done, calling
+// empty (when not nil) with the cursor of each empty page. An error of
+// handle ends it.
+func followFeed(ctx context.Context, led *ledger.Ledger, q ledger.FeedQuery, follow bool, poll time.Duration, log *slog.Logger,
+	handle func(ledger.FeedPage) error, empty func(after string)) error {
 	backoff := time.Duration(0)
 	for ctx.Err() == nil {
 		page, err := led.Feed(ctx, q)
@@ -125,6 +127,9 @@ func followFeed(ctx context.Context, led *ledger.Ledger, q ledger.FeedQuery, fol
 		if len(page.Events) == 0 {
 			if !follow {
 				return nil
+			}
+			if empty != nil {
+				empty(q.After)
 			}
 			worker.Sleep(ctx, poll)
 			continue

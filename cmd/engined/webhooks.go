@@ -155,6 +155,13 @@ func (w *webhook) deliver(ctx context.Context, lease *ledger.WebhookLease) error
 		w.events.Add(int64(len(page.Events)))
 		w.pendingMs.Store(0)
 		return nil
+	}, func(after string) {
+		// An empty page: nothing committed after the cursor, or a
+		// transaction still open below what is holds the feed back, and
+		// the receiver waits all the same.
+		if ms, err := w.led.Waiting(ctx, after); err == nil {
+			w.pendingMs.Store(ms)
+		}
 	})
 }
 
