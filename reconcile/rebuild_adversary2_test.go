@@ -68,27 +68,27 @@ func adv2SameSlot(t *testing.T, h string) string {
 	return ""
 }
 
-// TestRebuildAdversary2_MissingHolderWithEventsDeliveredMidRebuild: Redis has
+// TestRebuildAdversary2_AMissingHolderWithAnEventDeliveredMidRebuildIsRefused: Redis has
 // lost a holder's hash (a DEL by hand, an eviction) while its latest event, a
 // debit of 30.00, is still in the slot's outbox. The relay delivers that event
 // after rebuild read the ledger (seq 1) and before rebuild writes.
 //
-// What happens: Rebuild writes the ledger's stale seq-1 state (100.00) back
+// Before (the defect this test caught): Rebuild writes the ledger's stale seq-1 state (100.00) back
 // and reports it rebuilt: Redis now has seq 1 and 100.00 while the ledger has
 // seq 2 and 70.00; reconcile reports pg_ahead and the 30.00 the holder paid
 // can be spent again (the next instruction forks the histories).
 //
-// What should happen: docs/ledger.md, Rebuild, the table's last row: "any seq,
+// The contract: docs/ledger.md, Rebuild, the table's last row: "any seq,
 // with events past the ledger's seq still on their way: in the holder's
 // outbox, or applied by the ledger after rebuild read it | refuses | refuses"
 // (and engine.ErrInFlight's comment). Rebuild must refuse and write nothing.
 //
-// Where: engine.RestoreUnlessArrived calls checkInFlight with
+// The fix was in: engine.RestoreUnlessArrived calls checkInFlight with
 // ahead = cur != nil && cur.Seq > s.Seq, so for a holder Redis lacks (cur nil)
 // the ledger is never asked again (arrived) after the outbox was read; an
 // event that left the outbox between Rebuild's ledger read and the WATCH goes
 // unnoticed.
-func TestRebuildAdversary2_MissingHolderWithEventsDeliveredMidRebuild(t *testing.T) {
+func TestRebuildAdversary2_AMissingHolderWithAnEventDeliveredMidRebuildIsRefused(t *testing.T) {
 	needRedis(t)
 	r, _ := adv2Rig(t, 1)
 	ctx := context.Background()
@@ -135,14 +135,14 @@ func TestRebuildAdversary2_MissingHolderWithEventsDeliveredMidRebuild(t *testing
 // moment certain; in production that read is a PostgreSQL round trip, and
 // the relay's XDELs of the slot's other holders' events hit it as well).
 //
-// What happens: the EXEC is aborted, go-redis returns redis.TxFailedErr,
+// Before (the defect this test caught): the EXEC is aborted, go-redis returns redis.TxFailedErr,
 // which redisFailure maps to INTERNAL ("a bug", DESIGN.md, Errors), and
 // Rebuild returns that error at once: the holder is neither rebuilt nor
 // refused, and the holders after it in the list (a second holder here, one
 // Redis lost) are not rebuilt at all; engined rebuild exits 2 ("could not
 // run").
 //
-// What should happen: an ordinary write to another holder of the slot is
+// The contract: an ordinary write to another holder of the slot is
 // not a failure of the rebuild, nor a bug: docs/ledger.md, Rebuild, says
 // the outbox is watched so that "the relay deleting an event after that
 // read makes the write fail", i.e. the write is tried again on fresh reads
@@ -151,7 +151,7 @@ func TestRebuildAdversary2_MissingHolderWithEventsDeliveredMidRebuild(t *testing
 // and reconcile first"). Rebuild should retry (or refuse that one holder)
 // and go on with the others.
 //
-// Where: engine.RestoreUnlessArrived (no retry of the WATCH on
+// The fix was in: engine.RestoreUnlessArrived (no retry of the WATCH on
 // redis.TxFailedErr, mapped to INTERNAL by redisFailure) and
 // reconcile.Rebuild (any other error aborts the whole run).
 func TestRebuildAdversary2_AWriteToTheSlotDuringRebuildIsNotAFailure(t *testing.T) {
@@ -237,19 +237,19 @@ func TestRebuildAdversary2_AWriteToTheSlotDuringRebuildIsNotAFailure(t *testing.
 
 }
 
-// TestRebuildAdversary2_LostLanesHistIsCalledInSync: a hot holder's lane 0
+// TestRebuildAdversary2_ALostLanesHistIsNotInSync: a hot holder's lane 0
 // keeps lanes_hist, the lane counts before the raises of the idempotency
 // window, so that a credit applied before a raise and retried after it is
 // replayed on the lane its old count gave it (docs/hot-holders.md). Here
 // lane 0 loses only that field (HDEL: changed outside the engine, or written
 // by a tool that did not know it), every other field as it was.
 //
-// What happens: reconcile calls the holder in sync (no drift, exit 0), and
+// Before (the defect this test caught): reconcile calls the holder in sync (no drift, exit 0), and
 // rebuild calls it in sync too, with or without --force, and writes nothing:
 // no command repairs it. A client that retries its credits after that gets
 // some of them applied a second time on another lane: money credited twice.
 //
-// What should happen: docs/ledger.md, Rebuild: "So a holder whose figures
+// The contract: docs/ledger.md, Rebuild: "So a holder whose figures
 // differ is never called in sync, and --force repairs what reconcile
 // reports"; docs/hot-holders.md: rebuild writes "lane 0 with its lanes_hist
 // ..., so that a credit retried after the rebuild is still" replayed. The
@@ -257,11 +257,11 @@ func TestRebuildAdversary2_AWriteToTheSlotDuringRebuildIsNotAFailure(t *testing.
 // set_lanes events), Redis does not: rebuild must not call that in sync, and
 // --force must write it back so that every retry replays.
 //
-// Where: stored.Differences does not compare LanesHist, so
+// The fix was in: stored.Differences does not compare LanesHist, so
 // engine.RestoreUnlessArrived's "seq and digest equal, no difference" branch
 // returns without writing whatever force says; reconcile reads the ledger
 // with since = 0 (no LanesHist) and the engine's Snapshots never fills it.
-func TestRebuildAdversary2_LostLanesHistIsCalledInSync(t *testing.T) {
+func TestRebuildAdversary2_ALostLanesHistIsNotInSync(t *testing.T) {
 	needRedis(t)
 	r, _ := adv2Rig(t, 3)
 	ctx := context.Background()
@@ -310,17 +310,17 @@ func TestRebuildAdversary2_LostLanesHistIsCalledInSync(t *testing.T) {
 	assert.Zero(t, again, "credits retried after reconcile and rebuild --force applied a second time")
 }
 
-// TestRebuildAdversary2_AFieldThatIsNotANumberBlindsReconcileAndRebuild: one
+// TestRebuildAdversary2_AFieldThatIsNotANumberIsAMismatch: one
 // holder's balance field is overwritten outside the engine with text that is
 // not a decimal integer ("1e3": Lua's tonumber reads it as 1000, DESIGN.md
 // rule 4). Every other holder is sound.
 //
-// What happens: reconcile.Run fails as a whole with INTERNAL (engined
+// Before (the defect this test caught): reconcile.Run fails as a whole with INTERNAL (engined
 // reconcile exits 2, "could not run", and writes no report) instead of
 // reporting that holder's figures; rebuild --force of the holder fails with
 // INTERNAL too, so the documented repair of a tampered figure cannot run.
 //
-// What should happen: docs/ledger.md, Reconciliation: "mismatch | same seq, a
+// The contract: docs/ledger.md, Reconciliation: "mismatch | same seq, a
 // figure differs (listed) | yes", "exits 0 only without drift" (1 with it);
 // Rebuild: "--force repairs what reconcile reports as a mismatch" and "writes
 // the ledger's figures" over a holder "changed outside the engine". Run's
@@ -329,10 +329,10 @@ func TestRebuildAdversary2_LostLanesHistIsCalledInSync(t *testing.T) {
 // ledger's: report it as a mismatch of that holder, and let --force write
 // the ledger's state over it.
 //
-// Where: engine.Snapshots and engine.RestoreUnlessArrived return INTERNAL
+// The fix was in: engine.Snapshots and engine.RestoreUnlessArrived return INTERNAL
 // when stored.ParseHolder meets a value that is not a number; reconcile.Run
 // and reconcile.Rebuild pass that error up.
-func TestRebuildAdversary2_AFieldThatIsNotANumberBlindsReconcileAndRebuild(t *testing.T) {
+func TestRebuildAdversary2_AFieldThatIsNotANumberIsAMismatch(t *testing.T) {
 	needRedis(t)
 	r, _ := adv2Rig(t, 1)
 	ctx := context.Background()
@@ -359,17 +359,17 @@ func TestRebuildAdversary2_AFieldThatIsNotANumberBlindsReconcileAndRebuild(t *te
 	assert.Equal(t, "10000", r.rawHolder(t, h)[stored.PrefixBalance+"CNY"])
 }
 
-// TestRebuildAdversary2_ALostExpiryIndexEntryIsCalledInSync: a holder's open
+// TestRebuildAdversary2_ALostExpiryIndexEntryIsNotInSync: a holder's open
 // hold with a TTL has its entry in the slot's expiry index ({<tag>}:expiry),
 // which the sweeper reads to release it once expired. Here only that entry is
 // lost (ZREM by hand, or a key lost on its own); the holder's hash is whole.
 //
-// What happens: rebuild, with and without --force, calls the holder in sync
+// Before (the defect this test caught): rebuild, with and without --force, calls the holder in sync
 // and writes nothing: the entry stays lost, and the sweeper never releases
 // the hold, whose funds stay frozen past its expiry until a client releases
 // them itself.
 //
-// What should happen: docs/ledger.md, Rebuild: it "writes a holder's Redis
+// The contract: docs/ledger.md, Rebuild: it "writes a holder's Redis
 // state from the ledger (its hash ..., and the holder's expiry index
 // entries)" and "Under the same WATCH it reads the holder's whole state and
 // compares it with the ledger's"; with --force it "writes the ledger's
@@ -377,10 +377,10 @@ func TestRebuildAdversary2_AFieldThatIsNotANumberBlindsReconcileAndRebuild(t *te
 // is missing: that is not the whole state, not "in sync", and --force must
 // write the entry back.
 //
-// Where: engine.RestoreUnlessArrived compares the hash alone
+// The fix was in: engine.RestoreUnlessArrived compares the hash alone
 // (stored.Differences) and returns without writing when it agrees, whatever
 // force says; the expiry index is never read.
-func TestRebuildAdversary2_ALostExpiryIndexEntryIsCalledInSync(t *testing.T) {
+func TestRebuildAdversary2_ALostExpiryIndexEntryIsNotInSync(t *testing.T) {
 	needRedis(t)
 	r, _ := adv2Rig(t, 1)
 	ctx := context.Background()

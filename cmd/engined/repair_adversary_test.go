@@ -20,12 +20,12 @@ import (
 // digest chains on Redis's y2, not on the ledger's x2. The event is unchanged
 // (no --fields); an operator runs "engined repair --set-aside ID --note ...".
 //
-// What happens: repair applies y3 on top of x and x2 (exit 0): the ledger now
+// Before (the defect this test caught): repair applies y3 on top of x and x2 (exit 0): the ledger now
 // holds a history that is neither the ledger's (x, x2) nor Redis's (y, y2,
 // y3), its head digest is Redis's y3's while its figures are those of another
 // history, and its chain no longer proves anything.
 //
-// What should happen: docs/ledger.md, Events set aside: when "The digest does
+// The contract: docs/ledger.md, Events set aside: when "The digest does
 // not chain: the holder's histories forked, and there is nothing to mend in
 // the event: choose one history (engined rebuild --holder H --force takes the
 // ledger's), then mark the row resolved by hand". A note is for "a changed
@@ -34,7 +34,7 @@ import (
 // --note with --fields. Repair must refuse an event whose fields as read do
 // not chain on the ledger's head, note or not, and change nothing.
 //
-// Where: ledger.Repair checks stored.Digest(head, ev) against ev.Digest and
+// The fix was in: ledger.Repair checks stored.Digest(head, ev) against ev.Digest and
 // lets any note override a mismatch, without telling a changed event (whose
 // original fields chain) from a forked one (whose original fields do not).
 func TestRepairAdversary_AForkedEventIsNotAppliedWithANoteAlone(t *testing.T) {
