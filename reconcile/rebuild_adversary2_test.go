@@ -11,29 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atomledger/atomledger/cluster"
-	"github.com/atomledger/atomledger/cluster/clustertest"
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
-	"github.com/atomledger/atomledger/ledger"
-	"github.com/atomledger/atomledger/ledger/pgtest"
 	"github.com/atomledger/atomledger/stored"
 )
-
-// adv2Rig is newLedgerRigOf with the ledger's DSN kept, so that a test can
-// talk to PostgreSQL beside the ledger.
-func adv2Rig(t *testing.T, masters int) (*ledgerRig, string) {
-	t.Helper()
-	r := &ledgerRig{c: clustertest.StartForTest(t, clustertest.Options{Masters: masters})}
-	dsn := pgtest.StartForTest(t).NewDatabase(t)
-	r.rdb = r.c.Client(nil)
-	t.Cleanup(func() { _ = r.rdb.Close() })
-	r.eng = engine.New(r.rdb, nil)
-	var err error
-	r.led, err = ledger.Open(context.Background(), dsn, nil)
-	require.NoError(t, err)
-	t.Cleanup(r.led.Close)
-	return r, dsn
-}
 
 // adv2Deliver does what the relay does with holder's events: writes them to
 // the ledger, then deletes them from the outbox.
@@ -90,7 +71,7 @@ func adv2SameSlot(t *testing.T, h string) string {
 // unnoticed.
 func TestRebuildAdversary2_AMissingHolderWithAnEventDeliveredMidRebuildIsRefused(t *testing.T) {
 	needRedis(t)
-	r, _ := adv2Rig(t, 1)
+	r := newLedgerRigOf(t, 1)
 	ctx := context.Background()
 	h := "adv2-lost-" + time.Now().Format("150405.000000")
 	_, err := r.eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "100.00"))
@@ -156,7 +137,8 @@ func TestRebuildAdversary2_AMissingHolderWithAnEventDeliveredMidRebuildIsRefused
 // reconcile.Rebuild (any other error aborts the whole run).
 func TestRebuildAdversary2_AWriteToTheSlotDuringRebuildIsNotAFailure(t *testing.T) {
 	needRedis(t)
-	r, dsn := adv2Rig(t, 1)
+	r := newLedgerRigOf(t, 1)
+	dsn := r.dsn
 	ctx := context.Background()
 	tag := time.Now().Format("150405.000000")
 	h, lost := "adv2-force-"+tag, "adv2-gone-"+tag
@@ -237,79 +219,6 @@ func TestRebuildAdversary2_AWriteToTheSlotDuringRebuildIsNotAFailure(t *testing.
 
 }
 
-// TestRebuildAdversary2_ALostLanesHistIsNotInSync: a hot holder's lane 0
-// keeps lanes_hist, the lane counts before the raises of the idempotency
-// window, so that a credit applied before a raise and retried after it is
-// replayed on the lane its old count gave it (docs/hot-holders.md). Here
-// lane 0 loses only that field (HDEL: changed outside the engine, or written
-// by a tool that did not know it), every other field as it was.
-//
-// Before (the defect this test caught): reconcile calls the holder in sync (no drift, exit 0), and
-// rebuild calls it in sync too, with or without --force, and writes nothing:
-// no command repairs it. A client that retries its credits after that gets
-// some of them applied a second time on another lane: money credited twice.
-//
-// The contract: docs/ledger.md, Rebuild: "So a holder whose figures
-// differ is never called in sync, and --force repairs what reconcile
-// reports"; docs/hot-holders.md: rebuild writes "lane 0 with its lanes_hist
-// ..., so that a credit retried after the rebuild is still" replayed. The
-// ledger has lanes_hist (Snapshots fills LanesHist from the open and
-// set_lanes events), Redis does not: rebuild must not call that in sync, and
-// --force must write it back so that every retry replays.
-//
-// The fix was in: stored.Differences does not compare LanesHist, so
-// engine.RestoreUnlessArrived's "seq and digest equal, no difference" branch
-// returns without writing whatever force says; reconcile reads the ledger
-// with since = 0 (no LanesHist) and the engine's Snapshots never fills it.
-func TestRebuildAdversary2_ALostLanesHistIsNotInSync(t *testing.T) {
-	needRedis(t)
-	r, _ := adv2Rig(t, 3)
-	ctx := context.Background()
-	r.startRelay(t)
-	hot := "adv2-hot-" + time.Now().Format("150405")
-	_, err := r.eng.Apply(ctx, instructions.New("open-"+hot, hot).OpenHot(2))
-	require.NoError(t, err)
-	var credits []instructions.Instruction
-	first := map[string]instructions.Result{}
-	for i := range 24 {
-		in := instructions.New(fmt.Sprintf("pay-%02d", i), hot).Credit("CNY", "1.00")
-		res, err := r.eng.Apply(ctx, in)
-		require.NoError(t, err)
-		credits = append(credits, in)
-		first[in.ID] = res
-	}
-	_, err = r.eng.Apply(ctx, instructions.New("raise-"+hot, hot).SetLanes(8))
-	require.NoError(t, err)
-	require.NotEmpty(t, r.rawHolder(t, hot)[stored.FieldLanesHist])
-	rep := r.waitInSync(t)
-	require.False(t, rep.Drift, "%+v", rep)
-
-	require.NoError(t, r.rdb.HDel(ctx, cluster.Holder(hot), stored.FieldLanesHist).Err())
-
-	// Reconcile's in sync does not name lanes_hist (docs/ledger.md): the
-	// ledger's raises are those of a rebuild's window, which rebuild reads.
-	res, err := Rebuild(ctx, r.eng, r.led, []string{hot}, false)
-	require.NoError(t, err)
-	assert.Equal(t, 7, res.InSync, "the seven lanes, lane 0 never: %+v", res)
-	if assert.Len(t, res.Refused, 1) {
-		assert.Contains(t, res.Refused[0], stored.FieldLanesHist)
-	}
-	res, err = Rebuild(ctx, r.eng, r.led, []string{hot}, true)
-	require.NoError(t, err)
-	assert.NotEmpty(t, r.rawHolder(t, hot)[stored.FieldLanesHist], "--force writes lanes_hist back: %+v", res)
-
-	again := 0
-	e := engine.New(r.rdb, nil) // nothing cached: a daemon restarted
-	for _, in := range credits {
-		got, err := e.Apply(ctx, in)
-		require.NoError(t, err, in.ID)
-		if !got.Replayed || got.Seq != first[in.ID].Seq || got.Lane != first[in.ID].Lane {
-			again++
-		}
-	}
-	assert.Zero(t, again, "credits retried after reconcile and rebuild --force applied a second time")
-}
-
 // TestRebuildAdversary2_AFieldThatIsNotANumberIsAMismatch: one
 // holder's balance field is overwritten outside the engine with text that is
 // not a decimal integer ("1e3": Lua's tonumber reads it as 1000, DESIGN.md
@@ -334,7 +243,7 @@ func TestRebuildAdversary2_ALostLanesHistIsNotInSync(t *testing.T) {
 // and reconcile.Rebuild pass that error up.
 func TestRebuildAdversary2_AFieldThatIsNotANumberIsAMismatch(t *testing.T) {
 	needRedis(t)
-	r, _ := adv2Rig(t, 1)
+	r := newLedgerRigOf(t, 1)
 	ctx := context.Background()
 	tag := time.Now().Format("150405.000000")
 	h, ok := "adv2-nan-"+tag, "adv2-ok-"+tag
@@ -382,7 +291,7 @@ func TestRebuildAdversary2_AFieldThatIsNotANumberIsAMismatch(t *testing.T) {
 // force says; the expiry index is never read.
 func TestRebuildAdversary2_ALostExpiryIndexEntryIsNotInSync(t *testing.T) {
 	needRedis(t)
-	r, _ := adv2Rig(t, 1)
+	r := newLedgerRigOf(t, 1)
 	ctx := context.Background()
 	h := "adv2-exp-" + time.Now().Format("150405.000000")
 	_, err := r.eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "100.00").Freeze("CNY", "40.00", "o-1", time.Hour))

@@ -77,4 +77,19 @@ func TestRebuild_AHotHolderKeepsItsLaneHistory(t *testing.T) {
 	assert.NotEmpty(t, r.rawHolder(t, hot)[stored.FieldLanesHist], "rebuild must write lane 0's lanes_hist back (the raise is inside the idempotency window)")
 
 	assert.Zero(t, retryAll("after the rebuild"), "a retried credit must replay, not apply twice")
+
+	// lanes_hist alone lost (HDEL by hand): reconcile's in sync does not
+	// name it (docs/ledger.md), but rebuild compares the raises of its window,
+	// refuses lane 0 and, with --force, writes them back. Before, lane 0 was
+	// called in sync and no rebuild could repair it.
+	require.NoError(t, r.rdb.HDel(ctx, cluster.Holder(hot), stored.FieldLanesHist).Err())
+	res, err = Rebuild(ctx, r.eng, r.led, []string{hot}, false)
+	require.NoError(t, err)
+	assert.Equal(t, 7, res.InSync, "the seven lanes, lane 0 never: %+v", res)
+	if assert.Len(t, res.Refused, 1) {
+		assert.Contains(t, res.Refused[0], stored.FieldLanesHist)
+	}
+	_, err = Rebuild(ctx, r.eng, r.led, []string{hot}, true)
+	require.NoError(t, err)
+	assert.Zero(t, retryAll("after lanes_hist was lost and rebuilt"), "a retried credit must replay, not apply twice")
 }

@@ -32,6 +32,7 @@ type ledgerRig struct {
 	rdb *redis.ClusterClient // eng's
 	eng *engine.Engine
 	led *ledger.Ledger
+	dsn string // the ledger's database
 }
 
 func newLedgerRig(t *testing.T) *ledgerRig {
@@ -43,12 +44,12 @@ func newLedgerRig(t *testing.T) *ledgerRig {
 func newLedgerRigOf(t *testing.T, masters int) *ledgerRig {
 	t.Helper()
 	r := &ledgerRig{c: clustertest.StartForTest(t, clustertest.Options{Masters: masters})}
-	dsn := pgtest.StartForTest(t).NewDatabase(t)
+	r.dsn = pgtest.StartForTest(t).NewDatabase(t)
 	r.rdb = r.c.Client(nil)
 	t.Cleanup(func() { _ = r.rdb.Close() })
 	r.eng = engine.New(r.rdb, nil)
 	var err error
-	r.led, err = ledger.Open(context.Background(), dsn, nil)
+	r.led, err = ledger.Open(context.Background(), r.dsn, nil)
 	require.NoError(t, err)
 	t.Cleanup(r.led.Close)
 	return r
