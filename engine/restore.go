@@ -55,7 +55,8 @@ var ErrInFlight = errors.New("events past the snapshot are on their way to the l
 // whole of s (seq, digest and every figure). Unless force, it refuses with
 // ErrRedisAhead when Redis's seq is higher than s.Seq, or equal with another
 // digest, and with ErrStateDiffers when Redis has s.Seq and s.Digest but
-// other figures. Whatever force, it refuses with ErrInFlight when the holder's
+// other figures (stored.Differences), or lacks a hold's entry in the expiry
+// index. Whatever force, it refuses with ErrInFlight when the holder's
 // outbox holds one of its events past s.Seq. It reports whether it wrote.
 //
 // Errors: ErrRedisAhead, ErrStateDiffers (too when a value Redis has is not
@@ -65,9 +66,10 @@ func (e *Engine) Restore(ctx context.Context, s *stored.Snapshot, force bool) (b
 }
 
 // RestoreUnlessArrived is Restore for a snapshot read from the ledger while
-// the relay may run: before it writes the holder, it calls arrived, which tells whether the ledger has, by now, applied an event
-// of the holder past s.Seq (the relay delivered it after s was read), and
-// then refuses with ErrInFlight. It asks after reading the outbox under the
+// the relay may run: before it writes the holder, it calls arrived, which
+// tells whether the ledger has, by now, applied an event of the holder past
+// s.Seq (the relay delivered it after s was read), and then refuses with
+// ErrInFlight. It asks after reading the outbox under the
 // same WATCH: an event leaves the outbox only once the ledger has it, and its
 // leaving after the read makes the write fail.
 func (e *Engine) RestoreUnlessArrived(ctx context.Context, s *stored.Snapshot, force bool, arrived func(context.Context) (bool, error)) (bool, error) {

@@ -246,9 +246,9 @@ func (l *Ledger) Feed(ctx context.Context, q FeedQuery) (FeedPage, error) {
 }
 
 // Waiting gives the server time (ts_ms) of the first event after the
-// cursor after that PostgreSQL has committed, whether the feed hands it out
-// yet or not (a transaction still open below it holds the feed back): 0
-// when none. Its age is how long a reader at that cursor has waited.
+// cursor that PostgreSQL has committed, handed out by the feed yet or
+// not (a transaction still open below it holds the feed back); 0 when none.
+// Its age is how long a reader at that cursor has waited.
 func (l *Ledger) Waiting(ctx context.Context, after string) (int64, error) {
 	c, err := parseFeedCursor(after)
 	if err != nil {

@@ -46,16 +46,15 @@ func ParseHolder(h string, m map[string]string) *Snapshot {
 	}
 	s := &Snapshot{Holder: h, Status: m[FieldStatus], Digest: m[FieldDigest], LanesHist: m[FieldLanesHist],
 		Balances: map[string][2]int64{}, Coupons: map[string]string{}, Holds: map[string]string{}}
-	bad := map[string]bool{}
+	bad := map[string]string{}
 	num := func(f string) int64 {
 		v := m[f]
 		if v == "" {
 			return 0
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil && !bad[f] {
-			bad[f] = true
-			s.Unreadable = append(s.Unreadable, f+" "+strconv.Quote(v))
+		if err != nil {
+			bad[f] = v
 		}
 		return n
 	}
@@ -73,6 +72,9 @@ func ParseHolder(h string, m map[string]string) *Snapshot {
 		case strings.HasPrefix(f, PrefixHold):
 			s.Holds[f[len(PrefixHold):]] = v
 		}
+	}
+	for f, v := range bad {
+		s.Unreadable = append(s.Unreadable, f+" "+strconv.Quote(v))
 	}
 	slices.Sort(s.Unreadable)
 	return s

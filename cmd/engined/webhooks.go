@@ -156,8 +156,8 @@ func (w *webhook) deliver(ctx context.Context, lease *ledger.WebhookLease) error
 		w.pendingMs.Store(0)
 		return nil
 	}, func(after string) {
-		// An empty page: nothing committed after the cursor, or a
-		// transaction still open below what is holds the feed back, and
+		// An empty page: nothing committed after the cursor, or events
+		// the feed holds back behind a transaction still open, for which
 		// the receiver waits all the same.
 		if ms, err := w.led.Waiting(ctx, after); err == nil {
 			w.pendingMs.Store(ms)
