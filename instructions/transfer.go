@@ -232,6 +232,23 @@ func (t Transfer) Normalize(reg *Registry) (NormalizedTransfer, error) {
 	return n, nil
 }
 
+// commitSteps is how many steps a part of these steps commits in, in the
+// two phases: the transfer's hold settled, each order hold it settles from
+// closed, and each credit and earn_points applied.
+func commitSteps(steps []Step) int {
+	n, holds := 1, map[string]bool{}
+	for _, s := range steps {
+		switch {
+		case s.Op == OpSettle && !holds[s.Hold]:
+			holds[s.Hold] = true
+			n++
+		case s.Op == OpCredit || s.Op == OpEarnPoints:
+			n++
+		}
+	}
+	return n
+}
+
 // CheckTransferID is nil for a valid transfer id, else the INVALID_ID error
 // that says what it must be.
 func CheckTransferID(id string) *Error {
@@ -274,6 +291,12 @@ func (t Transfer) normalize(reg *Registry) (NormalizedTransfer, *Error) {
 			return n, inPart(err, pi)
 		}
 		part.Holder = p.Holder
+		if steps := commitSteps(part.Steps); steps > MaxOps {
+			// A commit the library refuses would leave the transfer
+			// committed and never finished: refused before anything runs.
+			return n, inPart(Errorf(CodeInvalidInstruction, NoOp, "its commit would be %d steps (the transfer's hold, each order hold "+
+				"settled and each credit), at most %d: split the transfer", steps, MaxOps), pi)
+		}
 		pays := false
 		for i, s := range part.Steps {
 			way, ok := transferOps[s.Op]
