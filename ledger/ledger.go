@@ -2,10 +2,12 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/atomledger/atomledger/instructions"
@@ -35,6 +37,13 @@ type Ledger struct {
 // Open connects to the database at dsn and migrates its schema.
 func Open(ctx context.Context, dsn string, opt *Options) (*Ledger, error) {
 	pool, err := pgxpool.New(ctx, dsn)
+	var bad *pgconn.ParseConfigError
+	if errors.As(err, &bad) {
+		// Its text quotes the connection string, whose password pgx hides
+		// in some spellings only (not "password = x"), and so may the error
+		// it wraps (a URL's).
+		return nil, errors.New("open ledger: the connection string cannot be parsed (not shown: it may hold a password)")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}

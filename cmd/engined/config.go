@@ -71,6 +71,9 @@ var options = []option{
 	{flag: "redis", env: "ENGINED_REDIS_ADDRS", def: "127.0.0.1:6379", arg: "ADDR[,ADDR...]",
 		usage: "Redis addresses: one is a single server, several a cluster",
 		set: func(c *Config, v string) (err error) {
+			if strings.Contains(v, "@") {
+				return errors.New("an address is HOST:PORT, not a URL with credentials: give the password by ENGINED_REDIS_PASSWORD")
+			}
 			if c.RedisAddrs, err = splitList(v, checkHostPort); err == nil && len(c.RedisAddrs) == 0 {
 				err = errors.New("want at least one address")
 			}
@@ -225,7 +228,7 @@ func (cf *configFlags) config(getenv func(string) string) (*Config, error) {
 			v, from = env, o.env+" (--"+o.flag+")"
 		}
 		if err := o.set(c, v); err != nil {
-			if o.secret {
+			if o.secret || strings.Contains(v, "@") { // a URL's user and password are not echoed either
 				errs = append(errs, fmt.Errorf("%s: %w", from, err))
 			} else {
 				errs = append(errs, fmt.Errorf("%s %q: %w", from, v, err))

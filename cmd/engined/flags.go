@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -41,10 +42,26 @@ func (f *commandFlags) parse(args []string) (status int, ok bool) {
 		}
 		return exitUsage, false
 	}
-	if f.fs.NArg() > 0 {
+	if n := f.fs.NArg(); n > 0 {
+		if afterSecret(args[:len(args)-n]) {
+			// Most likely the rest of a secret cut at a space: not echoed.
+			return f.fail("unexpected argument after a secret's flag: quote a value that has a space%s", f.argHint), false
+		}
 		return f.fail("unexpected argument %q%s", f.fs.Arg(0), f.argHint), false
 	}
 	return exitOK, true
+}
+
+// afterSecret tells whether the last flag of args is one whose value is a
+// secret (config.go's secret options, and apply's --token).
+func afterSecret(args []string) bool {
+	for i := len(args) - 1; i >= 0 && i >= len(args)-2; i-- {
+		if name, ok := strings.CutPrefix(args[i], "-"); ok {
+			name, _, _ = strings.Cut(strings.TrimPrefix(name, "-"), "=")
+			return name == "token" || slices.ContainsFunc(options, func(o option) bool { return o.secret && o.flag == name })
+		}
+	}
+	return false
 }
 
 // config resolves the shared configuration: flags first, then the

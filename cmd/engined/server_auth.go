@@ -47,7 +47,8 @@ func parseScopes(v string) (scope, error) {
 	for _, name := range strings.Split(v, ",") {
 		i := slices.Index(scopeNames, name)
 		if i < 0 {
-			return 0, fmt.Errorf("unknown scope %q: want read, write or admin, comma-separated", name)
+			// Not quoted: fields swapped, it is the token.
+			return 0, errors.New("the scopes are not read, write or admin, comma-separated (NAME SCOPES TOKEN)")
 		}
 		s |= 1 << i
 	}
@@ -187,6 +188,11 @@ func bearerToken(header string) (string, bool) {
 func loadTokens(c *Config) ([]token, error) {
 	def := limits{requests: c.RateLimit, rejections: c.RejectionLimit}
 	tokens := bareTokens("tokens", c.Tokens, def)
+	for i, t := range tokens {
+		if err := unique(tokens[:i], t); err != nil {
+			return nil, fmt.Errorf("--tokens: %s: %w", t.name, err)
+		}
+	}
 	if c.TokensFile == "" {
 		return tokens, nil
 	}

@@ -128,13 +128,16 @@ func (s *server) observe(route string, next http.Handler) http.Handler {
 // levelOf is the log level of an answer with that status. A business
 // rejection (4xx) is the client's affair, counted in the metrics, not a
 // warning: WARN stays for what an operator may need to act on, such as a
-// wrong bearer token.
+// wrong bearer token. A token over its rate limit (429) is logged at INFO,
+// with its name, for the runbook of AtomledgerTokenLimited.
 func levelOf(status int) slog.Level {
 	switch {
 	case status >= 500:
 		return slog.LevelError
 	case status == http.StatusUnauthorized, status == http.StatusForbidden:
 		return slog.LevelWarn
+	case status == http.StatusTooManyRequests:
+		return slog.LevelInfo
 	default:
 		return slog.LevelDebug
 	}
