@@ -41,7 +41,9 @@ func requireSameAsRedis(t *testing.T, l *ledger.Ledger, holders []string) {
 	require.NoError(t, err)
 	for _, h := range holders {
 		require.Contains(t, fromPG, h)
-		assert.Equal(t, *fromRedis[h], *fromPG[h], "holder %s", h)
+		r := *fromRedis[h]
+		r.LanesHist = "" // lane 0's raises: the ledger reads them for a rebuild's window only
+		assert.Equal(t, r, *fromPG[h], "holder %s", h)
 	}
 	unbalanced, err := l.Unbalanced(ctx, 10)
 	require.NoError(t, err)
