@@ -104,11 +104,13 @@ func parseStmtCursor(s string) (stmtCursor, error) {
 // holder's lock until its batch commits); the page is the first $3 of
 // those. A holder's seqs in the ledger have no gap, so a lane's first $3
 // after a seq are within the next $3 seqs: the range bounds what each lane
-// reads, whatever plan the statistics make.
+// reads, whatever plan the statistics make (its end kept within bigint: an
+// after_seq near 2^63-1 failed the whole read).
 const mergedQuery = `SELECT k.holder, e.id, e.seq, e.ts_ms, e.counterparty, e.memo, coalesce(e.transfer, ''), e.ops FROM (
 	SELECT i.x, i.holder, i.seq FROM unnest($1::text[], $2::bigint[]) AS f(holder, after)
 	CROSS JOIN LATERAL (SELECT coalesce(xid, '0') AS x, holder, seq FROM ledger.instructions
-		WHERE holder = f.holder AND seq > f.after AND seq <= f.after + $3 AND coalesce(xid, '0') < ` + feedSafe + `
+		WHERE holder = f.holder AND seq > f.after AND seq <= least(f.after, 9223372036854775807 - $3) + $3
+			AND coalesce(xid, '0') < ` + feedSafe + `
 		ORDER BY seq LIMIT $3) AS i
 	ORDER BY i.x, i.holder, i.seq LIMIT $3) AS k
 	JOIN ledger.events e USING (holder, seq) ORDER BY k.x, k.holder, k.seq`
