@@ -78,10 +78,15 @@ func (l *Ledger) Repair(ctx context.Context, id int64, fields map[string]string,
 			return fmt.Errorf("set aside %d: holder %s is at seq %d in the ledger: seq %d cannot apply next", id, holder, hd.seq, ev.Seq)
 		}
 		changed := !maps.Equal(fields, orig)
-		if got := stored.Digest(hd.digest, ev); got != ev.Digest && (note == "" || forked(hd.digest, orig, changed)) {
-			return fmt.Errorf("set aside %d: the digest does not chain (sha1(previous %q, event) is %s, the event says %s): "+
-				"an event changed by --fields needs --note; one that did not chain as it was read is of another history "+
-				"(engined rebuild --holder %s --force takes the ledger's; then resolve the row by hand)", id, hd.digest, got, ev.Digest, holder)
+		if got := stored.Digest(hd.digest, ev); got != ev.Digest {
+			why := fmt.Sprintf("set aside %d: the digest does not chain (sha1(previous %q, event) is %s, the event says %s)", id, hd.digest, got, ev.Digest)
+			switch {
+			case forked(hd.digest, orig, changed):
+				return fmt.Errorf("%s, and did not as it was read: the event is of another history, which no note mends "+
+					"(engined rebuild --holder %s --force takes the ledger's; then resolve the row by hand)", why, holder)
+			case note == "":
+				return fmt.Errorf("%s: give a note to apply it changed", why)
+			}
 		}
 		if changed && note == "" {
 			return fmt.Errorf("set aside %d: the event is changed: give a note to say why", id)

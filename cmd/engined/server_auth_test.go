@@ -99,8 +99,8 @@ func TestLoadTokens(t *testing.T) {
 
 	for _, tt := range []struct{ name, content, want string }{
 		{"a space in a bare token", "ok\nnot ok\n", "line 2"},
-		{"an unknown scope", "ci read,delete s-ci\n", `unknown scope "delete"`},
-		{"no scope", "ci , s-ci\n", "unknown scope"},
+		{"an unknown scope", "ci read,delete s-ci\n", "the scopes are not read, write or admin"},
+		{"no scope", "ci , s-ci\n", "the scopes are not read, write or admin"},
 		{"four fields", "ci read s-ci more\n", "NAME SCOPES TOKEN"},
 		{"a name twice", "ci read s-ci\nci write s-other\n", `the name "ci" is taken already`},
 		{"a token twice", "ci read s-ci\nbot write s-ci\n", `the same token as "ci"`},
