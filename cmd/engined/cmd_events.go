@@ -83,8 +83,11 @@ func runEvents(args []string, c cli) int {
 		st, err = led.Statement(ctx, *holder, *after, *limit)
 	}
 	var e *instructions.Error
-	if errors.As(err, &e) {
+	switch {
+	case errors.As(err, &e) && e.Code == instructions.CodeHolderNotFound:
 		return printJSON(c, errorObject{Error: e}, exitRejected)
+	case errors.As(err, &e): // a cursor no page gave
+		return f.fail("--after: %s", e.Message)
 	}
 	if err != nil {
 		return f.fail("%v", err)

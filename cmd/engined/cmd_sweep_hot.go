@@ -43,6 +43,9 @@ func runSweepHot(args []string, c cli) int {
 	if *holder == "" {
 		return f.fail("--holder X is required")
 	}
+	if err := checkReadID("holder", *holder); err != nil {
+		return f.fail("--holder: %s", asError(err).Message)
+	}
 	cfg, err := f.config()
 	if err != nil {
 		return f.fail("%v", err)
@@ -54,8 +57,8 @@ func runSweepHot(args []string, c cli) int {
 	rdb := cfg.RedisClient()
 	defer rdb.Close()
 	got, err := engine.New(rdb, cfg.EngineOptions()).SweepHot(ctx, *holder)
-	if err != nil && got.Holder == "" {
-		return printOutcome(c, nil, err)
+	if err != nil && got.Holder == "" { // no lane read, no transfer tried: it could not run
+		return f.fail("%v", err)
 	}
 	status := 0
 	if err != nil || len(got.Missing) > 0 {

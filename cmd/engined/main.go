@@ -23,9 +23,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Exit statuses shared by every command.
@@ -46,8 +49,18 @@ type cli struct {
 }
 
 func main() {
+	// go-redis writes its own lines ("redis: <date> pool.go:...: failed to
+	// dial") to stderr; a command answers a Redis it cannot reach in its
+	// own words (UNAVAILABLE, or its message), and serve and relay send the
+	// client's lines to their JSON log instead.
+	redis.SetLogger(silentRedis{})
 	os.Exit(run(os.Args[1:], cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}))
 }
+
+// silentRedis is go-redis's logger outside serve and relay: it drops them.
+type silentRedis struct{}
+
+func (silentRedis) Printf(context.Context, string, ...any) {}
 
 // command is one subcommand of engined.
 type command struct {
