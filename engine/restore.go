@@ -209,14 +209,25 @@ func (e *Engine) checkInFlight(ctx context.Context, tx *redis.Tx, s *stored.Snap
 // release them.
 func lostExpiries(ctx context.Context, tx *redis.Tx, s *stored.Snapshot) ([]string, error) {
 	exp := cluster.Expiry(cluster.HolderSlot(s.Holder))
+	holds := slices.Sorted(maps.Keys(s.Holds))
+	scores := make([]*redis.FloatCmd, len(holds))
+	if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error { // one round trip
+		for i, h := range holds {
+			if holdExpiry(s.Holds[h]) > 0 {
+				scores[i] = p.ZScore(ctx, exp, s.Holder+" "+h)
+			}
+		}
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
 	var d []string
-	for _, h := range slices.Sorted(maps.Keys(s.Holds)) {
-		ms := holdExpiry(s.Holds[h])
-		if ms == 0 {
+	for i, h := range holds {
+		if scores[i] == nil {
 			continue
 		}
-		got, err := tx.ZScore(ctx, exp, s.Holder+" "+h).Result()
-		switch {
+		ms := holdExpiry(s.Holds[h])
+		switch got, err := scores[i].Result(); {
 		case errors.Is(err, redis.Nil):
 			d = append(d, fmt.Sprintf("hold %s: no entry in the expiry index, due at %d", h, ms))
 		case err != nil:

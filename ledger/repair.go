@@ -15,11 +15,11 @@ import (
 // forked tells whether an event set aside, its fields as read orig, is of
 // another history than the ledger's, whose head digest is head: as read,
 // it does not chain on head. A note then changes nothing: only an event
-// whose digest the change (fields) broke is applied changed. An event
+// whose digest a change (--fields) broke is applied changed. An event
 // unreadable as read is not known to be forked.
-func forked(head string, orig map[string]string, changed bool) bool {
+func forked(head string, orig map[string]string) bool {
 	ev, err := stored.ParseEvent(orig)
-	return !changed || err == nil && stored.Digest(head, ev) != ev.Digest
+	return err == nil && stored.Digest(head, ev) != ev.Digest
 }
 
 // ErrNotSetAside is Repair's error for a row that is not an event set aside
@@ -81,7 +81,7 @@ func (l *Ledger) Repair(ctx context.Context, id int64, fields map[string]string,
 		if got := stored.Digest(hd.digest, ev); got != ev.Digest {
 			why := fmt.Sprintf("set aside %d: the digest does not chain (sha1(previous %q, event) is %s, the event says %s)", id, hd.digest, got, ev.Digest)
 			switch {
-			case forked(hd.digest, orig, changed):
+			case forked(hd.digest, orig):
 				return fmt.Errorf("%s, and did not as it was read: the event is of another history, which no note mends "+
 					"(engined rebuild --holder %s --force takes the ledger's; then resolve the row by hand)", why, holder)
 			case note == "":

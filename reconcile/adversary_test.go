@@ -18,7 +18,6 @@ import (
 	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/ledger/ledgertest"
 	"github.com/atomledger/atomledger/outbox"
-	"github.com/atomledger/atomledger/stored"
 )
 
 // dumpHolder reads everything Redis keeps of holder: its hash, its
@@ -60,18 +59,7 @@ func TestReconcileAdversary_ForceRebuildOverEventsOnTheirWay(t *testing.T) {
 	h := "ahead-" + time.Now().Format("150405.000000")
 	_, err := r.eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "100.00"))
 	require.NoError(t, err)
-	// What the relay does with the holder's events: write them to the
-	// ledger, then delete them from the outbox.
-	deliver := func(t *testing.T) {
-		outbox := cluster.Outbox(cluster.HolderSlot(h))
-		msgs, err := r.rdb.XRange(ctx, outbox, "-", "+").Result()
-		require.NoError(t, err)
-		require.NoError(t, r.led.Write(ctx, stored.Entries(r.eventsOf(t, h)...)))
-		for _, m := range msgs {
-			require.NoError(t, r.rdb.XDel(ctx, outbox, m.ID).Err())
-		}
-	}
-	deliver(t)
+	r.deliver(t, h)
 
 	_, err = r.eng.Apply(ctx, instructions.New("pay-1", h).Debit("CNY", "30.00"))
 	require.NoError(t, err)
@@ -89,7 +77,7 @@ func TestReconcileAdversary_ForceRebuildOverEventsOnTheirWay(t *testing.T) {
 	})
 
 	t.Run("events that reached the ledger after rebuild read it", func(t *testing.T) {
-		beforeRestore = func() { deliver(t) }
+		beforeRestore = func() { r.deliver(t, h) }
 		t.Cleanup(func() { beforeRestore = nil })
 		res, err := Rebuild(ctx, r.eng, r.led, []string{h}, true)
 		require.NoError(t, err)
@@ -101,7 +89,7 @@ func TestReconcileAdversary_ForceRebuildOverEventsOnTheirWay(t *testing.T) {
 		assert.Equal(t, want, r.dumpHolder(t, h), "nothing changed")
 	})
 
-	deliver(t)
+	r.deliver(t, h)
 	rep = r.run(t)
 	assert.False(t, rep.Drift, "%+v", rep)
 	assert.Empty(t, rep.Findings)

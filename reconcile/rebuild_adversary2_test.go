@@ -16,25 +16,6 @@ import (
 	"github.com/atomledger/atomledger/stored"
 )
 
-// adv2Deliver does what the relay does with holder's events: writes them to
-// the ledger, then deletes them from the outbox.
-func adv2Deliver(t *testing.T, r *ledgerRig, h string) {
-	t.Helper()
-	ctx := context.Background()
-	outbox := cluster.Outbox(cluster.HolderSlot(h))
-	msgs, err := r.rdb.XRange(ctx, outbox, "-", "+").Result()
-	require.NoError(t, err)
-	evs := r.eventsOf(t, h)
-	if len(evs) > 0 {
-		require.NoError(t, r.led.Write(ctx, stored.Entries(evs...)))
-	}
-	for _, m := range msgs {
-		if m.Values["holder"] == h {
-			require.NoError(t, r.rdb.XDel(ctx, outbox, m.ID).Err())
-		}
-	}
-}
-
 // adv2SameSlot gives a holder name, other than h, whose keys live in h's slot.
 func adv2SameSlot(t *testing.T, h string) string {
 	t.Helper()
@@ -76,7 +57,7 @@ func TestRebuildAdversary2_AMissingHolderWithAnEventDeliveredMidRebuildIsRefused
 	h := "adv2-lost-" + time.Now().Format("150405.000000")
 	_, err := r.eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "100.00"))
 	require.NoError(t, err)
-	adv2Deliver(t, r, h)
+	r.deliver(t, h)
 	_, err = r.eng.Apply(ctx, instructions.New("pay-1", h).Debit("CNY", "30.00"))
 	require.NoError(t, err)
 	require.Len(t, r.eventsOf(t, h), 1, "the debit waits in the outbox")
@@ -84,7 +65,7 @@ func TestRebuildAdversary2_AMissingHolderWithAnEventDeliveredMidRebuildIsRefused
 	// Redis loses the holder's hash; the outbox keeps the debit's event.
 	require.NoError(t, r.rdb.Del(ctx, cluster.Holder(h)).Err())
 
-	beforeRestore = func() { adv2Deliver(t, r, h) }
+	beforeRestore = func() { r.deliver(t, h) }
 	t.Cleanup(func() { beforeRestore = nil })
 	res, err := Rebuild(ctx, r.eng, r.led, []string{h}, false)
 	beforeRestore = nil
@@ -146,7 +127,7 @@ func TestRebuildAdversary2_AWriteToTheSlotDuringRebuildIsNotAFailure(t *testing.
 	for _, x := range []string{h, other, lost} {
 		_, err := r.eng.Apply(ctx, instructions.New("open", x).Open().Credit("CNY", "100.00"))
 		require.NoError(t, err)
-		adv2Deliver(t, r, x)
+		r.deliver(t, x)
 	}
 	// Redis ahead of the ledger, nothing in the outbox; and a holder Redis lost.
 	require.NoError(t, r.rdb.HIncrBy(ctx, cluster.Holder(h), stored.FieldSeq, 1).Err())
@@ -250,7 +231,7 @@ func TestRebuildAdversary2_AFieldThatIsNotANumberIsAMismatch(t *testing.T) {
 	for _, x := range []string{h, ok} {
 		_, err := r.eng.Apply(ctx, instructions.New("open", x).Open().Credit("CNY", "100.00"))
 		require.NoError(t, err)
-		adv2Deliver(t, r, x)
+		r.deliver(t, x)
 	}
 	require.False(t, r.run(t).Drift)
 
@@ -296,7 +277,7 @@ func TestRebuildAdversary2_ALostExpiryIndexEntryIsNotInSync(t *testing.T) {
 	h := "adv2-exp-" + time.Now().Format("150405.000000")
 	_, err := r.eng.Apply(ctx, instructions.New("open", h).Open().Credit("CNY", "100.00").Freeze("CNY", "40.00", "o-1", time.Hour))
 	require.NoError(t, err)
-	adv2Deliver(t, r, h)
+	r.deliver(t, h)
 	exp := cluster.Expiry(cluster.HolderSlot(h))
 	score, err := r.rdb.ZScore(ctx, exp, h+" o-1").Result()
 	require.NoError(t, err)

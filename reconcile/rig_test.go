@@ -15,6 +15,7 @@ import (
 	"github.com/atomledger/atomledger/ledger"
 	"github.com/atomledger/atomledger/ledger/pgtest"
 	"github.com/atomledger/atomledger/outbox"
+	"github.com/atomledger/atomledger/stored"
 )
 
 // needRedis skips under -short; otherwise each test starts its servers.
@@ -119,4 +120,23 @@ func (r *ledgerRig) eventsOf(t *testing.T, holder string) []map[string]string {
 		}
 	}
 	return out
+}
+
+// deliver does what the relay does with holder's events: writes them to
+// the ledger, then deletes them from the outbox.
+func (r *ledgerRig) deliver(t *testing.T, h string) {
+	t.Helper()
+	ctx := context.Background()
+	outbox := cluster.Outbox(cluster.HolderSlot(h))
+	msgs, err := r.rdb.XRange(ctx, outbox, "-", "+").Result()
+	require.NoError(t, err)
+	evs := r.eventsOf(t, h)
+	if len(evs) > 0 {
+		require.NoError(t, r.led.Write(ctx, stored.Entries(evs...)))
+	}
+	for _, m := range msgs {
+		if m.Values["holder"] == h {
+			require.NoError(t, r.rdb.XDel(ctx, outbox, m.ID).Err())
+		}
+	}
 }
