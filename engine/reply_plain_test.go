@@ -147,10 +147,11 @@ func FuzzPlainResult(f *testing.F) {
 	})
 }
 
-// holdOrig is hold as first written, with SplitN and Split.
+// holdOrig is hold as first written, with SplitN and Split (a fourth part,
+// the count of undecided takes, is not shown).
 func holdOrig(e *Engine, raw string) instructions.Hold {
 	h := instructions.Hold{Legs: map[string]string{}, Coupons: []string{}}
-	parts := strings.SplitN(raw, "|", 3)
+	parts := strings.SplitN(raw, "|", 4)
 	for len(parts) < 3 {
 		parts = append(parts, "")
 	}

@@ -77,7 +77,9 @@
 --
 -- The holder hash: status, seq, digest, created_ms; b:<asset> and f:<asset> available and frozen
 -- minor units; p:a and p:f points; c:<coupon> "<state>" or "<state>|<expires ms>"; h:<hold>
--- "<expires ms or 0>|<leg>=<units>,...|<coupon>,..."; a hot holder's lanes (its lane count, on
+-- "<expires ms or 0>|<leg>=<units>,...|<coupon>,...", then "|<takes>" while transfers that took
+-- from it at prepare are undecided (take counts, give and close count down; a hold stays open
+-- while any is); a hot holder's lanes (its lane count, on
 -- every lane; absent: one) and, on lane 0, lanes_hist, the counts it had within the
 -- idempotency window, "<count>@<ms the count ended>;" per raise (open with lanes writes lanes,
 -- set_lanes raises it and keeps the count it ends in lanes_hist). A frozen field at zero and a closed hold
@@ -635,11 +637,11 @@ local function hold(h)
   if not hld then hld, hld_order = {}, {} end
   local v = hld[h]
   if v == nil then
-    v = {legs = {}, cpns = {}, exp = 0, was_exp = false, open = false, new = false}
+    v = {legs = {}, cpns = {}, exp = 0, was_exp = false, open = false, new = false, takes = 0}
     local s = get('h:' .. h)
     if s then
-      local exp, legs, cs = match(s, '^(%d+)|([^|]*)|(.*)$')
-      v.exp, v.was_exp, v.open = tonumber(exp), tonumber(exp), true
+      local exp, legs, cs, takes = match(s, '^(%d+)|([^|]*)|([^|]*)|?(%d*)$')
+      v.exp, v.was_exp, v.open, v.takes = tonumber(exp), tonumber(exp), true, tonumber(takes) or 0
       for a, n in gmatch(legs, '([^,=]+)=(%d+)') do v.legs[a] = tonumber(n) end
       for c in gmatch(cs, '[^,]+') do v.cpns[#v.cpns + 1] = c end
     end
@@ -661,7 +663,8 @@ local function encode_hold(v)
     legs = concat(ls, ',')
   end
   local cs = v.cpns
-  return fmt('%d', v.exp) .. '|' .. legs .. '|' .. (#cs == 0 and '' or #cs == 1 and cs[1] or concat(cs, ','))
+  return fmt('%d', v.exp) .. '|' .. legs .. '|' .. (#cs == 0 and '' or #cs == 1 and cs[1] or concat(cs, ',')) ..
+    (v.takes > 0 and '|' .. fmt('%d', v.takes) or '')
 end
 
 -- The first op naming a new hold creates it, later ones in the same instruction add to it.
@@ -707,8 +710,18 @@ local function take_leg(v, a, n, to)
   move(a, 'frozen', to, n)
 end
 
+-- A hold closes once it holds nothing and no undecided transfer has taken from it: the one
+-- that aborts gives back into it.
 local function close_if_empty(v)
-  if next(v.legs) == nil and #v.cpns == 0 then v.open = false end
+  if next(v.legs) == nil and #v.cpns == 0 and v.takes == 0 then v.open = false end
+end
+
+-- A transfer's step counts itself once on each order hold, however many of its ops name it.
+local function count_take(v, by)
+  if not v.counted then
+    v.counted = true
+    v.takes = v.takes + by > 0 and v.takes + by or 0
+  end
 end
 
 -- settle (to = 'cp') and release (to = 'avail'). A release with a non-zero exp (the sweeper's)
@@ -730,6 +743,7 @@ local function unhold(h, leg, amt, to, exp)
       set_coupon(c, to == 'cp' and 'used' or 'available', cv and cv.exp or 0)
     end
     v.cpns = {}
+    v.takes = 0 -- the whole hold, a cancel: closed, what a transfer took goes to available if it aborts
   else
     local have = v.legs[leg]
     if not have then return 'EXCEEDS_HOLD', '' end
@@ -916,6 +930,7 @@ function OPS.take(leg, amt, h, dst)
   if n > have then return 'EXCEEDS_HOLD', fmt('%d', have) end
   v.legs[leg] = (have > n) and (have - n) or nil
   w.legs[leg] = (w.legs[leg] or 0) + n
+  count_take(v, 1)
 end
 -- give: n of leg from hold h back into hold origin if it is still open, else to available.
 function OPS.give(leg, amt, h, origin)
@@ -933,12 +948,16 @@ function OPS.give(leg, amt, h, origin)
   else
     v.legs[leg] = (have > n) and (have - n) or nil
     w.legs[leg] = (w.legs[leg] or 0) + n
+    count_take(w, -1)
   end
   close_if_empty(v)
 end
 function OPS.close(_, _, h)
   local v = hold(h)
-  if v.open then close_if_empty(v) end
+  if v.open then
+    count_take(v, -1)
+    close_if_empty(v)
+  end
 end
 
 -- "<byte length>:" of a digest term longer than LENS knows.

@@ -38,15 +38,17 @@ func ParseCoupon(raw string) (state string, expiresMs int64) {
 }
 
 // ReadHold reads a stored hold, "<expires ms or 0>|<leg>=<units>,...|<coupon>,...",
-// calling leg with the asset and units (decimal minor units, as stored) of
-// each leg. It reads what it can of a malformed hold, skipping a leg without
-// "=", and reports the first flaw in err: the engine shows a caller what
-// the hold holds all the same, the ledger refuses it (ParseHold). coupons is
-// never nil.
+// followed by "|<takes>" while transfers that took from it are undecided
+// (the hold stays open, even empty, until they are), calling leg with the
+// asset and units (decimal minor units, as stored) of each leg. It reads
+// what it can of a malformed hold, skipping a leg without "=", and reports
+// the first flaw in err: the engine shows a caller what the hold holds all
+// the same, the ledger refuses it (ParseHold). coupons is never nil.
 func ReadHold(raw string, leg func(asset, units string)) (expiresMs int64, coupons []string, err error) {
 	exp, rest, ok1 := strings.Cut(raw, "|")
 	legs, cs, ok2 := strings.Cut(rest, "|")
-	if !ok1 || !ok2 {
+	cs, takes, counted := strings.Cut(cs, "|")
+	if n, perr := strconv.ParseInt(takes, 10, 64); !ok1 || !ok2 || counted && (perr != nil || n < 1) {
 		err = fmt.Errorf("hold %q", raw)
 	}
 	expiresMs, perr := strconv.ParseInt(exp, 10, 64)

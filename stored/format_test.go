@@ -24,7 +24,19 @@ func TestParseHold(t *testing.T) {
 		assert.Equal(t, map[string]int64{}, legs)
 		assert.Equal(t, []string{}, coupons)
 	})
-	for _, raw := range []string{"", "0", "0|CNY=1", "x|CNY=1|", "0|CNY|", "0|CNY=x|", "0|CNY=1,|", "0|CNY=99999999999999999999|"} {
+	t.Run("a count of undecided takes is read past the coupons", func(t *testing.T) {
+		exp, legs, coupons, err := stored.ParseHold("5|||2")
+		require.NoError(t, err)
+		assert.Equal(t, int64(5), exp)
+		assert.Equal(t, map[string]int64{}, legs)
+		assert.Equal(t, []string{}, coupons)
+		_, legs, coupons, err = stored.ParseHold("5|CNY=1|c-1|1")
+		require.NoError(t, err)
+		assert.Equal(t, map[string]int64{"CNY": 1}, legs)
+		assert.Equal(t, []string{"c-1"}, coupons)
+	})
+	for _, raw := range []string{"", "0", "0|CNY=1", "x|CNY=1|", "0|CNY|", "0|CNY=x|", "0|CNY=1,|", "0|CNY=99999999999999999999|",
+		"0|CNY=1||", "0|CNY=1||0", "0|CNY=1||x", "0|CNY=1||1|2"} {
 		t.Run("a malformed hold is an error: "+raw, func(t *testing.T) {
 			_, legs, _, err := stored.ParseHold(raw)
 			assert.Error(t, err)

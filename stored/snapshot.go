@@ -21,7 +21,7 @@ type Snapshot struct {
 	Balances  map[string][2]int64 // asset -> available, frozen
 	Points    *[2]int64           // available, frozen; nil if the holder has no points fields (p:a, p:f)
 	Coupons   map[string]string   // coupon -> "<state>" or "<state>|<expires ms>" (ParseCoupon)
-	Holds     map[string]string   // open hold -> "<expires ms or 0>|<leg>=<units>,...|<coupon>,..." (ParseHold)
+	Holds     map[string]string   // open hold -> its stored form (ParseHold)
 	// LanesHist is a hot holder's lane 0's FieldLanesHist, the counts it had
 	// before its raises ("<count>@<ms>;" each): Redis's as it is, which may
 	// keep raises older than a record's life; the ledger's, those since a
