@@ -208,35 +208,46 @@ func (e *Engine) checkInFlight(ctx context.Context, tx *redis.Tx, s *stored.Snap
 // expiry index lacks, or has at another time: the sweeper would never
 // release them.
 func lostExpiries(ctx context.Context, tx *redis.Tx, s *stored.Snapshot) ([]string, error) {
-	exp := cluster.Expiry(cluster.HolderSlot(s.Holder))
-	holds := slices.Sorted(maps.Keys(s.Holds))
-	scores := make([]*redis.FloatCmd, len(holds))
+	var check func() ([]string, error)
 	if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error { // one round trip
-		for i, h := range holds {
-			if holdExpiry(s.Holds[h]) > 0 {
-				scores[i] = p.ZScore(ctx, exp, s.Holder+" "+h)
-			}
-		}
+		check = queueExpiries(ctx, p, s)
 		return nil
 	}); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
 	}
-	var d []string
+	return check()
+}
+
+// queueExpiries queues on p the reads of the expiry index entries of s's
+// holds with an expiry; check, once p has run, lists those the index lacks
+// or has at another time.
+func queueExpiries(ctx context.Context, p redis.Pipeliner, s *stored.Snapshot) (check func() ([]string, error)) {
+	exp := cluster.Expiry(cluster.HolderSlot(s.Holder))
+	holds := slices.Sorted(maps.Keys(s.Holds))
+	scores := make([]*redis.FloatCmd, len(holds))
 	for i, h := range holds {
-		if scores[i] == nil {
-			continue
-		}
-		ms := holdExpiry(s.Holds[h])
-		switch got, err := scores[i].Result(); {
-		case errors.Is(err, redis.Nil):
-			d = append(d, fmt.Sprintf("hold %s: no entry in the expiry index, due at %d", h, ms))
-		case err != nil:
-			return nil, err
-		case int64(got) != ms:
-			d = append(d, fmt.Sprintf("hold %s: due at %d in the expiry index, %d in the snapshot", h, int64(got), ms))
+		if holdExpiry(s.Holds[h]) > 0 {
+			scores[i] = p.ZScore(ctx, exp, s.Holder+" "+h)
 		}
 	}
-	return d, nil
+	return func() ([]string, error) {
+		var d []string
+		for i, h := range holds {
+			if scores[i] == nil {
+				continue
+			}
+			ms := holdExpiry(s.Holds[h])
+			switch got, err := scores[i].Result(); {
+			case errors.Is(err, redis.Nil):
+				d = append(d, fmt.Sprintf("hold %s: no entry in the expiry index, due at %d", h, ms))
+			case err != nil:
+				return nil, err
+			case int64(got) != ms:
+				d = append(d, fmt.Sprintf("hold %s: due at %d in the expiry index, %d in the snapshot", h, int64(got), ms))
+			}
+		}
+		return d, nil
+	}
 }
 
 // holdExpiry reads the expiry of a stored hold (0: none, or unreadable).

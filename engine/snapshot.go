@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 
 	"github.com/redis/go-redis/v9"
 
@@ -31,6 +32,43 @@ func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*s
 	for i, h := range holders {
 		if s := stored.ParseHolder(h, cmds[i].Val()); s != nil {
 			out[h] = s
+		}
+	}
+	return out, nil
+}
+
+// LostExpiries lists, per holder of snaps (read from Redis by Snapshots),
+// the holds with an expiry whose entry the slot's expiry index lacks or
+// has at another time: the sweeper would never release them. The index is
+// read after the hash, in one pipeline with each holder's seq: a holder
+// that applied an instruction in between is left out (its holds may have
+// changed with their entries).
+//
+// Errors: UNAVAILABLE.
+func (e *Engine) LostExpiries(ctx context.Context, snaps map[string]*stored.Snapshot) (map[string][]string, error) {
+	pipe := e.rdb.Pipeline()
+	type queued struct {
+		seq   *redis.StringCmd
+		check func() ([]string, error)
+	}
+	q := map[string]queued{}
+	for h, s := range snaps {
+		q[h] = queued{pipe.HGet(ctx, cluster.Holder(h), stored.FieldSeq), queueExpiries(ctx, pipe, s)}
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, redisFailure("", err)
+	}
+	out := map[string][]string{}
+	for h, c := range q {
+		if seq, err := c.seq.Int64(); err != nil || seq != snaps[h].Seq {
+			continue
+		}
+		d, err := c.check()
+		if err != nil {
+			return nil, redisFailure("", err)
+		}
+		if len(d) > 0 {
+			out[h] = d
 		}
 	}
 	return out, nil

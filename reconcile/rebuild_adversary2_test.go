@@ -3,10 +3,12 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -284,6 +286,14 @@ func TestRebuildAdversary2_ALostExpiryIndexEntryIsNotInSync(t *testing.T) {
 	require.False(t, r.run(t).Drift)
 
 	require.NoError(t, r.rdb.ZRem(ctx, exp, h+" o-1").Err())
+	rep := r.run(t)
+	assert.True(t, rep.Drift, "reconcile reports the lost entry")
+	require.Len(t, rep.Findings, 1)
+	assert.Equal(t, KindMismatch, rep.Findings[0].Kind)
+	assert.Equal(t, []string{"hold o-1: no entry in the expiry index, due at " + strconv.FormatInt(int64(score), 10)}, rep.Findings[0].Difference)
+	require.NoError(t, r.rdb.ZAdd(ctx, exp, redis.Z{Score: score + 1, Member: h + " o-1"}).Err())
+	assert.Equal(t, []string{"hold o-1: due at " + strconv.FormatInt(int64(score)+1, 10) + " in the expiry index, " +
+		strconv.FormatInt(int64(score), 10) + " in the snapshot"}, r.run(t).Findings[0].Difference)
 
 	res, err := Rebuild(ctx, r.eng, r.led, []string{h}, false)
 	require.NoError(t, err)

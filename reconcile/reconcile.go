@@ -20,7 +20,7 @@ const (
 	KindLostInRelay    = "lost_in_relay"    // Redis ahead, and some of those events are neither in the outbox nor in PostgreSQL
 	KindPGAhead        = "pg_ahead"         // Redis lost acknowledged writes
 	KindMissingInRedis = "missing_in_redis" // PostgreSQL has it, Redis does not
-	KindMismatch       = "mismatch"         // same seq, different figures
+	KindMismatch       = "mismatch"         // same seq, different figures or a lost expiry index entry
 	KindDiverged       = "diverged"         // the ledger refused events of the holder, and the two differ
 )
 
@@ -155,12 +155,27 @@ func Run(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, opt *Optio
 			return nil, fmt.Errorf("redis: %w", err)
 		}
 		var found []Finding
+		inSync := map[string]*stored.Snapshot{}
 		for _, h := range batch {
 			fd, ok := compareHolder(h, fromRedis[h], fromPG[h], rep.Refused[h] > 0)
 			if !ok {
-				rep.InSync++
+				if fromRedis[h] != nil {
+					inSync[h] = fromRedis[h]
+				}
 				continue
 			}
+			found = append(found, fd)
+		}
+		// Figures alike, a hold the expiry index has lost would still never
+		// be released: a mismatch, as rebuild judges it.
+		lost, err := eng.LostExpiries(ctx, inSync)
+		if err != nil {
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		rep.InSync += len(batch) - len(found) - len(lost)
+		for _, h := range slices.Sorted(maps.Keys(lost)) {
+			fd, _ := compareState(h, fromRedis[h], fromPG[h])
+			fd.Kind, fd.Difference = KindMismatch, lost[h]
 			found = append(found, fd)
 		}
 		if err := checkInFlight(ctx, eng, led, found); err != nil {
