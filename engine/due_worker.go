@@ -81,7 +81,7 @@ func (w *dueWorker) Run(ctx context.Context) error {
 
 // once makes one pass over what is due now, reading every slot's index.
 func (w *dueWorker) once(ctx context.Context) error {
-	entries, _, err := w.e.dueEntries(ctx, w.key, w.o.Limit, nil)
+	entries, _, err := w.e.dueEntries(ctx, w.key, w.o.Limit, nil, nil)
 	return w.pass(ctx, entries, err)
 }
 

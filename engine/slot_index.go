@@ -45,13 +45,14 @@ type slotIndex struct {
 	resync bool         // notices may have been missed: read every slot
 
 	next     map[int]time.Time // slot -> when its earliest entry falls due (local clock); absent: empty
+	from     map[int]int       // slot -> how many due entries its next read skips (dueOn)
 	lastFull time.Time
 }
 
 func newSlotIndex(e *Engine, key func(int) string, full, retry time.Duration, log *slog.Logger, who string) *slotIndex {
 	k := key(0)
 	return &slotIndex{e: e, key: key, full: full, retry: retry, log: log, who: who, suffix: k[strings.IndexByte(k, '}'):],
-		watches: map[string]*worker.Watch{}, dirty: map[int]bool{}, next: map[int]time.Time{}}
+		watches: map[string]*worker.Watch{}, dirty: map[int]bool{}, next: map[int]time.Time{}, from: map[int]int{}}
 }
 
 // stop ends the watches and waits for them.
@@ -105,7 +106,7 @@ func (x *slotIndex) due(ctx context.Context, limit int) ([]indexEntry, error) {
 		}
 		want = func(s int) bool { return dirty[s] }
 	}
-	entries, next, err := x.e.dueEntries(ctx, x.key, limit, want)
+	entries, next, err := x.e.dueEntries(ctx, x.key, limit, want, x.from)
 	if full && err == nil {
 		clear(x.next)
 		x.lastFull = now
@@ -136,7 +137,8 @@ type indexEntry struct {
 
 // dueEntries reads, in the per-slot index key(slot) of every slot (of the
 // slots want keeps, if want is not nil), up to limit members scored at or
-// before now, and tells for each slot read when it should be read again.
+// before now (past the first from[slot] of them: dueOn), and tells for each
+// slot read when it should be read again.
 // Each master is asked for its own
 // slots, against its own clock (TIME): the scripts judge time by the clock
 // of the master they run on, and a worker whose clock ran ahead would act
@@ -146,11 +148,11 @@ type indexEntry struct {
 // read again where the answer points (with ASKING for an ASK), against that
 // master's clock. Whatever could not be read is in the error, and the
 // entries returned are all that could: a caller acts on them.
-func (e *Engine) dueEntries(ctx context.Context, key func(int) string, limit int, want func(int) bool) ([]indexEntry, map[int]time.Time, error) {
+func (e *Engine) dueEntries(ctx context.Context, key func(int) string, limit int, want func(int) bool, from map[int]int) ([]indexEntry, map[int]time.Time, error) {
 	next := map[int]time.Time{}
 	c, ok := e.rdb.(*redis.ClusterClient)
 	if !ok {
-		due, _, err := dueOn(ctx, e.rdb, wanted(singles(0, cluster.Slots-1), want), key, limit, false, next)
+		due, _, err := dueOn(ctx, e.rdb, wanted(singles(0, cluster.Slots-1), want), key, limit, false, next, from)
 		return due, next, err
 	}
 	slots, err := c.ClusterSlots(ctx).Result() //nolint:staticcheck // CLUSTER SLOTS answers on every supported version
@@ -175,7 +177,7 @@ func (e *Engine) dueEntries(ctx context.Context, key func(int) string, limit int
 			errs = append(errs, err)
 			continue
 		}
-		due, redirs, err := dueOn(ctx, node, ss, key, limit, false, next)
+		due, redirs, err := dueOn(ctx, node, ss, key, limit, false, next, from)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -194,7 +196,7 @@ func (e *Engine) dueEntries(ctx context.Context, key func(int) string, limit int
 			errs = append(errs, fmt.Errorf("slots %v: %w", ss, err))
 			continue
 		}
-		due, redirs, err := dueOn(ctx, node, ss, key, limit, to.ask, next)
+		due, redirs, err := dueOn(ctx, node, ss, key, limit, to.ask, next, from)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -282,8 +284,17 @@ func sameAddr(a, b string) bool {
 // is acted on is looked at again, so that a failed step is retried), the
 // local time at which its earliest later entry falls due by the server's
 // clock, or the zero time for an index with nothing in it.
+//
+// An entry the worker could not act on (a release refused OVERFLOW until its
+// holder has room, a transfer part stuck) stays due where it is, at the head
+// of its index: limit of them would fill every read of the slot and keep
+// what falls due after them waiting. So a read that gives limit entries
+// makes the next one skip them (from, when not nil: slot -> entries to
+// skip), and a read that gives fewer starts again from the head: the
+// entries left behind are tried every few passes, and none waits behind
+// them.
 func dueOn(ctx context.Context, rdb redis.Cmdable, slots []int, key func(int) string, limit int, asking bool,
-	next map[int]time.Time) ([]indexEntry, []redirect, error) {
+	next map[int]time.Time, from map[int]int) ([]indexEntry, []redirect, error) {
 	t, err := rdb.Time(ctx).Result()
 	if err != nil {
 		return nil, nil, fmt.Errorf("time: %w", err)
@@ -303,7 +314,8 @@ func dueOn(ctx context.Context, rdb redis.Cmdable, slots []int, key func(int) st
 			if asking {
 				pipe.Do(ctx, "asking")
 			}
-			cmds[i] = pipe.ZRangeByScoreWithScores(ctx, key(slot), &redis.ZRangeBy{Min: "-inf", Max: max, Count: int64(limit)})
+			cmds[i] = pipe.ZRangeByScoreWithScores(ctx, key(slot), &redis.ZRangeBy{Min: "-inf", Max: max,
+				Offset: int64(from[slot]), Count: int64(limit)})
 			if asking {
 				pipe.Do(ctx, "asking")
 			}
@@ -323,8 +335,16 @@ func dueOn(ctx context.Context, rdb redis.Cmdable, slots []int, key func(int) st
 				m, _ := z.Member.(string)
 				out = append(out, indexEntry{slot: chunk[i], member: m, score: int64(z.Score), now: now})
 			}
+			skipped := from[chunk[i]]
+			if from != nil {
+				if len(c.Val()) == limit {
+					from[chunk[i]] = skipped + limit
+				} else {
+					delete(from, chunk[i])
+				}
+			}
 			switch l := later[i].Val(); {
-			case len(c.Val()) > 0:
+			case len(c.Val()) > 0 || skipped > 0: // the head, skipped, is due
 				next[chunk[i]] = local
 			case len(l) > 0:
 				next[chunk[i]] = local.Add(time.Duration(int64(l[0].Score)-now) * time.Millisecond)

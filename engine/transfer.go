@@ -205,7 +205,7 @@ func (e *Engine) callsOf(n instructions.NormalizedTransfer, p instructions.Norma
 	hold := n.Hold()
 	var reserve, checks, credits, abort, reserveSay, checkSay, closes []instructions.Step
 	var reserveFrom, checkFrom []int
-	closing := map[string]bool{}
+	closeAt := map[string]int{} // order hold -> its close in closes
 	for i, s := range p.Steps {
 		switch s.Op {
 		case instructions.OpDebit:
@@ -217,9 +217,13 @@ func (e *Engine) callsOf(n instructions.NormalizedTransfer, p instructions.Norma
 		case instructions.OpSettle:
 			reserve = append(reserve, instructions.Step{Op: opTake, Asset: s.Asset, Units: s.Units, Hold: s.Hold, Coupon: hold})
 			abort = append(abort, instructions.Step{Op: opGive, Asset: s.Asset, Units: s.Units, Hold: hold, Coupon: s.Hold})
-			if !closing[s.Hold] {
-				closing[s.Hold] = true
+			at, ok := closeAt[s.Hold]
+			if !ok {
+				at, closeAt[s.Hold] = len(closes), len(closes)
 				closes = append(closes, instructions.Step{Op: opClose, Hold: s.Hold})
+			}
+			if s.Rest == instructions.RestHold {
+				closes[at].Units = 1 // settled whole: closed whatever else took from it
 			}
 		default: // credit, earn_points: applied at commit, checked at prepare
 			leg := s.Asset

@@ -25,8 +25,9 @@
 --   leg, added to the call's earlier checks of it, would not pass 2^53-1), take (units of a
 --   leg from a hold, checked like a settle, into another hold this instruction creates; the first hold stays open even if
 --   emptied, so that give can restore it), give (units of a leg from a hold back into another
---   hold if that one is open, else to available) and close (a hold left empty by take; nothing
---   if it is not open and empty).
+--   hold if that one is open, else to available) and close (a hold left empty by take, once no
+--   other undecided transfer took from it, or with units 1 (the part settled it whole) whatever
+--   took from it; nothing if it is not open and empty).
 --   Reply: {replayed (0 or 1), outcome}, outcome being "ok\n<result json>" ("ok\n" and the
 --   idempotency record's short form of it for a replay, below) or
 --   "err\n<code>\n<op index>\n<detail>"; the detail is the figure that failed the check, in
@@ -584,7 +585,7 @@ local NAMES = {
   redeem_coupon = function(_, _, c) want('c:' .. c) end,
   take = function(_, h, c) want('h:' .. h); want('h:' .. c) end,
   give = function(a, h, c) want('h:' .. h); want('h:' .. c); want_leg(a) end,
-  close = function(_, h) want('h:' .. h) end,
+  close = function(_, h, _, amt) want('h:' .. h); return amt ~= '0' and amt ~= '1' end,
   check = function(a, h) want('h:' .. h); want_leg(a) end,
   set_lanes = function() want('lanes'); want('lanes_hist') end,
 }
@@ -952,10 +953,13 @@ function OPS.give(leg, amt, h, origin)
   end
   close_if_empty(v)
 end
-function OPS.close(_, _, h)
+-- close: units 1 when the part settled the whole hold, which then closes, however many other
+-- transfers took from it (as a settle of the whole hold by an instruction does).
+function OPS.close(_, amt, h)
   local v = hold(h)
   if v.open then
     count_take(v, -1)
+    if amt == '1' then v.takes = 0 end
     close_if_empty(v)
   end
 end
