@@ -43,11 +43,13 @@ func (o dueOptions) withDefaults(interval time.Duration) dueOptions {
 type dueWorker struct {
 	e   *Engine
 	o   dueOptions
-	key func(slot int) string               // the slot's index
-	act func(context.Context, []indexEntry) // takes care of the due entries; counts its own failures in errs
-	who string                              // names the worker in the log
-	run string                              // names a pass in the log: "<who>: <run> failed"
-	tag string                              // prefixes the error of a pass that could not read every index
+	key func(slot int) string // the slot's index
+	// act takes care of the due entries, counts its own failures in errs,
+	// and tells per slot how many entries it left in place.
+	act func(context.Context, []indexEntry) map[int]int
+	who string // names the worker in the log
+	run string // names a pass in the log: "<who>: <run> failed"
+	tag string // prefixes the error of a pass that could not read every index
 
 	passes, errs atomic.Int64
 }
@@ -64,7 +66,9 @@ func (w *dueWorker) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		entries, err := idx.due(ctx, w.o.Limit)
-		if err := w.pass(ctx, entries, err); err != nil && ctx.Err() == nil {
+		left, err := w.pass(ctx, entries, err)
+		idx.advance(left, w.o.Limit)
+		if err != nil && ctx.Err() == nil {
 			w.errs.Add(1)
 			w.o.Logger.Warn(w.who+": "+w.run+" failed", "err", err)
 			if c, ok := w.e.rdb.(*redis.ClusterClient); ok {
@@ -82,19 +86,21 @@ func (w *dueWorker) Run(ctx context.Context) error {
 // once makes one pass over what is due now, reading every slot's index.
 func (w *dueWorker) once(ctx context.Context) error {
 	entries, _, err := w.e.dueEntries(ctx, w.key, w.o.Limit, nil, nil)
-	return w.pass(ctx, entries, err)
+	_, err = w.pass(ctx, entries, err)
+	return err
 }
 
-// pass hands entries to act, then fails with err, the error of their read:
+// pass hands entries to act, then fails with err, the error of their read
+// (left is act's: per slot, the entries it left in place):
 // indexes it could not read (a master down, a slot being moved) fail the
 // pass once the entries of the others are taken care of.
-func (w *dueWorker) pass(ctx context.Context, entries []indexEntry, err error) error {
+func (w *dueWorker) pass(ctx context.Context, entries []indexEntry, err error) (left map[int]int, _ error) {
 	if len(entries) > 0 {
-		w.act(ctx, entries)
+		left = w.act(ctx, entries)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", w.tag, err)
+		return left, fmt.Errorf("%s: %w", w.tag, err)
 	}
 	w.passes.Add(1)
-	return nil
+	return left, nil
 }

@@ -1,12 +1,14 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,19 +91,25 @@ func TestExpiryAdversary2_RefusedReleasesDoNotStarveTheRestOfTheSlot(t *testing.
 
 	// The daemon's sweeper (Run) reads the slots whose entries fall due,
 	// Limit entries from the head of each, every pass.
-	sw := engine.NewSweeper(eng, &engine.SweeperOptions{Interval: 50 * time.Millisecond, Logger: xa2Quiet()})
+	var log bytes.Buffer // written by the sweeper only, read once it has stopped
+	sw := engine.NewSweeper(eng, &engine.SweeperOptions{Interval: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { _ = sw.Run(sctx); close(done) }()
-	defer func() { cancel(); <-done }()
 	released := func() bool { return len(state(t, other).Holds) == 0 }
 	ok := assert.Eventually(t, released, 20*time.Second, 50*time.Millisecond,
 		"another holder's expired hold, in the same slot, is released")
+	cancel()
+	<-done
 	if !ok {
 		t.Logf("sweeper after the wait: %+v", sw.Stats())
-	} else {
-		assert.Equal(t, instructions.Balance{Available: "10.00", Frozen: "0.00"}, state(t, other).Balances["CNY"])
+		return
 	}
+	assert.Equal(t, instructions.Balance{Available: "10.00", Frozen: "0.00"}, state(t, other).Balances["CNY"])
+	// The refusals are logged one line a pass, not one a hold.
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	assert.LessOrEqual(t, int64(len(lines)), sw.Stats().Sweeps+1, "%s", log.String())
+	assert.Regexp(t, `count=(25[6-9]|2[6-9]\d|[3-9]\d\d)\b`, lines[0], "the head's 256 refusals (and any other test's) in one line")
 }
 
 // Pins exactly once at scale: a holder with 2,048 holds expiring together

@@ -46,13 +46,14 @@ type slotIndex struct {
 
 	next     map[int]time.Time // slot -> when its earliest entry falls due (local clock); absent: empty
 	from     map[int]int       // slot -> how many due entries its next read skips (dueOn)
+	read     map[int]int       // slot -> how many entries the last pass read there
 	lastFull time.Time
 }
 
 func newSlotIndex(e *Engine, key func(int) string, full, retry time.Duration, log *slog.Logger, who string) *slotIndex {
 	k := key(0)
 	return &slotIndex{e: e, key: key, full: full, retry: retry, log: log, who: who, suffix: k[strings.IndexByte(k, '}'):],
-		watches: map[string]*worker.Watch{}, dirty: map[int]bool{}, next: map[int]time.Time{}, from: map[int]int{}}
+		watches: map[string]*worker.Watch{}, dirty: map[int]bool{}, next: map[int]time.Time{}, from: map[int]int{}, read: map[int]int{}}
 }
 
 // stop ends the watches and waits for them.
@@ -111,6 +112,7 @@ func (x *slotIndex) due(ctx context.Context, limit int) ([]indexEntry, error) {
 		clear(x.next)
 		x.lastFull = now
 	}
+	x.noteRead(entries, next)
 	for s, t := range next {
 		if t.IsZero() {
 			delete(x.next, s)
@@ -125,6 +127,31 @@ func (x *slotIndex) due(ctx context.Context, limit int) ([]indexEntry, error) {
 		x.mu.Unlock()
 	}
 	return entries, err
+}
+
+// noteRead counts the entries of each slot a pass read (next has them all).
+func (x *slotIndex) noteRead(entries []indexEntry, next map[int]time.Time) {
+	clear(x.read)
+	for s := range next {
+		x.read[s] = 0
+	}
+	for _, en := range entries {
+		x.read[en.slot]++
+	}
+}
+
+// advance sets where the next read of each slot read by the last pass
+// starts: past the entries the worker left in place (left: slot -> how
+// many) when the read gave limit entries, which may all be such entries,
+// at the head otherwise (dueOn).
+func (x *slotIndex) advance(left map[int]int, limit int) {
+	for s, n := range x.read {
+		if n == limit {
+			x.from[s] += left[s]
+		} else {
+			delete(x.from, s)
+		}
+	}
 }
 
 // indexEntry is a due member of a per-slot index (a sorted set).
@@ -286,13 +313,13 @@ func sameAddr(a, b string) bool {
 // clock, or the zero time for an index with nothing in it.
 //
 // An entry the worker could not act on (a release refused OVERFLOW until its
-// holder has room, a transfer part stuck) stays due where it is, at the head
-// of its index: limit of them would fill every read of the slot and keep
-// what falls due after them waiting. So a read that gives limit entries
-// makes the next one skip them (from, when not nil: slot -> entries to
-// skip), and a read that gives fewer starts again from the head: the
-// entries left behind are tried every few passes, and none waits behind
-// them.
+// holder has room, a transfer left for a later pass) stays due where it is,
+// at the head of its index: limit of them would fill every read of the slot
+// and keep what falls due after them waiting. So each read skips the first
+// from[slot] due entries (none when from is nil), the ones earlier full
+// reads left in place (slotIndex.advance), and a read that gives fewer than
+// limit starts again from the head: the entries left behind are tried every
+// few passes, and none waits behind them.
 func dueOn(ctx context.Context, rdb redis.Cmdable, slots []int, key func(int) string, limit int, asking bool,
 	next map[int]time.Time, from map[int]int) ([]indexEntry, []redirect, error) {
 	t, err := rdb.Time(ctx).Result()
@@ -335,16 +362,8 @@ func dueOn(ctx context.Context, rdb redis.Cmdable, slots []int, key func(int) st
 				m, _ := z.Member.(string)
 				out = append(out, indexEntry{slot: chunk[i], member: m, score: int64(z.Score), now: now})
 			}
-			skipped := from[chunk[i]]
-			if from != nil {
-				if len(c.Val()) == limit {
-					from[chunk[i]] = skipped + limit
-				} else {
-					delete(from, chunk[i])
-				}
-			}
 			switch l := later[i].Val(); {
-			case len(c.Val()) > 0 || skipped > 0: // the head, skipped, is due
+			case len(c.Val()) > 0 || from[chunk[i]] > 0: // the head, skipped, is due
 				next[chunk[i]] = local
 			case len(l) > 0:
 				next[chunk[i]] = local.Add(time.Duration(int64(l[0].Score)-now) * time.Millisecond)

@@ -40,28 +40,30 @@ func (e *Engine) Snapshots(ctx context.Context, holders []string) (map[string]*s
 // LostExpiries lists, per holder of snaps (read from Redis by Snapshots),
 // the holds with an expiry whose entry the slot's expiry index lacks or
 // has at another time: the sweeper would never release them. The index is
-// read after the hash, in one pipeline with each holder's seq: a holder
-// that applied an instruction in between is left out (its holds may have
-// changed with their entries).
+// read after the hash, and each holder's seq after its entries, in one
+// pipeline: a holder that applied an instruction since its snapshot is left
+// out (its holds may have changed with their entries).
 //
 // Errors: UNAVAILABLE.
 func (e *Engine) LostExpiries(ctx context.Context, snaps map[string]*stored.Snapshot) (map[string][]string, error) {
 	pipe := e.rdb.Pipeline()
 	type queued struct {
-		seq   *redis.StringCmd
 		check func() ([]string, error)
+		seq   *redis.StringCmd
 	}
 	q := map[string]queued{}
 	for h, s := range snaps {
-		q[h] = queued{pipe.HGet(ctx, cluster.Holder(h), stored.FieldSeq), queueExpiries(ctx, pipe, s)}
+		check := queueExpiries(ctx, pipe, s)
+		q[h] = queued{check, pipe.HGet(ctx, cluster.Holder(h), stored.FieldSeq)}
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, redisFailure("", err)
-	}
+	_, _ = pipe.Exec(ctx) // each command's own error is read below
 	out := map[string][]string{}
 	for h, c := range q {
+		if err := c.seq.Err(); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, redisFailure("", err)
+		}
 		if seq, err := c.seq.Int64(); err != nil || seq != snaps[h].Seq {
-			continue
+			continue // gone, or moved on
 		}
 		d, err := c.check()
 		if err != nil {

@@ -26,7 +26,7 @@ import (
 var surface = []string{
 	// The engine and what it answers.
 	"Engine", "Engine.Apply", "Engine.ApplyBatch", "Engine.Assets", "Engine.CheckReplicas",
-	"Engine.Encode", "Engine.Flush", "Engine.GetTransfer", "Engine.Holders", "Engine.IdempotencyTTL", "Engine.Load",
+	"Engine.Encode", "Engine.Flush", "Engine.GetTransfer", "Engine.Holders", "Engine.IdempotencyTTL", "Engine.Load", "Engine.LostExpiries",
 	"Engine.Outcome", "Engine.Ping", "Engine.ReleaseExpired", "Engine.ReplicaStats", "Engine.Restore",
 	"Engine.RestoreUnlessArrived", "Engine.Snapshots", "Engine.State", "Engine.SweepHot",
 	"Engine.Transfer", "Engine.Undelivered", "Error", "New", "Options", "Outcome", "ReplicaStats",

@@ -94,23 +94,28 @@ type expired struct {
 // others gave.
 func (s *Sweeper) Sweep(ctx context.Context) error { return s.w.once(ctx) }
 
-// sweep releases the due holds of entries.
-func (s *Sweeper) sweep(ctx context.Context, entries []indexEntry) {
+// sweep releases the due holds of entries, and tells per slot how many
+// entries it left in the index (failed, or not "<holder> <hold>").
+func (s *Sweeper) sweep(ctx context.Context, entries []indexEntry) map[int]int {
+	left := map[int]int{}
 	var due []expired
 	for _, en := range entries {
 		if holder, hold, ok := strings.Cut(en.member, " "); ok {
 			due = append(due, expired{slot: en.slot, holder: holder, hold: hold, exp: en.score})
+		} else {
+			left[en.slot]++
 		}
 	}
 	if len(due) > 0 {
-		s.release(ctx, due)
+		s.release(ctx, due, left)
 	}
+	return left
 }
 
 // release releases due holds in one batch. HOLD_NOT_FOUND means the hold
 // closed meanwhile, or is another hold of the same name; an index entry
 // left for a closed hold goes.
-func (s *Sweeper) release(ctx context.Context, due []expired) {
+func (s *Sweeper) release(ctx context.Context, due []expired, left map[int]int) {
 	calls := make([]call, len(due))
 	pending := make([]int, len(due))
 	for i, d := range due {
@@ -118,6 +123,7 @@ func (s *Sweeper) release(ctx context.Context, due []expired) {
 	}
 	out := make([]Outcome, len(due))
 	s.e.run(ctx, calls, pending, out)
+	var failed []int
 	for i, o := range out {
 		d := due[i]
 		switch {
@@ -126,14 +132,23 @@ func (s *Sweeper) release(ctx context.Context, due []expired) {
 		case errors.Is(o.Err, ErrHoldNotFound), errors.Is(o.Err, ErrHolderNotFound):
 			if err := s.dropStale(ctx, d); err != nil {
 				s.w.errs.Add(1)
+				left[d.slot]++
 				s.w.o.Logger.Warn("sweeper: remove stale index entry", "holder", d.holder, "hold", d.hold, "err", err)
 			} else {
 				s.stale.Add(1)
 			}
 		default:
 			s.w.errs.Add(1)
-			s.w.o.Logger.Warn("sweeper: release failed", "holder", d.holder, "hold", d.hold, "err", o.Err)
+			left[d.slot]++
+			failed = append(failed, i)
 		}
+	}
+	// One line a pass: a holder whose releases are refused until it has
+	// room is met again on every few passes, with every hold at once.
+	if len(failed) > 0 {
+		d := due[failed[0]]
+		s.w.o.Logger.Warn("sweeper: releases failed, tried again on a later pass", "count", len(failed),
+			"holder", d.holder, "hold", d.hold, "err", out[failed[0]].Err)
 	}
 }
 

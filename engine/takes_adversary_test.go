@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -104,34 +105,44 @@ func TestTakesAdversary_AFillFromTwoLegsAndTwoHoldsCountsOncePerHold(t *testing.
 
 // A trade whose buyer's part settles the whole order hold (settle without
 // leg or amount, "as in an instruction", docs/transfers.md), while another
-// fill from that order is in flight. A settle of the whole hold captures
-// everything left and closes the hold; docs/transfers.md (Limits): "A
-// release or settle of the whole hold by the client (a cancel) closes it at
-// once: a fill in flight that then aborts gives its amount to available".
-// The part's commit says so to its close (units 1): before, the close only
-// counted down, the order stayed open, empty, and the other fill's abort
-// put 40 USDT back into an order the client had settled.
+// fill B from that order is in flight and then aborts, before or after the
+// whole-settle's commit. A settle of the whole hold captures everything
+// left and closes the hold; docs/transfers.md (Limits): a fill in flight
+// that then aborts gives its amount to available. The part's commit says
+// so to its close (units 1). Before, the close only counted down: the order
+// stayed open, and B's abort put 40 USDT back into an order the client had
+// settled, whichever came first.
 func TestTakesAdversary_ATradeThatSettlesTheWholeOrderClosesIt(t *testing.T) {
 	needRedis(t)
-	hs := holdersOnMasters(t, buyerOrder, sellerOrder("ord-7", "0.6"), sellerOrder("ord-8", "0.4"))
-	before := totals(t, hs...)
-	// B takes 40 of the order; its seller's part will fail (0.5 of 0.4).
-	b := buyerPrepared(t, trade(newID("x"), hs[0], "ord-1", hs[2], "ord-8", "40", "0.5"))
-	whole := instructions.Transfer{ID: newID("x"), Parts: []instructions.Part{
-		part(hs[0], ops().Settle("ord-1").Credit("BTC", "0.6")),
-		part(hs[1], ops().SettleLeg("ord-7", "BTC", "0.6").Credit("USDT", "60")),
-	}}
-	st := transfer(t, whole)
-	require.Equal(t, engine.TransferCommitted, st.Status, "%+v", st.Error)
-	assert.NotContains(t, state(t, hs[0]).Holds, "ord-1", "a hold settled whole is closed (observed %q)", rawHoldOf(t, hs[0], "ord-1"))
-
-	st = transfer(t, b)
-	require.Equal(t, engine.TransferAborted, st.Status)
-	buyer := state(t, hs[0])
-	assert.NotContains(t, buyer.Holds, "ord-1", "nothing goes back into an order settled whole")
-	assert.Equal(t, instructions.Balance{Available: "40.000000", Frozen: "0.000000"}, buyer.Balances["USDT"])
-	assert.Equal(t, before, totals(t, hs...), "money is conserved")
-	if _, open := buyer.Holds["ord-1"]; open {
-		apply(t, instructions.New(newID("cleanup"), hs[0]).Release("ord-1"))
+	for _, abortFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("abort first %v", abortFirst), func(t *testing.T) {
+			hs := holdersOnMasters(t, buyerOrder, sellerOrder("ord-7", "0.6"), sellerOrder("ord-8", "0.4"))
+			before := totals(t, hs...)
+			// B takes 40 of the order; its seller's part will fail (0.5 of 0.4).
+			b := buyerPrepared(t, trade(newID("x"), hs[0], "ord-1", hs[2], "ord-8", "40", "0.5"))
+			whole := instructions.Transfer{ID: newID("x"), Parts: []instructions.Part{
+				part(hs[0], ops().Settle("ord-1").Credit("BTC", "0.6")),
+				part(hs[1], ops().SettleLeg("ord-7", "BTC", "0.6").Credit("USDT", "60")),
+			}}
+			// The whole-settle's driver stops after its prepares: the order
+			// is empty, counted twice.
+			require.NoError(t, eng.TransferStep(context.Background(), whole, "begin", 0))
+			require.NoError(t, eng.TransferStep(context.Background(), whole, "prepare", 0))
+			require.NoError(t, eng.TransferStep(context.Background(), whole, "prepare", 1))
+			assert.Regexp(t, `^[0-9]+\|\|\|2$`, rawHoldOf(t, hs[0], "ord-1"))
+			if abortFirst {
+				require.Equal(t, engine.TransferAborted, transfer(t, b).Status)
+			}
+			st := transfer(t, whole)
+			require.Equal(t, engine.TransferCommitted, st.Status, "%+v", st.Error)
+			assert.NotContains(t, state(t, hs[0]).Holds, "ord-1", "a hold settled whole is closed (observed %q)", rawHoldOf(t, hs[0], "ord-1"))
+			if !abortFirst {
+				require.Equal(t, engine.TransferAborted, transfer(t, b).Status)
+			}
+			buyer := state(t, hs[0])
+			assert.NotContains(t, buyer.Holds, "ord-1", "nothing goes back into an order settled whole")
+			assert.Equal(t, instructions.Balance{Available: "40.000000", Frozen: "0.000000"}, buyer.Balances["USDT"])
+			assert.Equal(t, before, totals(t, hs...), "money is conserved")
+		})
 	}
 }

@@ -84,14 +84,22 @@ func (r *Recovery) Run(ctx context.Context) error { return r.w.Run(ctx) }
 // down) make it fail once the transfers of the others are taken care of.
 func (r *Recovery) Recover(ctx context.Context) error { return r.w.once(ctx) }
 
-// pass takes care of the due transfers.
-func (r *Recovery) pass(ctx context.Context, due []indexEntry) {
+// pass takes care of the due transfers, and tells per slot how many it
+// left in place, due as they were (a transfer left for a later pass before
+// its next look was set: Redis unreachable, an asset this engine does not
+// know).
+func (r *Recovery) pass(ctx context.Context, due []indexEntry) map[int]int {
+	left := map[int]int{}
 	for _, en := range due {
 		if err := r.recover(ctx, en); err != nil {
+			if s, err := r.e.rdb.ZScore(ctx, cluster.Transfers(en.slot), en.member).Result(); err == nil && int64(s) == en.score {
+				left[en.slot]++
+			}
 			r.w.errs.Add(1)
 			r.w.o.Logger.Warn("transfer recovery: transfer left for a later pass", "transfer", en.member, "err", err)
 		}
 	}
+	return left
 }
 
 // recover takes one due transfer as far as it goes.

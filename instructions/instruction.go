@@ -24,7 +24,7 @@ const (
 	OpCheck = "check" // opens the transfer's hold; with units, a credit of them must fit
 	OpTake  = "take"  // a leg's units from a hold into the transfer's hold; the hold stays open
 	OpGive  = "give"  // back from the transfer's hold into the original one, or to available
-	OpClose = "close" // a hold that take left empty, at commit
+	OpClose = "close" // at commit, a hold take counted the transfer on: closed once empty and counting no other (Units 1: settled whole, closed)
 )
 
 // DefaultCounterparty is the other side of every movement when an

@@ -62,6 +62,7 @@ type StatementOp struct {
 	Coupon string `json:"coupon,omitempty"`
 	ToHold string `json:"to_hold,omitempty"` // a transfer's take and give: the hold the amount goes to
 	Lanes  int    `json:"lanes,omitempty"`   // open with lanes, set_lanes: the hot holder's lane count
+	Whole  bool   `json:"whole,omitempty"`   // a transfer's close: its part settled the hold whole
 	// Movements are what the op moved between the holder's available and
 	// frozen accounts and the counterparty; empty for an op that moves no
 	// value (open, coupons, a take that keeps funds frozen).
@@ -284,6 +285,8 @@ func (l *Ledger) readOps(a *AppliedInstruction, ops string) error {
 		switch {
 		case op.Op == instructions.OpOpen || op.Op == instructions.OpSetLanes:
 			so.Lanes, _ = strconv.Atoi(op.Units)
+		case op.Op == instructions.OpClose:
+			so.Whole = op.Units == "1"
 		case op.Units != "":
 			so.Amount = l.amount(op.Asset, op.Units)
 		}

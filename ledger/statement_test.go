@@ -226,4 +226,14 @@ func TestStatement_ShowsATransfersPartWithItsTransfer(t *testing.T) {
 	open, err := l.Instruction(ctx, h.holder, "open-"+h.holder)
 	require.NoError(t, err)
 	assert.Empty(t, open.Transfer, "an ordinary instruction names no transfer")
+
+	// A trade's commit closes the order holds it took from; units 1 on a
+	// close says the part settled the hold whole: shown as such, no amount.
+	writeAll(t, l, []map[string]string{h.next("x:tr-8:c", "x:tr-8", "transfer tr-8: commit", "tr-8",
+		`[{"op":"close","hold":"ord-1","units":"1"},{"op":"close","hold":"ord-2"}]`)})
+	a, err = l.Instruction(ctx, h.holder, "x:tr-8:c")
+	require.NoError(t, err)
+	require.Len(t, a.Ops, 2)
+	assert.Equal(t, ledger.StatementOp{Op: "close", Hold: "ord-1", Whole: true, Movements: []ledger.Movement{}}, a.Ops[0])
+	assert.Equal(t, ledger.StatementOp{Op: "close", Hold: "ord-2", Movements: []ledger.Movement{}}, a.Ops[1])
 }

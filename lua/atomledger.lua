@@ -25,9 +25,10 @@
 --   leg, added to the call's earlier checks of it, would not pass 2^53-1), take (units of a
 --   leg from a hold, checked like a settle, into another hold this instruction creates; the first hold stays open even if
 --   emptied, so that give can restore it), give (units of a leg from a hold back into another
---   hold if that one is open, else to available) and close (a hold left empty by take, once no
---   other undecided transfer took from it, or with units 1 (the part settled it whole) whatever
---   took from it; nothing if it is not open and empty).
+--   hold if that one is open, else to available) and close (counts the transfer off a hold it
+--   took from, and closes that hold if it is empty and no other undecided transfer took from it;
+--   with units 1, the part settled the hold whole: what is left in it goes to available and it
+--   closes whatever took from it; nothing if the hold is not open).
 --   Reply: {replayed (0 or 1), outcome}, outcome being "ok\n<result json>" ("ok\n" and the
 --   idempotency record's short form of it for a replay, below) or
 --   "err\n<code>\n<op index>\n<detail>"; the detail is the figure that failed the check, in
@@ -504,7 +505,7 @@ local fields, raw, nn = {'status', 'seq', 'digest', status = 1, seq = 2, digest 
 local bal, bal0, frz, frz0, bs0, fs0, assets, na = {}, {}, {}, {}, {}, {}, {}, 0
 local pa, pf, pa0, pf0               -- points, nil until touched
 local cpn, cpn_dirty, cpn_order      -- coupon -> {st, exp} or false
-local hld, hld_order                 -- hold -> {legs, cpns, exp, was_exp, open, new}
+local hld, hld_order                 -- hold -> {legs, cpns, exp, was_exp, open, new, takes, counted}
 local nmv                            -- movements in the op under way
 -- The event's ops as JSON text, in pieces: ev[1 .. ne]. The table lives as long as the library,
 -- so a call fills it without making it or growing it again (what lies past ne is stale).
@@ -916,8 +917,8 @@ end
 function OPS.settle(a, amt, h, _, ms) return unhold(h, a, amt, 'cp', ms) end
 function OPS.release(a, amt, h, _, ms) return unhold(h, a, amt, 'avail', ms) end
 -- take: n of leg from hold h (checked as a settle would be) into hold dst, which this
--- instruction creates; the funds stay frozen. h stays open even when emptied: an abort gives
--- back into it, a commit closes it.
+-- instruction creates; the funds stay frozen. h stays open even when emptied, counting the
+-- transfer until its abort gives back into it or its commit closes it (count_take).
 function OPS.take(leg, amt, h, dst)
   local v = hold(h)
   if not v.open then return 'HOLD_NOT_FOUND' end
@@ -953,15 +954,22 @@ function OPS.give(leg, amt, h, origin)
   end
   close_if_empty(v)
 end
--- close: units 1 when the part settled the whole hold, which then closes, however many other
--- transfers took from it (as a settle of the whole hold by an instruction does).
+-- close: units 1 when the part settled the whole hold, which then closes whatever other
+-- transfers took from it, as a settle of the whole hold by an instruction does: what an aborted
+-- one gave back into it before this commit goes to available, as it would have after it (a leg
+-- that would pass 2^53-1 there stays held, the hold open: a commit cannot be refused).
 function OPS.close(_, amt, h)
   local v = hold(h)
-  if v.open then
-    count_take(v, -1)
-    if amt == '1' then v.takes = 0 end
-    close_if_empty(v)
+  if not v.open then return end
+  count_take(v, -1)
+  if amt == '1' then
+    v.takes = 0
+    local ls = {}
+    for a in pairs(v.legs) do ls[#ls + 1] = a end
+    sort(ls)
+    for _, a in ipairs(ls) do take_leg(v, a, v.legs[a], 'avail') end
   end
+  close_if_empty(v)
 end
 
 -- "<byte length>:" of a digest term longer than LENS knows.

@@ -156,11 +156,12 @@ func Run(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, opt *Optio
 		}
 		var found []Finding
 		inSync := map[string]*stored.Snapshot{}
+		alike := map[string]Finding{}
 		for _, h := range batch {
 			fd, ok := compareHolder(h, fromRedis[h], fromPG[h], rep.Refused[h] > 0)
 			if !ok {
 				if fromRedis[h] != nil {
-					inSync[h] = fromRedis[h]
+					inSync[h], alike[h] = fromRedis[h], fd
 				}
 				continue
 			}
@@ -174,7 +175,7 @@ func Run(ctx context.Context, eng *engine.Engine, led *ledger.Ledger, opt *Optio
 		}
 		rep.InSync += len(batch) - len(found) - len(lost)
 		for _, h := range slices.Sorted(maps.Keys(lost)) {
-			fd, _ := compareState(h, fromRedis[h], fromPG[h])
+			fd := alike[h]
 			fd.Kind, fd.Difference = KindMismatch, lost[h]
 			found = append(found, fd)
 		}
