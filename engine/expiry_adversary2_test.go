@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -227,4 +228,29 @@ func TestExpiryAdversary2_HotHolderLane0HoldSweptWithItsEvent(t *testing.T) {
 
 	require.NoError(t, sw.Sweep(ctx))
 	assert.Equal(t, raw, readRaw(t, hot), "a second sweep writes nothing")
+}
+
+// An expiry index entry the library never writes, put there by hand: a
+// member without a space (no holder and hold), or one scored 0, which as a
+// release's expiry would mean "whatever its expiry" and take the hold it
+// names, expiring or not. The sweeper removes both and releases nothing:
+// the holder's hold without an expiry stays as it was.
+func TestExpiryAdversary2_AMalformedIndexEntryIsRemovedNotReleased(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	h := newHolder(t, func(in instructions.Instruction) instructions.Instruction {
+		return in.Credit("CNY", "10.00").Freeze("CNY", "4.00", "o", 0)
+	})
+	exp := cluster.Expiry(cluster.HolderSlot(h))
+	require.NoError(t, rdb.ZAdd(ctx, exp, redis.Z{Score: 0, Member: h + " o"}, redis.Z{Score: 1, Member: "nospace-" + h}).Err())
+	before := state(t, h)
+
+	sw := engine.NewSweeper(eng, &engine.SweeperOptions{Logger: xa2Quiet()})
+	require.NoError(t, sw.Sweep(ctx))
+	assert.Equal(t, before, state(t, h), "the hold without an expiry is not released")
+	for _, m := range []string{h + " o", "nospace-" + h} {
+		_, err := rdb.ZScore(ctx, exp, m).Result()
+		assert.ErrorIs(t, err, redis.Nil, "%q is removed", m)
+	}
+	assert.GreaterOrEqual(t, sw.Stats().Stale, int64(2))
 }

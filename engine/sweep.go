@@ -37,7 +37,7 @@ type SweeperOptions struct {
 type SweeperStats struct {
 	Sweeps   int64 // completed sweeps
 	Released int64 // expired holds released
-	Stale    int64 // index entries of holds already closed, removed
+	Stale    int64 // index entries of holds already closed, or malformed, removed
 	Errors   int64 // failed sweeps or releases, retried on the next sweep
 }
 
@@ -95,16 +95,26 @@ type expired struct {
 func (s *Sweeper) Sweep(ctx context.Context) error { return s.w.once(ctx) }
 
 // sweep releases the due holds of entries, and tells per slot how many
-// entries it left in the index (failed, or not "<holder> <hold>").
+// entries it left in the index (failed).
 func (s *Sweeper) sweep(ctx context.Context, entries []indexEntry) map[int]int {
 	left := map[int]int{}
 	var due []expired
 	for _, en := range entries {
-		if holder, hold, ok := strings.Cut(en.member, " "); ok {
+		holder, hold, ok := strings.Cut(en.member, " ")
+		if ok && en.score > 0 {
 			due = append(due, expired{slot: en.slot, holder: holder, hold: hold, exp: en.score})
-		} else {
-			left[en.slot]++
+			continue
 		}
+		// Not an entry the library writes ("<holder> <hold>", due when the
+		// hold expires): written by hand, it would stay at the head for
+		// good, and a release at 0 would take the hold whatever its expiry.
+		if err := s.e.rdb.ZRem(ctx, cluster.Expiry(en.slot), en.member).Err(); err != nil {
+			left[en.slot]++
+			s.w.errs.Add(1)
+			continue
+		}
+		s.stale.Add(1)
+		s.w.o.Logger.Warn("sweeper: removed a malformed expiry index entry", "slot", en.slot, "member", en.member, "score", en.score)
 	}
 	if len(due) > 0 {
 		s.release(ctx, due, left)
