@@ -133,7 +133,7 @@ func (s *Sweeper) release(ctx context.Context, due []expired, left map[int]int) 
 	}
 	out := make([]Outcome, len(due))
 	s.e.run(ctx, calls, pending, out)
-	var failed []int
+	failed, first := 0, 0
 	for i, o := range out {
 		d := due[i]
 		switch {
@@ -150,15 +150,18 @@ func (s *Sweeper) release(ctx context.Context, due []expired, left map[int]int) 
 		default:
 			s.w.errs.Add(1)
 			left[d.slot]++
-			failed = append(failed, i)
+			if failed == 0 {
+				first = i
+			}
+			failed++
 		}
 	}
 	// One line a pass: a holder whose releases are refused until it has
 	// room is met again on every few passes, with every hold at once.
-	if len(failed) > 0 {
-		d := due[failed[0]]
-		s.w.o.Logger.Warn("sweeper: releases failed, tried again on a later pass", "count", len(failed),
-			"holder", d.holder, "hold", d.hold, "err", out[failed[0]].Err)
+	if failed > 0 {
+		d := due[first]
+		s.w.o.Logger.Warn("sweeper: releases failed, tried again on a later pass", "count", failed,
+			"holder", d.holder, "hold", d.hold, "err", out[first].Err)
 	}
 }
 

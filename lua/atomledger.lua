@@ -652,16 +652,22 @@ local function hold(h)
   end
   return v
 end
+-- The names of hold v's legs, in order.
+local function leg_names(v)
+  local ls = {}
+  for a in pairs(v.legs) do ls[#ls + 1] = a end
+  sort(ls)
+  return ls
+end
+
 local function encode_hold(v)
   local one = next(v.legs)
   local legs = ''
   if one and next(v.legs, one) == nil then
     legs = one .. '=' .. fmt('%d', v.legs[one]) -- one leg, the usual hold: no lists to sort
   elseif one then
-    local names_, ls = {}, {}
-    for a in pairs(v.legs) do names_[#names_ + 1] = a end
-    sort(names_)
-    for j, a in ipairs(names_) do ls[j] = a .. '=' .. fmt('%d', v.legs[a]) end
+    local ls = {}
+    for j, a in ipairs(leg_names(v)) do ls[j] = a .. '=' .. fmt('%d', v.legs[a]) end
     legs = concat(ls, ',')
   end
   local cs = v.cpns
@@ -733,10 +739,7 @@ local function unhold(h, leg, amt, to, exp)
   if not v.open or (exp > 0 and v.exp ~= exp) then return 'HOLD_NOT_FOUND' end
   if to == 'cp' and v.exp > 0 and now >= v.exp then return 'HOLD_EXPIRED' end
   if leg == '' then
-    local ls = {}
-    for a in pairs(v.legs) do ls[#ls + 1] = a end
-    sort(ls)
-    for _, a in ipairs(ls) do
+    for _, a in ipairs(leg_names(v)) do
       local code, detail = take_leg(v, a, v.legs[a], to)
       if code then return code, detail end
     end
@@ -964,10 +967,7 @@ function OPS.close(_, amt, h)
   count_take(v, -1)
   if amt == '1' then
     v.takes = 0
-    local ls = {}
-    for a in pairs(v.legs) do ls[#ls + 1] = a end
-    sort(ls)
-    for _, a in ipairs(ls) do take_leg(v, a, v.legs[a], 'avail') end
+    for _, a in ipairs(leg_names(v)) do take_leg(v, a, v.legs[a], 'avail') end
   end
   close_if_empty(v)
 end
