@@ -89,14 +89,28 @@ func (r *Recovery) Recover(ctx context.Context) error { return r.w.once(ctx) }
 // its next look was set: Redis unreachable, an asset this engine does not
 // know).
 func (r *Recovery) pass(ctx context.Context, due []indexEntry) map[int]int {
-	left := map[int]int{}
+	var failed []indexEntry
 	for _, en := range due {
 		if err := r.recover(ctx, en); err != nil {
-			if s, err := r.e.rdb.ZScore(ctx, cluster.Transfers(en.slot), en.member).Result(); err == nil && int64(s) == en.score {
-				left[en.slot]++
-			}
+			failed = append(failed, en)
 			r.w.errs.Add(1)
 			r.w.o.Logger.Warn("transfer recovery: transfer left for a later pass", "transfer", en.member, "err", err)
+		}
+	}
+	left := map[int]int{}
+	if len(failed) == 0 {
+		return left
+	}
+	scores := make([]*redis.FloatCmd, len(failed))
+	_, _ = r.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // one round trip; an error counts nothing left
+		for i, en := range failed {
+			scores[i] = p.ZScore(ctx, cluster.Transfers(en.slot), en.member)
+		}
+		return nil
+	})
+	for i, en := range failed {
+		if s, err := scores[i].Result(); err == nil && int64(s) == en.score {
+			left[en.slot]++
 		}
 	}
 	return left
