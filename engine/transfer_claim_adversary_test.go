@@ -164,7 +164,7 @@ func TestClaimAdversary_RunAppliedInsideTheWindowIsNotGivenBackPastIt(t *testing
 	re := engine.New(rdb, &engine.Options{TransferTimeout: timeout, Logger: quiet})
 	r := engine.NewRecovery(re, &engine.RecoveryOptions{Logger: quiet})
 	require.Eventually(t, func() bool {
-		require.NoError(t, r.Recover(ctx))
+		require.NoError(t, r.RecoverSlots(ctx, slotsOf(tr.ID, hs...)...))
 		st, err := eng.GetTransfer(ctx, tr.ID)
 		return err == nil && st.Complete
 	}, 6*time.Second, 50*time.Millisecond, "recovery finishes the payment from that run")

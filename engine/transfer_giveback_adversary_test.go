@@ -118,7 +118,7 @@ func TestGiveBackAdversary_LateRunGivenBackAfterRecoverysGiveBack(t *testing.T) 
 		&engine.Options{TransferTimeout: timeout, Logger: quiet})
 	rec := engine.NewRecovery(dying, &engine.RecoveryOptions{Logger: quiet})
 	for !dead.Load() && time.Now().Before(until) {
-		_ = rec.Recover(ctx)
+		_ = rec.RecoverSlots(ctx, slotsOf(tr.ID, hs...)...)
 	}
 	require.True(t, dead.Load(), "recovery gave the payer back")
 	require.True(t, time.Now().Before(until), "within the window")
