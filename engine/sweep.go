@@ -36,7 +36,7 @@ type SweeperOptions struct {
 // SweeperStats are a sweeper's counters, for metrics.
 type SweeperStats struct {
 	Sweeps   int64 // completed sweeps
-	Released int64 // expired holds released
+	Released int64 // expired holds released by this sweeper (not those it found released by another)
 	Stale    int64 // index entries of holds already closed, or malformed, removed
 	Errors   int64 // failed sweeps or releases, retried on the next sweep
 }
@@ -137,8 +137,9 @@ func (s *Sweeper) release(ctx context.Context, due []expired, left map[int]int) 
 	for i, o := range out {
 		d := due[i]
 		switch {
-		case o.Err == nil:
+		case o.Err == nil && !o.Result.Replayed: // a replay: another sweeper released it, and counted it
 			s.released.Add(1)
+		case o.Err == nil:
 		case errors.Is(o.Err, ErrHoldNotFound), errors.Is(o.Err, ErrHolderNotFound):
 			if err := s.dropStale(ctx, d); err != nil {
 				s.w.errs.Add(1)
