@@ -116,6 +116,26 @@ func (r *Recovery) pass(ctx context.Context, due []indexEntry) map[int]int {
 	return left
 }
 
+// maxStuckLook is the longest recovery waits between two looks at a
+// transfer left to an operator: well inside the 15 minutes over which the
+// alert on stuck parts counts them (deploy/prometheus/alerts.yml).
+const maxStuckLook = 5 * time.Minute
+
+// nextLook is when recovery looks at a transfer again should a look at now
+// not get to its end: a timeout later; past a one-payer transfer's window
+// (untilMs, 0 for the two phases), where no driver sends any of its steps
+// and only an operator can finish it, as long again as it has been past,
+// up to maxStuckLook. A transfer left to an operator then costs a pass,
+// and a line at ERROR, less and less often rather than every timeout for
+// good: a failover that leaves many slows the later passes little.
+func (e *Engine) nextLook(now, untilMs int64) float64 {
+	wait := e.xferTimeout.Milliseconds()
+	if past := now - untilMs; untilMs > 0 && past > wait {
+		wait = min(past, maxStuckLook.Milliseconds())
+	}
+	return float64(now + wait)
+}
+
 // recover takes one due transfer as far as it goes.
 func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 	id, index := en.member, cluster.Transfers(en.slot)
@@ -144,8 +164,7 @@ func (r *Recovery) recover(ctx context.Context, en indexEntry) error {
 	pinLanes(&n, rec.holders)
 	rec.entry = entryOf(id, []byte(body))
 	// The next look, should this one not get to the end.
-	next := float64(en.now + r.e.xferTimeout.Milliseconds())
-	if err := r.e.rdb.ZAddXX(ctx, index, redis.Z{Score: next, Member: id}).Err(); err != nil {
+	if err := r.e.rdb.ZAddXX(ctx, index, redis.Z{Score: r.e.nextLook(en.now, rec.untilMs), Member: id}).Err(); err != nil {
 		return err
 	}
 	var st TransferState
@@ -205,14 +224,19 @@ func (r *Recovery) recoverPayment(ctx context.Context, en indexEntry, id, body s
 		return drop()
 	}
 	e.routeParts(ctx, &n)
-	if err := e.rdb.ZAddXX(ctx, index, redis.Z{Score: float64(en.now + e.xferTimeout.Milliseconds()), Member: en.member}).Err(); err != nil {
-		return err
-	}
 	rec, err := e.claim(ctx, n, []byte(body), n.Payer)
 	if err != nil {
 		return err
 	}
-	if rec.outcome == "conflict" || rec.payer != n.Payer {
+	theirs := rec.outcome == "conflict" || rec.payer != n.Payer // the record is another transfer's
+	until := rec.untilMs
+	if theirs {
+		until = 0
+	}
+	if err := e.rdb.ZAddXX(ctx, index, redis.Z{Score: e.nextLook(en.now, until), Member: en.member}).Err(); err != nil {
+		return err
+	}
+	if theirs {
 		if !e.yieldStep(ctx, n, rec, Outcome{Err: redisFailure(id, context.DeadlineExceeded)}) {
 			return errors.New("payer's run not given back yet")
 		}
