@@ -224,19 +224,15 @@ func (r *Recovery) recoverPayment(ctx context.Context, en indexEntry, id, body s
 		return drop()
 	}
 	e.routeParts(ctx, &n)
+	look := e.nextLook(en.now, 0)
+	if err := e.rdb.ZAddXX(ctx, index, redis.Z{Score: look, Member: en.member}).Err(); err != nil {
+		return err
+	}
 	rec, err := e.claim(ctx, n, []byte(body), n.Payer)
 	if err != nil {
 		return err
 	}
-	theirs := rec.outcome == "conflict" || rec.payer != n.Payer // the record is another transfer's
-	until := rec.untilMs
-	if theirs {
-		until = 0
-	}
-	if err := e.rdb.ZAddXX(ctx, index, redis.Z{Score: e.nextLook(en.now, until), Member: en.member}).Err(); err != nil {
-		return err
-	}
-	if theirs {
+	if rec.outcome == "conflict" || rec.payer != n.Payer {
 		if !e.yieldStep(ctx, n, rec, Outcome{Err: redisFailure(id, context.DeadlineExceeded)}) {
 			return errors.New("payer's run not given back yet")
 		}
@@ -244,6 +240,11 @@ func (r *Recovery) recoverPayment(ctx context.Context, en indexEntry, id, body s
 	}
 	if rec.done {
 		return drop()
+	}
+	if later := e.nextLook(en.now, rec.untilMs); later > look { // past its window
+		if err := e.rdb.ZAddXX(ctx, index, redis.Z{Score: later, Member: en.member}).Err(); err != nil {
+			return err
+		}
 	}
 	pinLanes(&n, rec.holders)
 	rec.entry = en.member
