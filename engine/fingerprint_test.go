@@ -94,9 +94,9 @@ func TestBuild_TheRouteIsNotInTheFingerprint(t *testing.T) {
 	assert.Equal(t, c.args, r4.args, "only the route differs")
 }
 
-// rounds is how many rounds a randomized comparison makes of the n it
+// randomRounds is how many rounds a randomized comparison makes of the n it
 // asks for: fewer under the race detector (race_test.go).
-var rounds = func(n int) int { return n }
+var randomRounds = func(n int) int { return n }
 
 // build is free to compute differently, never to answer differently: on
 // random normalized instructions (build takes them as they come, so not
@@ -125,7 +125,7 @@ func TestBuild_ArgsAsTheFirstImplementation(t *testing.T) {
 	}
 	ops := []string{instructions.OpDebit, instructions.OpFreeze, instructions.OpSettle, "", "nope"}
 	e := New(nil, nil)
-	for range rounds(20000) {
+	for range randomRounds(20000) {
 		n := instructions.Normalized{ID: str(), Holder: str(), Counterparty: str(), Memo: str(), Transfer: str()}
 		for range r.IntN(70) {
 			n.Steps = append(n.Steps, instructions.Step{Op: ops[r.IntN(len(ops))], Asset: str(), Units: num(),

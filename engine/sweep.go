@@ -137,9 +137,10 @@ func (s *Sweeper) release(ctx context.Context, due []expired, left map[int]int) 
 	for i, o := range out {
 		d := due[i]
 		switch {
-		case o.Err == nil && !o.Result.Replayed: // a replay: another sweeper released it, and counted it
-			s.released.Add(1)
 		case o.Err == nil:
+			if !o.Result.Replayed { // a replay: another sweeper released it, and counted it
+				s.released.Add(1)
+			}
 		case errors.Is(o.Err, ErrHoldNotFound), errors.Is(o.Err, ErrHolderNotFound):
 			if err := s.dropStale(ctx, d); err != nil {
 				s.w.errs.Add(1)

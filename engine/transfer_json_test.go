@@ -44,7 +44,7 @@ func TestTransferPrint_AsTheFirstImplementation(t *testing.T) {
 		}
 		return string(b)
 	}
-	for range rounds(5000) {
+	for range randomRounds(5000) {
 		var n instructions.NormalizedTransfer
 		for range r.IntN(17) {
 			p := instructions.Normalized{Holder: str()}
