@@ -185,3 +185,32 @@ func TestJSONDoor_AMemoWithALoneSurrogateEscapeIsRefusedByBoth(t *testing.T) {
 	require.NoError(t, err, "a pair is a character")
 	assert.Equal(t, "\U0001F600", in.Memo)
 }
+
+// A null amount is a shape error of its op (INVALID_AMOUNT), and a ttl_ms,
+// expires_ms or lanes written with a fraction or an exponent (1.5, 1e3, 1.0)
+// is refused with its op's shape, through both doors, ahead of the
+// instruction's rules and of later ops. The JSON door judged a null amount
+// after the instruction's rules and the op's own (UNKNOWN_ASSET, "takes no
+// amount"), and such a number over the whole text, at op index -1, before
+// an empty counterparty (INVALID_INSTRUCTION where the engine says
+// INVALID_ID).
+func TestJSONDoor_ANullAmountAndAFractionAreJudgedWithTheirOpsShape(t *testing.T) {
+	needRedis(t)
+	freezeQ := func(ttl string) string {
+		return `{"op":"freeze_points","amount":"1","hold":"q` + ttl[:1] + `","ttl_ms":` + ttl + `}`
+	}
+	advRun(t, []advCase{
+		{"suspend with a null amount", advTop("", `{"op":"suspend","amount":null}`)},
+		{"a memo with a control character and a null amount", advTop(`"memo":"a\u0007b"`, `{"op":"earn_points","amount":null}`)},
+		{"a lower-case asset and a null amount", advTop("", `{"op":"debit","asset":"cny","amount":null}`)},
+		{"an empty counterparty and a ttl_ms with a fraction", advTop(`"counterparty":""`, freezeQ("1.5"))},
+		{"an empty counterparty and a ttl_ms with an exponent", advTop(`"counterparty":""`, freezeQ("1e3"))},
+		{"an id with braces and a ttl_ms of 1.0", advWithID("a{b}", "", freezeQ("1.0"))},
+		{"an unknown field in op 0, a ttl_ms with an exponent in op 1", advTop("", advOps(`{"op":"earn_points","amount":"1","x":1}`, freezeQ("1e3")))},
+		{"a whole ttl_ms in op 0, one with an exponent in op 1", advTop("", advOps(freezeQ("5000"), freezeQ("6E3")))},
+		{"an expires_ms with an exponent in op 1", advTop("", advOps(`{"op":"earn_points","amount":"1"}`, `{"op":"grant_coupon","coupon":"c9","expires_ms":2E12}`))},
+		{"lanes with a fraction in op 2", advTop("", advOps(`{"op":"earn_points","amount":"1"}`, `{"op":"earn_points","amount":"1"}`, `{"op":"set_lanes","lanes":4.0}`))},
+		{"a ttl_ms with a fraction in op 0, a null amount in op 1", advTop("", advOps(freezeQ("2.5"), `{"op":"credit","asset":"CNY","amount":null}`))},
+		{"a null amount in op 0, a ttl_ms with a fraction in op 1", advTop("", advOps(`{"op":"credit","asset":"CNY","amount":null}`, freezeQ("2.5")))},
+	})
+}

@@ -163,6 +163,8 @@ local REFUSED_SUSPENDED = {debit = true, freeze = true, freeze_points = true, lo
 local JSON_OP_KEYS = {op = true, asset = true, amount = true, hold = true, leg = true,
   coupon = true, ttl_ms = true, expires_ms = true, lanes = true}
 local JSON_FIELDS = {"asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms", "lanes"}
+-- The fields that are whole numbers: cjson reads them as doubles, scan sees how they are written.
+local WHOLE_KEYS = {ttl_ms = true, expires_ms = true, lanes = true}
 local JSON_TOP = {id = true, holder = true, counterparty = true, memo = true, ops = true}
 local JSON_TEXT_FIELDS = {"id", "holder", "counterparty", "memo"}
 -- The Go side's numbers and names, in one table (apply is at Lua's limit of 60 upvalues):
@@ -1468,13 +1470,15 @@ end
 -- scan reads a JSON text that cjson has accepted. cjson reads numbers with strtod, so it also
 -- takes hex, '+', leading zeros, '5.', inf and nan, whitespace JSON does not have, and raw
 -- control characters in strings: scan refuses every token outside the strings that is not a
--- literal of JSON (and a ttl_ms, expires_ms or lanes that is not a whole number, which cjson would
--- round) and a raw control character in a string, as the engine's decoder does. It counts the
+-- literal of JSON and a raw control character in a string, as the engine's decoder does. It counts the
 -- keys the text has (the strings followed by a colon): cjson keeps the last of two equal keys;
 -- the engine refuses an instruction whose meaning depends on which one wins, and so does this
--- door. Gives the count, or nil and what is wrong.
+-- door. Gives the count, or nil and what is wrong; and, when a ttl_ms, expires_ms or lanes is
+-- not a whole number as JSON writes one (cjson reads 1e3 and 1.0 as 1000 and 1), the place of
+-- the first such among the keys of those names in the text (1 for the first), and its key:
+-- the engine refuses it with its op's shape (json_whole).
 local function scan(text)
-  local n, i, key = 0, 1, nil
+  local n, i, key, named, frac, frac_key = 0, 1, nil, 0, nil, nil
   while true do
     local s = find(text, '"', i, true) or #text + 1
     local a, b = find(text, '[^ \t\n\r{}%[%],:]+', i)
@@ -1482,16 +1486,16 @@ local function scan(text)
       local t = sub(text, a, b)
       local ok, whole = json_literal(t)
       if not ok then return nil, 'not JSON: ' .. sub(t, 1, 40) end
-      if key and not whole and t ~= 'null' then return nil, key .. ' must be a whole number' end
+      if key and not whole and t ~= 'null' and not frac then frac, frac_key = named, key end
       key = nil
       a, b = find(text, '[^ \t\n\r{}%[%],:]+', b + 1)
     end
-    if s > #text then return n end
+    if s > #text then return n, frac, frac_key end
     local j = s + 1
     -- To the string's closing quote, over escapes (JSON has no raw control character in one).
     while true do
       local q = find(text, '["\\%z\1-\31]', j)
-      if not q then return n end
+      if not q then return n, frac, frac_key end
       local c = byte(text, q)
       if c < 32 then return nil, 'a control character in a string: escape it' end
       if c == 92 then j = q + 2 else j = q; break end
@@ -1501,28 +1505,29 @@ local function scan(text)
       n = n + 1
       key = sub(text, s + 1, j - 1)
       if find(key, '\\', 1, true) then key = cjson.decode('"' .. key .. '"') end
-      if key ~= 'ttl_ms' and key ~= 'expires_ms' and key ~= 'lanes' then key = nil end
+      if WHOLE_KEYS[key] then named = named + 1 else key = nil end
     end
     i = j + 1
   end
 end
 
--- The keys of every object in v, at any depth (cjson bounds the depth): equal to the keys the
--- text has unless one was given twice. Counted at every depth, so that a value that is an
--- object where a string belongs (an amount) gets the code of that field's check, as in the engine.
-local function all_keys(v)
+-- The keys of every object in v, at any depth (cjson bounds the depth), or those of them that
+-- only keeps: with no only, equal to the keys the text has unless one was given twice. Counted
+-- at every depth, so that a value that is an object where a string belongs (an amount) gets the
+-- code of that field's check, as in the engine.
+local function all_keys(v, only)
   local n = 0
   for k, x in pairs(v) do
-    if type(k) == 'string' then n = n + 1 end
-    if type(x) == 'table' then n = n + all_keys(x) end
+    if type(k) == 'string' and (not only or only[k]) then n = n + 1 end
+    if type(x) == 'table' then n = n + all_keys(x, only) end
   end
   return n
 end
 
 -- What the engine's decoder refuses in op o, at index i, before any op is judged further: an op
 -- that is no object, an unknown field, a field null or empty (an empty leg would read as the whole
--- hold; a null amount is a value that is not digits, INVALID_AMOUNT in json_op), a field of the
--- wrong JSON type, an amount that is not a string. nil, or the error reply.
+-- hold), a field of the wrong JSON type, an amount that is not a string (null included:
+-- INVALID_AMOUNT). nil, or the error reply.
 local function json_shape(o, i)
   if not object(o) then return bad('INVALID_INSTRUCTION', i, 'op must be an object') end
   for k in pairs(o) do
@@ -1537,7 +1542,7 @@ local function json_shape(o, i)
       return bad('INVALID_INSTRUCTION', i, f .. ' has the wrong type')
     end
   end
-  if o.amount ~= nil and o.amount ~= cjson.null and type(o.amount) ~= 'string' then
+  if o.amount ~= nil and type(o.amount) ~= 'string' then
     return bad('INVALID_AMOUNT', i, 'amount must be a string of digits, 1 .. 2^53-1 minor units')
   end
 end
@@ -1568,7 +1573,7 @@ local function json_op(o, i, out)
   local amt = '0'
   if o.amount ~= nil then
     -- Leading zeros are taken, as the engine takes them, within its 40 digits.
-    local n = type(o.amount) == 'string' and #o.amount <= 40 and units(match(o.amount, '^0*(.*)$'))
+    local n = #o.amount <= 40 and units(match(o.amount, '^0*(.*)$'))
     if not n then return nil, bad('INVALID_AMOUNT', i, 'amount must be a string of digits, 1 .. 2^53-1 minor units') end
     amt = fmt('%d', n)
   end
@@ -1608,8 +1613,8 @@ local function apply_json(keys, argv)
   local ok, in_ = pcall(cjson.decode, text)
   -- cjson decodes [] as it does {}: the text must open an object.
   if not ok or not object(in_) or not find(text, '^%s*{') then return bad('INVALID_INSTRUCTION', -1, 'not a JSON object') end
-  local nkeys, why = scan(text)
-  if not nkeys then return bad('INVALID_INSTRUCTION', -1, why) end
+  local nkeys, frac, frac_key = scan(text)
+  if not nkeys then return bad('INVALID_INSTRUCTION', -1, frac) end
   if nkeys ~= all_keys(in_) then return bad('INVALID_INSTRUCTION', -1, 'a key given twice') end
   for k in pairs(in_) do
     if not JSON_TOP[k] then return bad('INVALID_INSTRUCTION', -1, 'unknown field "' .. sub(k, 1, 64) .. '"') end
@@ -1631,10 +1636,14 @@ local function apply_json(keys, argv)
   end
   -- In the engine's order: the instruction's shape, every op's shape, then what they say.
   if cp == '' then return bad('INVALID_ID', -1, 'counterparty must match [A-Za-z0-9_.:-]{1,64}') end
+  local named = 0 -- the keys that scan counted for frac, in the ops so far
   for i = 1, nops do
     local reply = json_shape(ops[i], i - 1)
     if reply then return reply end
+    named = named + all_keys(ops[i], WHOLE_KEYS)
+    if frac and frac <= named then return bad('INVALID_INSTRUCTION', i - 1, frac_key .. ' must be a whole number') end
   end
+  if frac then return bad('INVALID_INSTRUCTION', -1, frac_key .. ' must be a whole number') end
   if cp == nil then cp = SHARED.default_counterparty end -- left out; given, an id like the others
   if not valid_id(id) then return bad('INVALID_ID', -1, 'id must match [A-Za-z0-9_.:-]{1,64}') end
   if not valid_id(holder) then return bad('INVALID_ID', -1, 'holder must match [A-Za-z0-9_.:-]{1,64}') end
