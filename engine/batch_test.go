@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -123,4 +124,31 @@ func TestLoad_ChecksVersionAndLoadsEverywhere(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
+}
+
+// A master that does not answer in time fails, in a batch, its own holders'
+// entries only: the entries of the other masters answer their results, as
+// they applied. The batch went as one pipeline of the cluster client, and
+// go-redis sets the error of a pipeline whose context ends on every command
+// of it: every entry was UNAVAILABLE, those applied included.
+func TestApplyBatch_OneMasterPausedFailsOnlyItsOwnEntries(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hundred := func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "100.00") }
+	hs := holdersOnMasters(t, hundred, hundred, hundred)
+	master, err := rdb.MasterForKey(ctx, cluster.Holder(hs[0]))
+	require.NoError(t, err)
+	require.NoError(t, master.Do(ctx, "client", "pause", "600000", "write").Err())
+	t.Cleanup(func() { _ = master.Do(ctx, "client", "unpause").Err() })
+
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	out := eng.ApplyBatch(short, []instructions.Instruction{
+		newIn(hs[0]).Debit("CNY", "1.00"), newIn(hs[1]).Debit("CNY", "1.00"), newIn(hs[2]).Debit("CNY", "1.00")})
+	cancel()
+	assert.ErrorIs(t, out[0].Err, engine.ErrUnavailable, "the paused master's entry")
+	for i, o := range out[1:] {
+		require.NoError(t, o.Err, "entry %d, on a master that answered", i+1)
+		assert.Equal(t, "99.00", o.Result.Balances["CNY"].Available)
+	}
+	require.NoError(t, master.Do(ctx, "client", "unpause").Err())
 }

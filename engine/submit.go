@@ -58,11 +58,7 @@ func (e *Engine) submit(ctx context.Context, reqs []req) []sent {
 		if e.minAcks > 0 {
 			e.sendPerMaster(ctx, reqs, pending, out)
 		} else {
-			pipe := e.rdb.Pipeline()
-			for _, i := range pending {
-				out[i] = sent{cmd: queue(ctx, pipe, reqs[i])}
-			}
-			_, _ = pipe.Exec(ctx) // errors are read per command
+			e.sendApart(ctx, reqs, pending, out)
 		}
 		var again []int
 		for _, i := range pending {
@@ -99,6 +95,40 @@ func failed(ctx context.Context, err error) *redis.Cmd {
 	cmd := redis.NewCmd(ctx)
 	cmd.SetErr(err)
 	return cmd
+}
+
+// sendApart sends reqs[i] for every i of pending: one pipeline of the
+// cluster client per master, the masters at once. When a pipeline's context
+// ends before every answer is in, go-redis sets that error on every command
+// of the pipeline, those already answered too: in one pipeline over every
+// master, a master that does not answer in time would make the calls that
+// ran on the others UNAVAILABLE as well.
+func (e *Engine) sendApart(ctx context.Context, reqs []req, pending []int, out []sent) {
+	send := func(idx []int) {
+		pipe := e.rdb.Pipeline()
+		for _, i := range idx {
+			out[i] = sent{cmd: queue(ctx, pipe, reqs[i])}
+		}
+		_, _ = pipe.Exec(ctx) // errors are read per command
+	}
+	groups := map[string][]int{}
+	var order []string
+	for _, i := range pending {
+		m := e.masterOf(ctx, reqs[i].keys[0])
+		if groups[m] == nil {
+			order = append(order, m)
+		}
+		groups[m] = append(groups[m], i)
+	}
+	if len(order) == 1 { // a group commit's pipeline, a call alone
+		send(pending)
+		return
+	}
+	var wg sync.WaitGroup
+	for _, m := range order {
+		wg.Go(func() { send(groups[m]) })
+	}
+	wg.Wait()
 }
 
 // sendPerMaster sends reqs[i] for every i of pending: one pipeline per
