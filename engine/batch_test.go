@@ -146,6 +146,10 @@ func TestApplyBatch_OneMasterPausedFailsOnlyItsOwnEntries(t *testing.T) {
 		newIn(hs[0]).Debit("CNY", "1.00"), newIn(hs[1]).Debit("CNY", "1.00"), newIn(hs[2]).Debit("CNY", "1.00")})
 	cancel()
 	assert.ErrorIs(t, out[0].Err, engine.ErrUnavailable, "the paused master's entry")
+	var e *engine.Error
+	require.ErrorAs(t, out[0].Err, &e)
+	assert.Equal(t, "Redis did not answer in time: the outcome is unknown; send it again with the same id", e.Message,
+		"what the client reads names no socket and no Go context")
 	for i, o := range out[1:] {
 		require.NoError(t, o.Err, "entry %d, on a master that answered", i+1)
 		assert.Equal(t, "99.00", o.Result.Balances["CNY"].Available)

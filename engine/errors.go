@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"context"
 	"errors"
+	"io"
+	"net"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -60,7 +63,35 @@ func redisFailure(id string, err error) *Error {
 	if errors.As(err, &rerr) && !isTransient(rerr.Error()) {
 		code = instructions.CodeInternal
 	}
-	return &Error{ID: id, Code: code, OpIndex: instructions.NoOp, Message: err.Error(), Err: err}
+	return &Error{ID: id, Code: code, OpIndex: instructions.NoOp, Message: failureText(err), Err: err}
+}
+
+// failureText is what a client reads of err: a server's reply as it came
+// (LOADING, CLUSTERDOWN, ...), the engine's own words as they are, and for
+// a deadline, a cancellation or a connection that failed, what it means to
+// the caller (with the connection's cause: refused, reset), without the
+// sockets and addresses that Go's error names (Err keeps them, for the log).
+func failureText(err error) string {
+	const retry = ": the outcome is unknown; send it again with the same id"
+	var rerr redis.Error
+	var nerr net.Error
+	switch {
+	case errors.As(err, &rerr):
+		return err.Error()
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &nerr) && nerr.Timeout():
+		return "Redis did not answer in time" + retry
+	case errors.Is(err, context.Canceled):
+		return "the call was cancelled before Redis answered" + retry
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return "the connection to Redis was closed" + retry
+	case errors.As(err, &nerr):
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			return "the connection to Redis failed (" + op.Err.Error() + ")" + retry // the cause, not the addresses
+		}
+		return "the connection to Redis failed" + retry
+	}
+	return err.Error()
 }
 
 func isTransient(msg string) bool {

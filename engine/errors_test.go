@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -242,4 +243,18 @@ func TestError_ReadsSayWhatWasRead(t *testing.T) {
 	assert.Equal(t, `INVALID_ID: holder ".." is dots alone, a step of a URL path: give it a letter or digit`, err.Error())
 	_, err = eng.Outcome(context.Background(), "h-1", "a b")
 	assert.Equal(t, `INVALID_ID: instruction id "a b" must match [A-Za-z0-9_.:-]{1,64}`, err.Error())
+}
+
+// A Redis that cannot be reached answers UNAVAILABLE with what it means to
+// the caller, never Go's text of the dial (its sockets and addresses): the
+// daemon's clients read the message; the cause stays in the error's Err.
+func TestApply_RedisUnreachableSaysSoWithoutAddresses(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second})
+	defer c.Close()
+	_, err := engine.New(c, nil).Apply(context.Background(), instructions.New("i1", "u1").Credit("CNY", "1.00"))
+	var e *engine.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, instructions.CodeUnavailable, e.Code)
+	assert.Equal(t, "the connection to Redis failed (connect: connection refused): the outcome is unknown; send it again with the same id", e.Message)
+	assert.ErrorContains(t, e.Err, "127.0.0.1:1", "the cause keeps the address, for the log")
 }

@@ -89,13 +89,21 @@ func (e *Engine) runGrouped(ctx context.Context, calls []call, out []Outcome) {
 	}
 }
 
-// answered waits for g's answer and tells whether it came before ctx ended.
+// answered waits for g's answer and tells whether it came, before ctx
+// ended or by the time that is seen: an answer already in is never dropped
+// for an ended context (a select would pick either at random), so that a
+// caller who waited for another answer first still reads this one.
 func (g *grouped) answered(ctx context.Context) bool {
 	select {
 	case <-g.done:
 		return true
 	case <-ctx.Done():
-		return false
+		select {
+		case <-g.done:
+			return true
+		default:
+			return false
+		}
 	}
 }
 

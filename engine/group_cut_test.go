@@ -23,3 +23,23 @@ func TestSendGroup_CallCutShortIsAnsweredUnavailable(t *testing.T) {
 	assert.ErrorIs(t, g.out.Err, ErrUnavailable)
 	assert.ErrorIs(t, g.out.Err, context.Canceled)
 }
+
+// An answer already in is read even when the caller's context has ended
+// meanwhile: submitSets waits for its sets in order, and one it reads after
+// another that outlived the deadline (a quick payment's claim) has long
+// been answered (the payer's run). A select over both would drop it half
+// the time.
+func TestGrouped_AnAnswerInIsReadAfterTheContextEnded(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	g := &grouped{done: make(chan struct{})}
+	close(g.done)
+	for range 100 {
+		if !g.answered(ctx) {
+			t.Fatal("an answer in was taken for none")
+		}
+	}
+	if (&grouped{done: make(chan struct{})}).answered(ctx) {
+		t.Fatal("no answer, and the context ended: not answered")
+	}
+}

@@ -211,6 +211,14 @@ func (e *Engine) pending(n instructions.NormalizedTransfer, entry string, payer 
 	return req{keys: []string{index}, args: []any{"zadd", index, "nx", due, entry}}
 }
 
+// dueNow makes the entry of quick transfer n, paid by n.Payer, due at once
+// (if it is still there), in the background: recovery takes the payment up
+// at its next pass.
+func (e *Engine) dueNow(n instructions.NormalizedTransfer, entry string) {
+	index := cluster.Transfers(cluster.HolderSlot(n.Parts[n.Payer].Holder))
+	e.background([]req{{keys: []string{index}, args: []any{"zadd", index, "xx", time.Now().UnixMilli(), entry}}})
+}
+
 // entryOf is the index member of a payment's entry: its id, a newline (no
 // id has one, nor a body in compact JSON), its body.
 func entryOf(id string, body []byte) string { return id + "\n" + string(body) }

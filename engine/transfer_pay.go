@@ -405,6 +405,9 @@ func (e *Engine) drivePayment(ctx context.Context, n instructions.NormalizedTran
 		}
 		decided, err := e.recordOf(n.ID, e.submit(ctx, reqs)[0])
 		if err != nil || decided.outcome == "missing" { // missing: lost in a failover; a retry begins it again
+			if status == TransferCommitted {
+				rec.status = TransferCommitted // the payer's run is the commit point: decided, if not done
+			}
 			return stateOf(n.ID, rec), 0
 		}
 		rec = decided
@@ -473,7 +476,17 @@ func (e *Engine) transferQuick(ctx context.Context, n instructions.NormalizedTra
 	rec, reads, first, err := e.beginQuick(ctx, n, body, entry, step)
 	if err != nil {
 		// Whatever the run did, its entry tells recovery (recoverPayment).
-		return TransferState{}, err
+		if first.Err != nil {
+			return TransferState{}, err
+		}
+		// The payer's run applied, the commit point unless the id is another
+		// body's, and the claim did not answer (its record's master slow or
+		// failing over): until the record is written the id reads
+		// TRANSFER_NOT_FOUND. Recovery writes it from the payer's entry, made
+		// due now rather than a transfer timeout from now; the caller hears
+		// pending with the id, as for any transfer not finished in time.
+		e.dueNow(n, entry)
+		return TransferState{ID: n.ID, Status: TransferPending}, nil
 	}
 	rec.entry = entry
 	if rec.done { // a retry of a payment booked: the entry just written goes

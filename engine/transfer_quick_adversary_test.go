@@ -798,3 +798,94 @@ func TestQuickAdversary_ARunWhoseAnswerWasLostGetsTheRecordsTTL(t *testing.T) {
 	assert.Greater(t, rdb.PTTL(ctx, cluster.Tx(hs[0], ids["commit"])).Val(), time.Hour,
 		"the payer's step lives the record's TTL (the default), not the driver's 5 s")
 }
+
+// pauseWrites holds the writes of key's master (CLIENT PAUSE WRITE: reads
+// go on) until the returned function, or the test's end, lets them go.
+func pauseWrites(t *testing.T, key string) (unpause func()) {
+	t.Helper()
+	ctx := context.Background()
+	master, err := rdb.MasterForKey(ctx, key)
+	require.NoError(t, err)
+	require.NoError(t, master.Do(ctx, "client", "pause", "600000", "write").Err())
+	t.Cleanup(func() { _ = master.Do(ctx, "client", "unpause").Err() })
+	return func() { require.NoError(t, master.Do(ctx, "client", "unpause").Err()) }
+}
+
+// A quick payment whose record's master holds its writes while the payer's
+// run applies on its own (the commit point passed, the claim not landed):
+// the call answers pending with the id, not UNAVAILABLE, and the payment's
+// entry in its payer's slot falls due at once, so that recovery writes the
+// record and pays the payee at its next pass once that master is back,
+// not a transfer timeout (here a minute) later.
+func TestQuickAdversary_RecordsMasterHeldWhileThePayerPays(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, tenCNY, nil)
+	tr := paymentOnThirdMaster(t, hs[0], "4.00", hs[1])
+	forgetAllOnCleanup(t, tr.ID, hs...)
+	e := quickEngineWith(t, nil, time.Minute, 0, hs[0], hs[1])
+	before := totals(t, hs...)
+	unpause := pauseWrites(t, cluster.Transfer(tr.ID))
+
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	st, err := e.Transfer(short, tr)
+	cancel()
+	require.NoError(t, err)
+	assert.Equal(t, engine.TransferPending, st.Status)
+	assert.Equal(t, tr.ID, st.ID)
+	assert.Equal(t, "5.00", state(t, hs[0]).Balances["CNY"].Available, "the payer's run applied")
+	index := cluster.Transfers(cluster.HolderSlot(hs[0]))
+	require.Eventually(t, func() bool {
+		for _, z := range rdb.ZRangeWithScores(ctx, index, 0, -1).Val() {
+			if m, _ := z.Member.(string); strings.HasPrefix(m, tr.ID+"\n") {
+				return int64(z.Score) <= time.Now().UnixMilli()
+			}
+		}
+		return false
+	}, 5*time.Second, 10*time.Millisecond, "the payer's entry falls due now")
+
+	unpause()
+	r := engine.NewRecovery(quietRecoveryEngine(), &engine.RecoveryOptions{Logger: quiet})
+	require.NoError(t, r.RecoverSlots(ctx, slotsOf(tr.ID, hs...)...))
+	got, err := eng.GetTransfer(ctx, tr.ID)
+	require.NoError(t, err)
+	assert.Equal(t, engine.TransferCommitted, got.Status)
+	assert.True(t, got.Complete, "one pass of recovery finished it")
+	assert.Equal(t, "5.00", state(t, hs[1]).Balances["CNY"].Available, "the payee paid once")
+	assert.Equal(t, before, totals(t, hs...), "money is conserved")
+	e.Flush()
+}
+
+// A payment whose payee's master holds its writes past the call's deadline
+// after the payer's run applied: the call answers committed and not
+// complete (its commit point passed), not pending; the credit follows
+// through recovery once the master is back.
+func TestQuickAdversary_PayeesMasterHeldAnswersCommittedNotComplete(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	hs := holdersOnMasters(t, tenCNY, nil)
+	for _, quick := range []bool{true, false} {
+		t.Run(map[bool]string{true: "quick", false: "payee read first"}[quick], func(t *testing.T) {
+			tr := paymentOnThirdMaster(t, hs[0], "1.00", hs[1])
+			forgetAllOnCleanup(t, tr.ID, hs...)
+			e := engine.New(rdb, &engine.Options{TransferTimeout: shortTransferTimeout, Logger: quiet})
+			if quick {
+				e = quickEngine(t, nil, hs[0], hs[1])
+			}
+			payer, payee := cnyOf(t, hs[0]), cnyOf(t, hs[1])
+			unpause := pauseWrites(t, cluster.Holder(hs[1]))
+			short, cancel := context.WithTimeout(ctx, time.Second)
+			st, err := e.Transfer(short, tr)
+			cancel()
+			require.NoError(t, err)
+			assert.Equal(t, engine.TransferCommitted, st.Status, "%+v", st)
+			assert.False(t, st.Complete)
+			assert.Equal(t, payer-100, cnyOf(t, hs[0]), "the payer's run applied")
+			unpause()
+			final := recoverEntries(t, tr.ID, hs[0])
+			assert.Equal(t, engine.TransferCommitted, final.Status)
+			assert.Equal(t, payee+100, cnyOf(t, hs[1]), "the payee paid once")
+			e.Flush()
+		})
+	}
+}

@@ -221,6 +221,9 @@ func DecodeStrict(data []byte, v any) *Error {
 		if te != nil { // the value itself, not one of its fields: the message would name a Go type
 			return Errorf(CodeInvalidInstruction, NoOp, "want a JSON object, got %s", clip(te.Value))
 		}
+		if err == io.EOF { // nothing but white space
+			return Errorf(CodeInvalidInstruction, NoOp, "the body is empty: want a JSON object")
+		}
 		return Errorf(CodeInvalidInstruction, NoOp, "malformed JSON: %v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {

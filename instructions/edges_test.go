@@ -18,6 +18,8 @@ func TestDecode_EdgesSayWhatIsWrong(t *testing.T) {
 		code       instructions.Code
 		msg        string
 	}{
+		{"an empty body says so", "", instructions.CodeInvalidInstruction, `the body is empty: want a JSON object`},
+		{"a body of white space says it is empty", " \n\t ", instructions.CodeInvalidInstruction, `the body is empty`},
 		{"a null hold is refused", `{"id":"a","holder":"u","ops":[{"op":"credit","asset":"CNY","amount":"1","hold":null}]}`,
 			instructions.CodeInvalidInstruction, `field "hold" is null: leave it out`},
 		{"a null asset on earn_points is refused", `{"id":"a","holder":"u","ops":[{"op":"earn_points","amount":"1","asset":null}]}`,

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -144,6 +145,11 @@ func writeError(w http.ResponseWriter, err error, read bool) {
 	e := asError(err)
 	if x, ok := w.(*exchange); ok {
 		x.code = e.Code
+	}
+	if e.Code == instructions.CodeUnavailable && e.Err != nil {
+		// The answer says what a lost connection or a deadline means to the
+		// client; what Go said (sockets, addresses) goes to the request log.
+		note(w, slog.String("cause", e.Err.Error()))
 	}
 	writeJSON(w, httpStatus(e.Code, read), errorObject{Error: e})
 }
