@@ -27,6 +27,8 @@ const (
 	CodeInstructionNotFound Code = "INSTRUCTION_NOT_FOUND"
 	CodeIdempotencyConflict Code = "IDEMPOTENCY_CONFLICT"
 	CodePayloadTooLarge     Code = "PAYLOAD_TOO_LARGE"
+	CodeNotFound            Code = "NOT_FOUND"          // the project's addition: no route has the path
+	CodeMethodNotAllowed    Code = "METHOD_NOT_ALLOWED" // the project's addition: the path's routes take other methods
 	CodeRateLimited         Code = "RATE_LIMITED" // the project's addition: a token over its requests or rejections a second
 	CodeHolderExists        Code = "HOLDER_EXISTS"
 	CodeHolderSuspended     Code = "HOLDER_SUSPENDED"
@@ -56,7 +58,7 @@ const CodeLanesChanged Code = "LANES_CHANGED"
 var Codes = []Code{
 	CodeInvalidInstruction, CodeInvalidAmount, CodeInvalidID, CodeUnknownAsset, CodeTooManyOps,
 	CodeUnauthenticated, CodeForbidden, CodeHolderNotFound, CodeTransferNotFound, CodeInstructionNotFound, CodeIdempotencyConflict, CodePayloadTooLarge,
-	CodeRateLimited, CodeHolderExists, CodeHolderSuspended, CodeInsufficientFunds, CodeInsufficientPoints,
+	CodeNotFound, CodeMethodNotAllowed, CodeRateLimited, CodeHolderExists, CodeHolderSuspended, CodeInsufficientFunds, CodeInsufficientPoints,
 	CodeHoldNotFound, CodeHoldExists, CodeHoldExpired, CodeExceedsHold, CodeCouponNotFound,
 	CodeCouponExists, CodeCouponUnavailable, CodeCouponExpired, CodeOverflow,
 	CodeUnavailable, CodeInternal,

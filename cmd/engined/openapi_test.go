@@ -112,8 +112,11 @@ func TestOpenAPI_InstructionsDocumentEveryStatusOfTheTable(t *testing.T) {
 	doc := readOpenAPI(t)
 	want := []string{"200"}
 	for _, row := range statusTable {
-		if row.code == instructions.CodeTransferNotFound || row.code == instructions.CodeInstructionNotFound {
+		switch row.code {
+		case instructions.CodeTransferNotFound, instructions.CodeInstructionNotFound:
 			continue // only a read of a transfer, or of an instruction by id, answers it
+		case instructions.CodeNotFound, instructions.CodeMethodNotAllowed:
+			continue // no route's answer: a path or a method that none takes
 		}
 		if s := strconv.Itoa(row.status); !slices.Contains(want, s) {
 			want = append(want, s)
@@ -140,4 +143,39 @@ func TestOpenAPI_TransfersDocumentTheirStatuses(t *testing.T) {
 		got = append(got, status)
 	}
 	assert.ElementsMatch(t, []string{"200", "400", "401", "403", "404", "429", "500", "503"}, got)
+}
+
+// A path no route has, or a method its routes do not take, is answered with
+// the error object (404 NOT_FOUND, 405 METHOD_NOT_ALLOWED with Allow), and
+// under /v1/ only once the token is checked: without one, 401, so that no
+// caller maps the routes. The mux answered plain text before the token.
+func TestRoutes_UnknownPathsAndMethodsAnswerTheErrorObjectAfterTheToken(t *testing.T) {
+	h := testServer(t).handler()
+	for _, tt := range []struct {
+		method, path, token string
+		status              int
+		code, allow         string
+	}{
+		{http.MethodDelete, "/v1/holders/u1", "", 401, "UNAUTHENTICATED", ""},
+		{http.MethodGet, "/v1/nothing", "", 401, "UNAUTHENTICATED", ""},
+		{http.MethodGet, "/v1/nothing", "wrong", 401, "UNAUTHENTICATED", ""},
+		{http.MethodDelete, "/v1/holders/u1", "t", 405, "METHOD_NOT_ALLOWED", "GET, HEAD"},
+		{http.MethodGet, "/v1/instructions", "t", 405, "METHOD_NOT_ALLOWED", "POST"},
+		{http.MethodPut, "/v1/transfers/x1", "t", 405, "METHOD_NOT_ALLOWED", "GET, HEAD"},
+		{http.MethodGet, "/v1/nothing", "t", 404, "NOT_FOUND", ""},
+		{http.MethodGet, "/v1/holders/u1/", "t", 404, "NOT_FOUND", ""},
+		{http.MethodGet, "/nothing", "", 404, "NOT_FOUND", ""},
+		{http.MethodPost, "/healthz", "", 405, "METHOD_NOT_ALLOWED", "GET, HEAD"},
+	} {
+		r := httptest.NewRequest(tt.method, tt.path, nil)
+		if tt.token != "" {
+			r.Header.Set("Authorization", "Bearer "+tt.token)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		assert.Equal(t, tt.status, w.Code, "%s %s", tt.method, tt.path)
+		assert.Equal(t, "application/json", w.Header().Get("Content-Type"), "%s %s", tt.method, tt.path)
+		assert.Contains(t, w.Body.String(), `"code":"`+tt.code+`"`, "%s %s", tt.method, tt.path)
+		assert.Equal(t, tt.allow, w.Header().Get("Allow"), "%s %s", tt.method, tt.path)
+	}
 }

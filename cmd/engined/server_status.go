@@ -42,6 +42,10 @@ var statusTable = []statusRow{
 	{code: instructions.CodeInstructionNotFound, status: http.StatusNotFound},
 	{code: instructions.CodeIdempotencyConflict, status: http.StatusConflict},
 	{code: instructions.CodePayloadTooLarge, status: http.StatusRequestEntityTooLarge},
+	// The project's additions: a path no route has, a method its routes do
+	// not take (with Allow).
+	{code: instructions.CodeNotFound, status: http.StatusNotFound},
+	{code: instructions.CodeMethodNotAllowed, status: http.StatusMethodNotAllowed},
 	// The project's addition: a token over its requests or remembered
 	// rejections a second (--rate-limit, --rejection-limit).
 	{code: instructions.CodeRateLimited, status: http.StatusTooManyRequests},

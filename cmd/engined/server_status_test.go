@@ -23,6 +23,8 @@ func TestStatus_TableIsTheContracts(t *testing.T) {
 		"INSTRUCTION_NOT_FOUND": 404, // GET /v1/holders/{holder}/instructions/{id}
 		"IDEMPOTENCY_CONFLICT":  409,
 		"PAYLOAD_TOO_LARGE":     413,
+		"NOT_FOUND":             404, // the project's additions: no route has the path,
+		"METHOD_NOT_ALLOWED":    405, // or its routes take other methods
 		"RATE_LIMITED":          429, // the project's addition: a token over its limits
 		"HOLDER_EXISTS":         422, "HOLDER_SUSPENDED": 422, "INSUFFICIENT_FUNDS": 422, "INSUFFICIENT_POINTS": 422,
 		"HOLD_NOT_FOUND": 422, "HOLD_EXISTS": 422, "HOLD_EXPIRED": 422, "EXCEEDS_HOLD": 422,
