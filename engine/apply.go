@@ -54,7 +54,9 @@ func (e *Engine) applyRouted(ctx context.Context, c call) Outcome {
 // ApplyBatch applies many instructions in pipelines, one round trip per
 // master. Each instruction is atomic on its own; the batch is not: the
 // outcomes, in the order of ins, may mix results and errors (the codes of
-// Apply). Entries answered "Function not found" did not run: the library is
+// Apply). A master that does not answer before ctx ends fails its own
+// entries only (UNAVAILABLE); the others answer what they did. Entries
+// answered "Function not found" did not run: the library is
 // loaded on their masters and only those entries are sent again. With
 // Options.MinReplicaAcks, each master's pipeline ends with a WAIT (see there).
 func (e *Engine) ApplyBatch(ctx context.Context, ins []instructions.Instruction) []Outcome {
