@@ -159,11 +159,11 @@ local JSON_OPS = {
 local REFUSED_SUSPENDED = {debit = true, freeze = true, freeze_points = true, lock_coupon = true,
   spend_points = true, redeem_coupon = true, set_lanes = true}
 -- The keys of an op and of an instruction (instructions.Op, instructions.Instruction), an op's
--- fields in the order the engine checks their presence, an instruction's fields that are text.
+-- fields in the order the engine checks their presence, those that are whole numbers (cjson
+-- reads them as doubles: scan sees how they are written), an instruction's fields that are text.
 local JSON_OP_KEYS = {op = true, asset = true, amount = true, hold = true, leg = true,
   coupon = true, ttl_ms = true, expires_ms = true, lanes = true}
 local JSON_FIELDS = {"asset", "amount", "hold", "leg", "coupon", "ttl_ms", "expires_ms", "lanes"}
--- The fields that are whole numbers: cjson reads them as doubles, scan sees how they are written.
 local WHOLE_KEYS = {ttl_ms = true, expires_ms = true, lanes = true}
 local JSON_TOP = {id = true, holder = true, counterparty = true, memo = true, ops = true}
 local JSON_TEXT_FIELDS = {"id", "holder", "counterparty", "memo"}

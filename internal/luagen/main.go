@@ -138,12 +138,14 @@ func ops(b *strings.Builder) {
 	b.WriteString("-- The ops a suspended holder is refused: those that take value out, and set_lanes\n")
 	b.WriteString("-- (OpSpec.RefusedWhenSuspended).\n")
 	fmt.Fprintf(b, "local REFUSED_SUSPENDED = %s\n", set(out, nil))
-	opKeys, _ := jsonKeys(reflect.TypeFor[instructions.Op]())
+	opKeys, _, whole := jsonKeys(reflect.TypeFor[instructions.Op]())
 	b.WriteString("-- The keys of an op and of an instruction (instructions.Op, instructions.Instruction), an op's\n")
-	b.WriteString("-- fields in the order the engine checks their presence, an instruction's fields that are text.\n")
+	b.WriteString("-- fields in the order the engine checks their presence, those that are whole numbers (cjson\n")
+	b.WriteString("-- reads them as doubles: scan sees how they are written), an instruction's fields that are text.\n")
 	fmt.Fprintf(b, "local JSON_OP_KEYS = %s\n", set(opKeys, nil))
 	fmt.Fprintf(b, "local JSON_FIELDS = %s\n", list(slices.DeleteFunc(slices.Clone(opKeys), func(k string) bool { return k == "op" })))
-	top, text := jsonKeys(reflect.TypeFor[instructions.Instruction]())
+	fmt.Fprintf(b, "local WHOLE_KEYS = %s\n", set(whole, nil))
+	top, text, _ := jsonKeys(reflect.TypeFor[instructions.Instruction]())
 	fmt.Fprintf(b, "local JSON_TOP = %s\n", set(top, nil))
 	fmt.Fprintf(b, "local JSON_TEXT_FIELDS = %s\n", list(text))
 	b.WriteString(`-- The Go side's numbers and names, in one table (apply is at Lua's limit of 60 upvalues):
@@ -175,16 +177,23 @@ func ops(b *strings.Builder) {
 
 // jsonKeys gives the JSON keys of struct t's fields, in their order, and
 // those of its fields that are text.
-func jsonKeys(t reflect.Type) (keys, text []string) {
+func jsonKeys(t reflect.Type) (keys, text, whole []string) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		k, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		keys = append(keys, k)
-		if f.Type.Kind() == reflect.String {
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		switch ft.Kind() {
+		case reflect.String:
 			text = append(text, k)
+		case reflect.Int, reflect.Int64:
+			whole = append(whole, k)
 		}
 	}
-	return keys, text
+	return keys, text, whole
 }
 
 // set is a Lua table of names, each mapped to its value in v (true if v is nil).
