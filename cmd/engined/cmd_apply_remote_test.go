@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,9 +50,15 @@ func TestApply_Server(t *testing.T) {
 		body := wantError(t, engined(bin, "apply", "-f", debit, "--server", "http://"+deadAddr(t), "--token", d.token).run(t))
 		assert.Equal(t, "UNAVAILABLE", body.Error.Code)
 	})
-	t.Run("an answer that is not the daemon's is UNAVAILABLE, exit 1", func(t *testing.T) {
-		// The daemon's mux answers a plain-text 404 there, as a proxy's error page would.
+	t.Run("a server URL with a path of no route is the daemon's NOT_FOUND, exit 1", func(t *testing.T) {
 		body := wantError(t, engined(bin, "apply", "-f", debit, "--server", d.url+"/elsewhere", "--token", d.token).run(t))
+		assert.Equal(t, "NOT_FOUND", body.Error.Code)
+		assert.Contains(t, body.Error.Message, "/elsewhere/v1/instructions")
+	})
+	t.Run("an answer that is not the daemon's is UNAVAILABLE, exit 1", func(t *testing.T) {
+		other := httptest.NewServer(http.NotFoundHandler()) // a plain-text 404, as a proxy's error page
+		defer other.Close()
+		body := wantError(t, engined(bin, "apply", "-f", debit, "--server", other.URL, "--token", d.token).run(t))
 		assert.Equal(t, "UNAVAILABLE", body.Error.Code)
 	})
 }

@@ -627,7 +627,7 @@ func TestTransferHTTPAdversary_OddReads(t *testing.T) {
 		{http.MethodGet, "/v1/transfers/a%0Ab", 400, "INVALID_ID", ""},
 		{http.MethodGet, "/v1/transfers/", 404, "", ""},
 		{http.MethodGet, "/v1/transfers/a/b", 404, "", ""},
-		{http.MethodGet, "/v1/transfers/..", 307, "", "/v1"},
+		{http.MethodGet, "/v1/transfers/..", 307, "", "/v1/"},
 		{http.MethodGet, "/v1/transfers//x", 307, "", "/v1/transfers/x"},
 		{http.MethodGet, "/v1/transfers", 405, "", "POST"},
 		{http.MethodPost, "/v1/transfers/x", 405, "", "GET, HEAD"},
