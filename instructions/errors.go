@@ -29,7 +29,7 @@ const (
 	CodePayloadTooLarge     Code = "PAYLOAD_TOO_LARGE"
 	CodeNotFound            Code = "NOT_FOUND"          // the project's addition: no route has the path
 	CodeMethodNotAllowed    Code = "METHOD_NOT_ALLOWED" // the project's addition: the path's routes take other methods
-	CodeRateLimited         Code = "RATE_LIMITED" // the project's addition: a token over its requests or rejections a second
+	CodeRateLimited         Code = "RATE_LIMITED"       // the project's addition: a token over its requests or rejections a second
 	CodeHolderExists        Code = "HOLDER_EXISTS"
 	CodeHolderSuspended     Code = "HOLDER_SUSPENDED"
 	CodeInsufficientFunds   Code = "INSUFFICIENT_FUNDS"
@@ -58,10 +58,11 @@ const CodeLanesChanged Code = "LANES_CHANGED"
 var Codes = []Code{
 	CodeInvalidInstruction, CodeInvalidAmount, CodeInvalidID, CodeUnknownAsset, CodeTooManyOps,
 	CodeUnauthenticated, CodeForbidden, CodeHolderNotFound, CodeTransferNotFound, CodeInstructionNotFound, CodeIdempotencyConflict, CodePayloadTooLarge,
-	CodeNotFound, CodeMethodNotAllowed, CodeRateLimited, CodeHolderExists, CodeHolderSuspended, CodeInsufficientFunds, CodeInsufficientPoints,
+	CodeRateLimited, CodeHolderExists, CodeHolderSuspended, CodeInsufficientFunds, CodeInsufficientPoints,
 	CodeHoldNotFound, CodeHoldExists, CodeHoldExpired, CodeExceedsHold, CodeCouponNotFound,
 	CodeCouponExists, CodeCouponUnavailable, CodeCouponExpired, CodeOverflow,
 	CodeUnavailable, CodeInternal,
+	CodeNotFound, CodeMethodNotAllowed, // added later: last, so that the order above stays
 }
 
 // The codes as errors under the names errors.Is has used from the start:
