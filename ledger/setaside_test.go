@@ -141,3 +141,63 @@ func TestRepair_AsReadOnceTheCauseIsGone(t *testing.T) {
 	_, err = l.Repair(ctx, set[0].ID, nil, "")
 	assert.ErrorIs(t, err, ledger.ErrNotSetAside)
 }
+
+// An event no instruction can write, its digest chained as the library
+// would (an entry added to an outbox by hand), is set aside as malformed:
+// a holder that is no id ("w{9}": rebuild would write it back into Redis
+// under a key of another slot; no read can name it), a memo over 256 bytes.
+// The ledger took both before.
+func TestSink_SetsAsideAHolderThatIsNoIDAndAMemoOverTheContracts(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	holders, evs := workload(t, rand.Uint64(), 2, 10)
+	rechain := func(h string, change func(f map[string]string)) (first map[string]string) {
+		prev := ""
+		for i, e := range evs {
+			if e["holder"] != h {
+				continue
+			}
+			f := maps.Clone(e)
+			change(f)
+			ev, err := stored.ParseEvent(f)
+			require.NoError(t, err)
+			f["digest"] = stored.Digest(prev, ev)
+			prev, evs[i] = f["digest"], f
+			if first == nil {
+				first = f
+			}
+		}
+		return first
+	}
+	noID := "w{9}" + holders[0]
+	rechain(holders[0], func(f map[string]string) { f["holder"] = noID })
+	long := rechain(holders[1], func(f map[string]string) {
+		if f["seq"] == "1" {
+			f["memo"] = strings.Repeat("m", 257)
+		}
+	})
+	require.Equal(t, "1", long["seq"])
+
+	l := openLedger(t)
+	rep, err := l.Apply(ctx, stored.Entries(evs...))
+	require.NoError(t, err)
+	of := func(h string) (n int) {
+		for _, e := range evs {
+			if e["holder"] == h {
+				n++
+			}
+		}
+		return n
+	}
+	assert.Equal(t, of(noID)+1, rep.SetAside, "every event of the holder that is no id, the first of the other")
+	assert.Equal(t, of(holders[1])-1, rep.Parked, "the other's later events wait behind its first")
+	assert.Zero(t, rep.Applied)
+	set, err := l.SetAside(ctx, 10)
+	require.NoError(t, err)
+	reasons := map[string]string{}
+	for _, e := range set {
+		reasons[e.Holder] = e.Reason
+	}
+	assert.Contains(t, reasons[noID], `malformed: event: holder "`+noID+`" is no id`)
+	assert.Contains(t, reasons[holders[1]], "memo of 257 bytes, at most 256")
+}

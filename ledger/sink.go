@@ -8,10 +8,12 @@ import (
 	"math/big"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/atomledger/atomledger/instructions"
 	"github.com/atomledger/atomledger/stored"
 )
 
@@ -130,6 +132,22 @@ func (r *Report) add(o Report) {
 	r.SetAside += o.SetAside
 }
 
+// beyondContract refuses an event that no instruction can write, such as an
+// entry added to an outbox by hand: a holder that is no id but for the
+// lane separator (the engine's, in its lanes' names X#i, which the ledger
+// reads itself), such as one with a brace or a space, which no read could
+// name and rebuild would write back into Redis; or a memo over the
+// contract's bytes, which every read would serve whole.
+func beyondContract(ev stored.Event) error {
+	if !instructions.ValidID(strings.ReplaceAll(ev.Holder, instructions.LaneSeparator, "")) {
+		return fmt.Errorf("event: holder %q is no id", clip(ev.Holder))
+	}
+	if len(ev.Memo) > instructions.MaxMemo {
+		return fmt.Errorf("event %s/%d: memo of %d bytes, at most %d", ev.Holder, ev.Seq, len(ev.Memo), instructions.MaxMemo)
+	}
+	return nil
+}
+
 // applyTx applies a batch in one transaction.
 func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry, parkedLimit int) (Report, error) {
 	var rep Report
@@ -137,6 +155,9 @@ func (l *Ledger) applyTx(ctx context.Context, batch []stored.Entry, parkedLimit 
 	byHolder := map[string][]pending{}
 	for _, e := range batch {
 		ev, err := e.Read()
+		if err == nil {
+			err = beyondContract(ev)
+		}
 		if err != nil {
 			w.addSetAside(e, "malformed: "+err.Error())
 			continue
