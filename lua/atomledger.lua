@@ -1476,7 +1476,7 @@ end
 -- door. Gives the count, or nil and what is wrong; and, when a ttl_ms, expires_ms or lanes is
 -- not a whole number as JSON writes one (cjson reads 1e3 and 1.0 as 1000 and 1), the place of
 -- the first such among the keys of those names in the text (1 for the first), and its key:
--- the engine refuses it with its op's shape (json_whole).
+-- the engine refuses it with its op's shape, and so does apply_json, at the op that holds it.
 local function scan(text)
   local n, i, key, named, frac, frac_key = 0, 1, nil, 0, nil, nil
   while true do
