@@ -136,10 +136,7 @@ func TestApplyBatch_OneMasterPausedFailsOnlyItsOwnEntries(t *testing.T) {
 	ctx := context.Background()
 	hundred := func(in instructions.Instruction) instructions.Instruction { return in.Credit("CNY", "100.00") }
 	hs := holdersOnMasters(t, hundred, hundred, hundred)
-	master, err := rdb.MasterForKey(ctx, cluster.Holder(hs[0]))
-	require.NoError(t, err)
-	require.NoError(t, master.Do(ctx, "client", "pause", "600000", "write").Err())
-	t.Cleanup(func() { _ = master.Do(ctx, "client", "unpause").Err() })
+	unpause := pauseWrites(t, cluster.Holder(hs[0]))
 
 	short, cancel := context.WithTimeout(ctx, time.Second)
 	out := eng.ApplyBatch(short, []instructions.Instruction{
@@ -154,5 +151,5 @@ func TestApplyBatch_OneMasterPausedFailsOnlyItsOwnEntries(t *testing.T) {
 		require.NoError(t, o.Err, "entry %d, on a master that answered", i+1)
 		assert.Equal(t, "99.00", o.Result.Balances["CNY"].Available)
 	}
-	require.NoError(t, master.Do(ctx, "client", "unpause").Err())
+	unpause()
 }
