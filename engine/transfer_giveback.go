@@ -72,7 +72,7 @@ func (e *Engine) giveBack(ctx context.Context, n instructions.NormalizedTransfer
 		rec = e.finishParts(ctx, n, rec, []int{payee}, false)
 		return stateOf(n.ID, rec), rec.done
 	}
-	back := e.giveBackCall(n, n.Parts[payee], rec, giveBackSuffix)
+	back := e.giveBackCall(n, rec, giveBackSuffix)
 	if o := e.runUntilKnown(ctx, []call{back})[0]; o.Err != nil {
 		e.log.Warn("transfer: give a payment back to its payer", "transfer", n.ID, "holder", n.Parts[rec.payer].Holder,
 			"err", o.Err)
@@ -150,11 +150,55 @@ func (e *Engine) fenceCredit(ctx context.Context, n instructions.NormalizedTrans
 }
 
 // giveBackCall is the payer's instruction, its id the transfer's hold and
-// suffix, that gives it back what part p's credits would have added.
-func (e *Engine) giveBackCall(n instructions.NormalizedTransfer, p instructions.Normalized, rec transferRecord, suffix string) call {
+// suffix, that gives it back what it paid: what the payee's part would have
+// added (giveBackSteps).
+func (e *Engine) giveBackCall(n instructions.NormalizedTransfer, rec transferRecord, suffix string) call {
 	hold := n.Hold()
-	c := e.build(instructions.Normalized{ID: hold + suffix, Holder: n.Parts[rec.payer].Holder, Counterparty: hold,
-		Memo: "transfer " + n.ID + ": given back", Transfer: n.ID, Steps: p.Steps})
+	payer := n.Parts[rec.payer]
+	c := e.build(instructions.Normalized{ID: hold + suffix, Holder: payer.Holder, Counterparty: hold,
+		Memo: "transfer " + n.ID + ": given back", Transfer: n.ID, Steps: giveBackSteps(payer, n.Parts[1-rec.payer])})
 	c.args[argTTL] = e.stepTTL(rec)
 	return c
+}
+
+// giveBackSteps undo the payer's ops that took value out, in their order,
+// as far as what the payee's credits come to per asset or points (the
+// payer's part may also receive): a settle's units go back into its hold
+// (restore: to available once that hold has closed), a debit's and a
+// spend_points' come back as a credit and an earn_points. So a payer that
+// only pays is as it was, its orders' holds included.
+func giveBackSteps(payer, payee instructions.Normalized) []instructions.Step {
+	due := map[string]int64{}
+	for _, s := range payee.Steps {
+		due[legOf(s)] += s.Units
+	}
+	var out []instructions.Step
+	for _, s := range payer.Steps {
+		a := legOf(s)
+		n := min(s.Units, due[a])
+		var back instructions.Step
+		switch {
+		case n == 0:
+			continue
+		case s.Op == instructions.OpSettle:
+			back = instructions.Step{Op: instructions.OpRestore, Asset: s.Asset, Units: n, Hold: s.Hold}
+		case s.Op == instructions.OpDebit:
+			back = instructions.Step{Op: instructions.OpCredit, Asset: s.Asset, Units: n}
+		case s.Op == instructions.OpSpendPoints:
+			back = instructions.Step{Op: instructions.OpEarnPoints, Units: n}
+		default: // what the payer receives
+			continue
+		}
+		due[a] -= n
+		out = append(out, back)
+	}
+	return out
+}
+
+// legOf is the asset a transfer's step moves, "points" for points.
+func legOf(s instructions.Step) string {
+	if s.Op == instructions.OpEarnPoints || s.Op == instructions.OpSpendPoints {
+		return instructions.PointsLeg
+	}
+	return s.Asset
 }

@@ -181,3 +181,82 @@ func TestGiveBackAdversary_AResumedGiveBackKeepsThePayeesError(t *testing.T) {
 	assert.Equal(t, before, totals(t, hs...), "money is conserved")
 	assert.Equal(t, payer0, cnyOf(t, hs[0]), "the payer given back once")
 }
+
+// asWas asserts that holder's whole state is was but its seq, moved by
+// runs: a payment charged and given back.
+func asWas(t *testing.T, holder string, was instructions.State, runs int64) {
+	t.Helper()
+	now := state(t, holder)
+	assert.Equal(t, was.Seq+runs, now.Seq, "charged, given back: once each")
+	now.Seq = was.Seq
+	assert.Equal(t, was, now, "the payer as it was, its holds included")
+}
+
+// A payer that settles from its orders' holds is given back into those
+// holds, not to available: its orders stay as they were (transfer_giveback.go
+// giveBackSteps, the restore op). Both give-backs: the quick path's at once
+// (its payee gone since it was seen), and recovery's in the second half of
+// the window (the payee gone after the payer's run).
+func TestGiveBackAdversary_ASettleGoesBackIntoItsHold(t *testing.T) {
+	ctx := context.Background()
+	hs := holdersOnMasters(t, func(in instructions.Instruction) instructions.Instruction {
+		return in.Credit("CNY", "20.00").Freeze("CNY", "10.00", "ord-1", time.Hour).
+			EarnPoints("500").FreezePoints("300", "ord-p")
+	}, nil)
+	payer, payee := hs[0], hs[1]
+
+	t.Run("quick", func(t *testing.T) {
+		e := quickEngine(t, nil, payer, payee)
+		was := state(t, payer)
+		back := hideHolder(t, payee)
+		tr := instructions.Transfer{ID: newID("pay"), Parts: []instructions.Part{
+			part(payer, ops().SettleLeg("ord-1", "CNY", "4.00").SettleLeg("ord-p", "points", "100")),
+			part(payee, ops().Credit("CNY", "4.00").EarnPoints("100")),
+		}}
+		forgetAllOnCleanup(t, tr.ID, payer, payee)
+		st, err := e.Transfer(ctx, tr)
+		require.NoError(t, err)
+		back()
+		require.Equal(t, engine.TransferAborted, st.Status)
+		assert.Equal(t, instructions.CodeHolderNotFound, st.Error.Code)
+		asWas(t, payer, was, 2)
+	})
+	t.Run("recovery", func(t *testing.T) {
+		short := engine.New(rdb, &engine.Options{TransferTimeout: shortTransferTimeout,
+			IdempotencyTTL: 50 * shortTransferTimeout, Logger: quiet})
+		was := state(t, payer)
+		tr := instructions.Transfer{ID: newID("pay"), Parts: []instructions.Part{
+			part(payer, ops().SettleLeg("ord-1", "CNY", "6.00").Debit("CNY", "1.00").SettleLeg("ord-p", "points", "200")),
+			part(payee, ops().Credit("CNY", "7.00").EarnPoints("200")),
+		}}
+		forgetAllOnCleanup(t, tr.ID, payer, payee)
+		require.NoError(t, driverSteps(ctx, short, tr, "begin,commit:0"))
+		back := hideHolder(t, payee)
+		st := recoverWith(t, short, tr.ID)
+		back()
+		require.Equal(t, engine.TransferAborted, st.Status)
+		asWas(t, payer, was, 2)
+	})
+	t.Run("a hold settled whole has closed: to available", func(t *testing.T) {
+		e := quickEngine(t, nil, payer, payee)
+		was := state(t, payer)
+		held := was.Holds["ord-1"].Legs["CNY"]
+		back := hideHolder(t, payee)
+		tr := instructions.Transfer{ID: newID("pay"), Parts: []instructions.Part{
+			part(payer, ops().SettleLeg("ord-1", "CNY", held)),
+			part(payee, ops().Credit("CNY", held)),
+		}}
+		forgetAllOnCleanup(t, tr.ID, payer, payee)
+		st, err := e.Transfer(ctx, tr)
+		require.NoError(t, err)
+		back()
+		require.Equal(t, engine.TransferAborted, st.Status)
+		now := state(t, payer)
+		assert.NotContains(t, now.Holds, "ord-1", "closed by the settle")
+		assert.Equal(t, "0.00", now.Balances["CNY"].Frozen)
+		avail, _ := instructions.ToUnits(was.Balances["CNY"].Available, 2)
+		back1, _ := instructions.ToUnits(held, 2)
+		assert.Equal(t, cny(avail+back1), now.Balances["CNY"].Available)
+		assert.Equal(t, was.Holds["ord-p"], now.Holds["ord-p"])
+	})
+}

@@ -25,6 +25,9 @@ const (
 	OpTake  = "take"  // a leg's units from a hold into the transfer's hold; the hold stays open
 	OpGive  = "give"  // back from the transfer's hold into the original one, or to available
 	OpClose = "close" // at commit, a hold take counted the transfer on: closed once empty and counting no other (Units 1: settled whole, closed)
+	// A one-payer transfer's payer given back what a settle took: from the
+	// counterparty back into the hold while it is open, else to available.
+	OpRestore = "restore"
 )
 
 // DefaultCounterparty is the other side of every movement when an

@@ -137,6 +137,7 @@ var opTable = []OpSpec{
 	{Name: OpTake},
 	{Name: OpGive},
 	{Name: OpClose},
+	{Name: OpRestore},
 }
 
 // RefusedWhenSuspended tells whether a suspended holder is refused the op

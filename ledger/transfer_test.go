@@ -162,3 +162,41 @@ func TestSink_TransferParts(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// A payment settled from an order's hold and given back (its payee gone
+// since it was seen) goes back into the hold: the give-back's restore
+// moves the counterparty's amount to the payer's frozen account, and the
+// ledger agrees with Redis, the transfer's clearing account at zero.
+func TestSink_APaymentGivenBackIntoItsHold(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
+	payer, payee := "gb-payer-"+tag, "gb-payee-"+tag
+	apply(t, []instructions.Instruction{
+		instructions.New("o", payer).Open().Credit("CNY", "50.00").Freeze("CNY", "30.00", "ord-1", time.Hour),
+		instructions.New("o", payee).Open(),
+	})
+	pay := func(id string, ops instructions.Instruction) engine.TransferState {
+		st, err := eng.Transfer(ctx, instructions.Transfer{ID: id, Parts: []instructions.Part{
+			{Holder: payer, Ops: ops.Ops}, {Holder: payee, Ops: instructions.Instruction{}.Credit("CNY", "5.00").Ops}}})
+		require.NoError(t, err)
+		return st
+	}
+	require.Equal(t, engine.TransferCommitted, pay("seen-"+tag, instructions.Instruction{}.Debit("CNY", "5.00")).Status)
+	eng.Flush()
+	gone := cluster.Holder(payee) + ":gone" // the payee gone since it was seen
+	require.NoError(t, rdb.Rename(ctx, cluster.Holder(payee), gone).Err())
+	st := pay("back-"+tag, instructions.Instruction{}.SettleLeg("ord-1", "CNY", "5.00"))
+	require.NoError(t, rdb.Rename(ctx, gone, cluster.Holder(payee)).Err())
+	require.Equal(t, engine.TransferAborted, st.Status, "%+v", st)
+	s, err := eng.State(ctx, payer)
+	require.NoError(t, err)
+	assert.Equal(t, "30.00", s.Holds["ord-1"].Legs["CNY"], "back into the order's hold")
+
+	l := openLedger(t)
+	rep, err := l.Apply(ctx, stored.Entries(outboxEvents(t, []string{payer, payee})...))
+	require.NoError(t, err)
+	require.Equal(t, 6, rep.Applied, "the opens, the first payment's two runs, the charge and its give-back")
+	assert.Equal(t, "0", transferRows(t, l, "back-"+tag)["CNY"].Clearing)
+	requireSameAsRedis(t, l, []string{payer, payee})
+}

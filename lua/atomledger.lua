@@ -19,16 +19,18 @@
 --   engine's own code LANES_CHANGED, the detail the holder's count: after the replay of a
 --   recorded id and after the holder's existence (an unknown holder is HOLDER_NOT_FOUND), before
 --   every other check; nothing is recorded or written, so that the engine routes again.
---   Besides the contract's ops, four serve transfers (the engine sends them, clients cannot):
+--   Besides the contract's ops, five serve transfers (the engine sends them, clients cannot):
 --   check (opens the transfer's hold, empty if nothing else fills it, so that the part's commit
 --   or abort has a hold to consume; with units, checks that a credit of them to the asset or
 --   leg, added to the call's earlier checks of it, would not pass 2^53-1), take (units of a
 --   leg from a hold, checked like a settle, into another hold this instruction creates; the first hold stays open even if
 --   emptied, so that give can restore it), give (units of a leg from a hold back into another
---   hold if that one is open, else to available) and close (counts the transfer off a hold it
+--   hold if that one is open, else to available), close (counts the transfer off a hold it
 --   took from, and closes that hold if it is empty and no other undecided transfer took from it;
 --   with units 1, the part settled the hold whole: what is left in it goes to available and it
---   closes whatever took from it; nothing if the hold is not open).
+--   closes whatever took from it; nothing if the hold is not open) and restore (units of a leg from the
+--   counterparty back into a hold while it is open, else to available: what a one-payer
+--   transfer's payer settled from it, given back).
 --   Reply: {replayed (0 or 1), outcome}, outcome being "ok\n<result json>" ("ok\n" and the
 --   idempotency record's short form of it for a replay, below) or
 --   "err\n<code>\n<op index>\n<detail>"; the detail is the figure that failed the check, in
@@ -136,7 +138,7 @@ local XFER_CLAIM = "claim"
 local XFER_CLAIM_FIELDS = {"fp", "holders", "created_ms", "deadline_ms", "payer", "until_ms", "ttl_ms",
   "body"}
 -- The fields each client op takes: true required, false optional (instructions.Ops). The
--- engine's own ops (check, take, give, close) are not here: clients are refused them.
+-- engine's own ops (check, take, give, close, restore) are not here: clients are refused them.
 local JSON_OPS = {
   open = {lanes = false},
   credit = {asset = true, amount = true},
@@ -590,6 +592,7 @@ local NAMES = {
   give = function(a, h, c) want('h:' .. h); want('h:' .. c); want_leg(a) end,
   close = function(_, h, _, amt) want('h:' .. h); return amt ~= '0' and amt ~= '1' end,
   check = function(a, h) want('h:' .. h); want_leg(a) end,
+  restore = function(a, h) want('h:' .. h); want_leg(a); return a ~= 'points' and not asset_code(a) end,
   set_lanes = function() want('lanes'); want('lanes_hist') end,
 }
 
@@ -958,6 +961,27 @@ function OPS.give(leg, amt, h, origin)
     count_take(w, -1)
   end
   close_if_empty(v)
+end
+-- restore: n of leg a back from the counterparty into hold h while it is open, else to available:
+-- what a one-payer transfer's payer settled from h, given back when the payee cannot take it.
+function OPS.restore(a, amt, h)
+  local n = units(amt)
+  if not n then return 'INVALID_AMOUNT' end
+  local v = hold(h)
+  local to = v.open and 'frozen' or 'avail'
+  if a == 'points' then
+    points()
+    local have = v.open and pf or pa
+    if have + n > MAX then return 'OVERFLOW', 'points:' .. fmt('%d', have) end
+    if v.open then pf = pf + n else pa = pa + n end
+  else
+    asset(a)
+    local have = v.open and frz[a] or bal[a]
+    if have + n > MAX then return 'OVERFLOW', a .. ':' .. fmt('%d', have) end
+    if v.open then frz[a] = frz[a] + n else bal[a] = bal[a] + n end
+  end
+  if v.open then v.legs[a] = (v.legs[a] or 0) + n end
+  move(a, 'cp', to, n, amt)
 end
 -- close: units 1 when the part settled the whole hold, which then closes whatever other
 -- transfers took from it, as a settle of the whole hold by an instruction does: what an aborted

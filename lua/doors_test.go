@@ -117,7 +117,7 @@ func doorCalls(id string) []doorCall {
 var doorEdgeArgs = []string{"", "0", "00", "086400000", "0086400000", "-1", "1e3", "0x10", " 1", "1 ", "+5", "5.",
 	"9007199254740992", "999999999999999", "9999999999999999", "99999999999999999999", "inf", "nan", "x", "{", "a b",
 	"ok\n", "\x00", strings.Repeat("i", 70), "86400000", "1000000", "committed", "begin", "finish", "decide", "read",
-	"settle", "check", "take", "CNY", "points", "o1", "x:t1", "sweep-1", "t1", "rz", "set_lanes", "open", "1", "2", "8", "64", "65"}
+	"settle", "check", "take", "restore", "CNY", "points", "o1", "x:t1", "sweep-1", "t1", "rz", "set_lanes", "open", "1", "2", "8", "64", "65"}
 
 // Edge JSON values a value of the instruction is replaced with.
 var doorEdgeJSON = []string{"0x10", "0X1F", "007", "+5", "5.", "9007199254740990.7", "1e3", "1E3", "-0", "-1", "1.0", "inf",
