@@ -406,10 +406,26 @@ func (e *Engine) applyLanes(ctx context.Context, c call, count int) Outcome {
 		}
 	}
 	o := e.applyGrouped(ctx, c)
-	if o.Err == nil {
+	switch {
+	case o.Err == nil:
 		_, _ = e.readLanes(ctx, c.n.Holder)
+	case opens && status == "" && known(o) && !errors.Is(o.Err, instructions.CodeHolderExists):
+		e.unlist(ctx, c.n.Holder)
 	}
 	return o
+}
+
+// unlist takes holder out of the hot holders' set once lane 0 refused the
+// instruction that opens it: the holder does not exist, and the sweep would
+// fail on it every pass. An open of the same holder that applied meanwhile
+// (lane 0 exists) puts it back.
+func (e *Engine) unlist(ctx context.Context, holder string) {
+	if e.rdb.SRem(ctx, cluster.HotHolders(), holder).Err() != nil {
+		return
+	}
+	if n, err := e.rdb.Exists(ctx, cluster.Holder(holder)).Result(); err != nil || n > 0 {
+		_ = e.rdb.SAdd(ctx, cluster.HotHolders(), holder).Err()
+	}
 }
 
 // waitingNote adds to an INSUFFICIENT_FUNDS or INSUFFICIENT_POINTS of a hot

@@ -199,7 +199,8 @@ func (e *Engine) describe(n instructions.Normalized, idx int, code instructions.
 	}
 	if idx < 0 || idx >= len(n.Steps) {
 		if code == instructions.CodeIdempotencyConflict {
-			return fmt.Sprintf("id %q was used by %s with another body", n.ID, n.Holder)
+			holder, _ := instructions.ParentOf(n.Holder) // a hot holder's lane: its holder, as the client named it
+			return fmt.Sprintf("id %q was used by %s with another body", n.ID, holder)
 		}
 		return detail
 	}

@@ -82,6 +82,14 @@ func (st TransferState) AppendJSON(b []byte) []byte {
 func stateOf(id string, rec transferRecord) TransferState {
 	st := TransferState{ID: id, Status: rec.status, Complete: rec.done, CreatedMs: rec.createdMs,
 		Holders: strings.Split(rec.holders, ",")}
+	if !strings.HasPrefix(id, instructions.HotSweepPrefix) {
+		// The holders as the client named them: the record keeps the lane a
+		// hot payee's credit went to, which no client can name. (A sweep's
+		// parts are lanes of one holder: they keep their names.)
+		for i, h := range st.Holders {
+			st.Holders[i], _ = instructions.ParentOf(h)
+		}
+	}
 	if rec.status == "preparing" {
 		st.Status = TransferPending
 	}

@@ -46,13 +46,23 @@ func (l *Ledger) Lanes(ctx context.Context, holders []string) ([]string, error) 
 const lanesQuery = `SELECT holder FROM ledger.holders WHERE parent = $1`
 
 // lanesOf lists the lanes of holder the ledger has, through the index on
-// parent.
+// parent: none while the ledger lacks the holder itself (lane 0), so that
+// the lanes an open refused after opening them leaves are no holder's (and
+// a hot holder whose lane 0 has no event in yet reads as one on its way).
 func (l *Ledger) lanesOf(ctx context.Context, holder string) ([]string, error) {
 	rows, err := l.pool.Query(ctx, lanesQuery, holder)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	lanes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(lanes) == 0 {
+		return nil, err
+	}
+	var known bool
+	if err := l.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM ledger.holders WHERE holder = $1)", holder).Scan(&known); err != nil || !known {
+		return nil, err
+	}
+	return lanes, nil
 }
 
 // A hot holder's statement is its lanes' histories merged in the feed's

@@ -363,3 +363,27 @@ func TestLanes_AStatementPageReadsEachLaneByItsPrimaryKey(t *testing.T) {
 	assert.Equal(t, []string{"2/1001", "2/1002", "2/1003"}, got)
 	assert.Equal(t, "1200.1100.1003", st.Next)
 }
+
+// TestLanes_LanesWithoutTheirHolderAreNoOnes: an open with lanes that lane
+// 0 refused leaves its lanes opened, and their events reach the ledger; the
+// holder does not exist, so it has neither a statement nor instructions to
+// look up until its lane 0 has an event.
+func TestLanes_LanesWithoutTheirHolderAreNoOnes(t *testing.T) {
+	needServers(t)
+	ctx := context.Background()
+	l := openLedger(t)
+	lane1 := &history{holder: "ghost#1"}
+	writeAll(t, l, []map[string]string{lane1.next("x:lanes-open-2", "external", "", "", `[{"op":"open","units":"2"}]`)})
+	_, err := l.Statement(ctx, "ghost", 0, 10)
+	require.ErrorIs(t, err, instructions.CodeHolderNotFound)
+	_, err = l.Instruction(ctx, "ghost", "x:lanes-open-2")
+	require.ErrorIs(t, err, instructions.CodeInstructionNotFound)
+
+	writeAll(t, l, []map[string]string{(&history{holder: "ghost"}).open()})
+	st, err := l.Statement(ctx, "ghost", 0, 10)
+	require.NoError(t, err)
+	assert.Len(t, st.Events, 2, "lane 0's open and lane 1's")
+	a, err := l.Instruction(ctx, "ghost", "x:lanes-open-2")
+	require.NoError(t, err)
+	assert.Equal(t, 1, a.Lane)
+}

@@ -236,7 +236,8 @@ func reconcileTransfers(ctx context.Context, eng *engine.Engine, led *ledger.Led
 	ahead := map[string]bool{}
 	for _, fd := range rep.Findings {
 		if fd.Kind == KindInFlight {
-			ahead[fd.Holder] = true
+			parent, _ := instructions.ParentOf(fd.Holder) // a transfer names a hot holder, not its lane
+			ahead[fd.Holder], ahead[parent] = true, true
 		}
 	}
 	// Ages are measured on this host's clock against the record's Redis
