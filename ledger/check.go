@@ -67,13 +67,16 @@ func (l *Ledger) AccountDrifts(ctx context.Context, limit int) ([]AccountDrift, 
 	return out, rows.Err()
 }
 
-// RefusedCount counts, per holder, the events the ledger refused: the
-// conflicts, and the events set aside and not resolved yet.
+// RefusedCount counts, per holder, the events the ledger refused as another
+// history than its own: the conflicts, and the events set aside, not
+// resolved yet, whose digest does not chain. An event set aside for a cause
+// that can be mended (malformed, or refused by PostgreSQL) stalls its holder
+// but tells nothing of Redis's history: it is not counted.
 func (l *Ledger) RefusedCount(ctx context.Context) (map[string]int64, error) {
 	rows, err := l.pool.Query(ctx, `SELECT holder, count(*) FROM (
 			SELECT holder FROM ledger.refused
-			UNION ALL SELECT holder FROM ledger.set_aside WHERE resolved_at IS NULL) AS r
-		GROUP BY holder`)
+			UNION ALL SELECT holder FROM ledger.set_aside WHERE resolved_at IS NULL AND starts_with(reason, $1)) AS r
+		GROUP BY holder`, unchained)
 	if err != nil {
 		return nil, fmt.Errorf("ledger refused: %w", err)
 	}

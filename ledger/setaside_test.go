@@ -125,6 +125,9 @@ func TestRepair_AsReadOnceTheCauseIsGone(t *testing.T) {
 	assert.Equal(t, x, set[0].Holder)
 	assert.Equal(t, int64(1), set[0].Seq)
 	assert.Contains(t, set[0].Reason, "SQLSTATE 23514")
+	refused, err := l.RefusedCount(ctx)
+	require.NoError(t, err)
+	assert.NotContains(t, refused, x, "a cause that can be mended: its holder waits, its history is the ledger's")
 
 	_, err = l.Repair(ctx, set[0].ID, nil, "")
 	require.Error(t, err, "the constraint still refuses it")

@@ -242,6 +242,11 @@ func (l *Ledger) count(r Report) {
 // one-key locks of migrations and audits.
 const holderLockClass = 0x61746c68 // "atlh"
 
+// unchained begins the reason of an event set aside because its digest does
+// not chain on its holder's: the mark of a history other than the ledger's
+// (RefusedCount).
+const unchained = "digest does not chain"
+
 // lockHeads locks the holders and reads their heads. FOR UPDATE alone
 // locks only the holders that have a row: two sinks writing a new holder's
 // first events at once (two relays) would not wait for each other, and the
@@ -341,7 +346,7 @@ func (l *Ledger) applyHolder(w *batchWrites, rep *Report, holder string, hd head
 				continue
 			}
 			if got := stored.Digest(hd.digest, ev); got != ev.Digest {
-				w.addSetAside(p.entry, fmt.Sprintf("digest does not chain: sha1(previous %q, event) is %s, the event says %s", hd.digest, got, ev.Digest))
+				w.addSetAside(p.entry, fmt.Sprintf(unchained+": sha1(previous %q, event) is %s, the event says %s", hd.digest, got, ev.Digest))
 				continue
 			}
 			w.apply(&hd, ev)

@@ -263,7 +263,9 @@ func TestRelayAdversary_TwoRelaysAtOnce(t *testing.T) {
 // at its seq with another body (one with a memo that is not UTF-8). None may
 // stall the relay or any holder, none may be applied, the outboxes empty,
 // every holder ends in sync with its events once each, and reconcile reports
-// each poison entry: the malformed ones set aside, the conflicts refused.
+// the malformed ones set aside, none of them as another history (refused):
+// the copies at an applied seq carry that event's digest, by which the ledger
+// judges a copy, and are skipped as duplicates.
 func TestRelayAdversary_PoisonEntries(t *testing.T) {
 	needRedis(t)
 	r := newLedgerRigOf(t, 1)
@@ -321,7 +323,7 @@ func TestRelayAdversary_PoisonEntries(t *testing.T) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		rep = r.run(t)
-		if (rep.InSync == len(all) && len(rep.SetAside) >= 3 && rep.Refused[a] >= 2) || time.Now().After(deadline) {
+		if (rep.InSync == len(all) && len(rep.SetAside) >= 3) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -330,8 +332,7 @@ func TestRelayAdversary_PoisonEntries(t *testing.T) {
 	assert.Equal(t, len(all), rep.InSync, "every holder in sync, the victim too: %+v", rep.Findings)
 	assert.True(t, rep.Drift, "the poison is reported")
 	assert.Zero(t, rep.Parked, "nothing waits behind a poison entry")
-	assert.Equal(t, int64(2), rep.Refused[a], "the two conflicting copies")
-	assert.Zero(t, rep.Refused[b], "an identical copy, wherever it is, is a duplicate")
+	assert.Empty(t, rep.Refused, "events set aside as malformed, and copies carrying an applied event's digest, tell of no other history")
 	var reasons []string
 	for _, sa := range rep.SetAside {
 		reasons = append(reasons, sa.Reason)
