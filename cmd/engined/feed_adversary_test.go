@@ -212,3 +212,27 @@ func TestFeedAdversary_AWebhookStalledBehindAnOpenTransactionShowsItsLag(t *test
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// A webhook whose stored cursor the feed refuses (an operator's typo in the
+// row docs/feed.md has them insert) never delivers: its lag shows it,
+// counted from when delivery first stopped, so that its alert fires.
+func TestFeedAdversary_AWebhookStoppedByItsCursorShowsItsLag(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	rig := newLedgerRig(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	_, err := rig.led.Pool().Exec(ctx, "INSERT INTO ledger.webhooks (url, cursor) VALUES ($1, '745.3.alicee')", srv.URL+"/hook")
+	require.NoError(t, err)
+	env := map[string]string{"ENGINED_PG_DSN": rig.dsn, "ENGINED_WEBHOOKS": srv.URL + "/hook", "ENGINED_WEBHOOK_SECRET": feedAdversarySecret}
+	d := startServe(t, env, "--redis", rig.env["ENGINED_REDIS_ADDRS"])
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v := metric(t, d, "atomledger_webhook_lag_ms") // "" until the ledger is open
+		if lag, err := strconv.ParseFloat(v, 64); err == nil && lag > 0 {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "a webhook stopped by its cursor for 30 s shows lag %q; stderr:\n%s", v, d.stderr)
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -110,11 +110,18 @@ func (w *webhook) run(ctx context.Context) {
 			w.log.Warn("webhook: the ledger did not answer, retrying", "error", err)
 			worker.Sleep(ctx, time.Second)
 		case lease == nil:
-			worker.Sleep(ctx, 10*webhookPoll) // another process delivers it
+			// Another process delivers it, and tells its lag: this one's
+			// would be what it saw when it last held the lease, growing.
+			w.pendingMs.Store(0)
+			worker.Sleep(ctx, 10*webhookPoll)
 		default:
 			err := w.deliver(ctx, lease)
 			lease.Release()
 			if ctx.Err() == nil {
+				// Stopped with events perhaps waiting: the lag counts from
+				// now at least, so that a webhook stopped every time (a
+				// cursor the feed refuses) shows, and its alert fires.
+				w.pendingMs.CompareAndSwap(0, time.Now().UnixMilli())
 				w.log.Warn("webhook: delivery stopped, starting again", "error", err)
 				worker.Sleep(ctx, time.Second)
 			}
