@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sync/atomic"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/atomledger/atomledger/instructions"
@@ -34,16 +33,27 @@ type Ledger struct {
 	}
 }
 
+// errBadDSN is the error of a connection string pgx cannot parse. pgx's
+// own quotes the string, whose password it hides in some spellings only
+// (not "password = x"), and so may the error it wraps (a URL's).
+var errBadDSN = errors.New("the connection string cannot be parsed (not shown: it may hold a password)")
+
+// CheckDSN tells whether dsn is a connection string Open can use, without
+// connecting: a configuration checks it before anything waits for the
+// database.
+func CheckDSN(dsn string) error {
+	if _, err := pgxpool.ParseConfig(dsn); err != nil {
+		return errBadDSN
+	}
+	return nil
+}
+
 // Open connects to the database at dsn and migrates its schema.
 func Open(ctx context.Context, dsn string, opt *Options) (*Ledger, error) {
-	pool, err := pgxpool.New(ctx, dsn)
-	var bad *pgconn.ParseConfigError
-	if errors.As(err, &bad) {
-		// Its text quotes the connection string, whose password pgx hides
-		// in some spellings only (not "password = x"), and so may the error
-		// it wraps (a URL's).
-		return nil, errors.New("open ledger: the connection string cannot be parsed (not shown: it may hold a password)")
+	if err := CheckDSN(dsn); err != nil {
+		return nil, fmt.Errorf("open ledger: %w", err)
 	}
+	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/atomledger/atomledger/engine"
 	"github.com/atomledger/atomledger/instructions"
+	"github.com/atomledger/atomledger/ledger"
 )
 
 // Config is the configuration every command shares: the contract's table of
@@ -121,7 +122,13 @@ var options = []option{
 		set:   func(c *Config, v string) error { c.TokensFile = v; return nil }},
 	{flag: "pg", env: "ENGINED_PG_DSN", arg: "DSN", secret: true,
 		usage: "PostgreSQL connection string of the ledger",
-		set:   func(c *Config, v string) error { c.PGDSN = v; return nil }},
+		set: func(c *Config, v string) error {
+			c.PGDSN = v
+			if v == "" {
+				return nil
+			}
+			return ledger.CheckDSN(v) // a string that cannot be parsed is refused now, not retried for ever
+		}},
 	// Not in the contract's table: the project's addition for cross-holder
 	// transfers, which the contract leaves at "past a timeout".
 	{flag: "transfer-timeout", env: "ENGINED_TRANSFER_TIMEOUT", def: "30s", arg: "DURATION",

@@ -193,6 +193,7 @@ func TestConfig_BadValues(t *testing.T) {
 		{name: "a negative number of replica acknowledgements", args: []string{"--min-replica-acks", "-1"}, want: `--min-replica-acks "-1"`},
 		{name: "replica acknowledgements that are not a number", env: map[string]string{"ENGINED_MIN_REPLICA_ACKS": "one"}, want: "ENGINED_MIN_REPLICA_ACKS (--min-replica-acks)"},
 		{name: "Sentinel and cluster mode at once", args: []string{"--redis-master", "m", "--redis-cluster"}, want: "--redis-master and --redis-cluster"},
+		{name: "a PostgreSQL connection string that cannot be parsed", args: []string{"--pg", "host=127.0.0.1 port=notaport"}, want: "--pg: the connection string cannot be parsed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -238,6 +239,9 @@ func TestConfig_SecretsStayOutOfErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), "ENGINED_TOKENS (--tokens)")
 	assert.NotContains(t, err.Error(), "good-token")
 	assert.NotContains(t, err.Error(), "bad token")
+	_, err = parseConfig(t, map[string]string{"ENGINED_PG_DSN": "postgres://u:hunter2@db:99999999/ledger"})
+	require.ErrorContains(t, err, "ENGINED_PG_DSN (--pg)")
+	assert.NotContains(t, err.Error(), "hunter2")
 }
 
 func TestConfig_EveryBadValueIsReported(t *testing.T) {
