@@ -35,7 +35,7 @@ var ErrRedisAhead = errors.New("redis is ahead of the snapshot")
 // another value was changed outside the script (what reconcile calls a
 // mismatch). Writing repairs it, but only force writes: the operator should
 // see what differs first.
-var ErrStateDiffers = errors.New("redis has the snapshot's seq and digest but other figures")
+var ErrStateDiffers = errors.New("redis has figures its history in the snapshot does not explain (changed outside the engine)")
 
 // ErrInFlight is returned by Restore when events of the holder past the
 // snapshot's seq are on their way to the ledger: still in the holder's

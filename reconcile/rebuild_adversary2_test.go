@@ -249,6 +249,18 @@ func TestRebuildAdversary2_AFieldThatIsNotANumberIsAMismatch(t *testing.T) {
 	assert.NoError(t, err, "--force writes the ledger's figures over a tampered one")
 	assert.Equal(t, 1, res.Rebuilt, "%+v", res)
 	assert.Equal(t, "10000", r.rawHolder(t, h)[stored.PrefixBalance+"CNY"])
+
+	// The seq itself, read as 0: a mismatch too, not the ledger ahead.
+	require.NoError(t, r.rdb.HSet(ctx, cluster.Holder(h), stored.FieldSeq, "1x").Err())
+	rep, err = Run(ctx, r.eng, r.led, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{KindMismatch}, kinds(rep), "%+v", rep.Findings)
+	assert.Contains(t, rep.Findings[0].Difference, `not a number in redis: seq "1x"`)
+	res, err = Rebuild(ctx, r.eng, r.led, []string{h}, false)
+	require.NoError(t, err)
+	require.Len(t, res.Refused, 1, "%+v", res)
+	assert.NotContains(t, res.Refused[0], "seq and digest", "its seq is not the ledger's")
+	assert.Contains(t, res.Refused[0], `not a number in redis: seq "1x"`)
 }
 
 // TestRebuildAdversary2_ALostExpiryIndexEntryIsNotInSync: a holder's open

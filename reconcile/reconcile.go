@@ -345,6 +345,10 @@ func compareState(h string, r *stored.Snapshot, p *stored.Snapshot) (Finding, bo
 		return fd, false
 	case r == nil:
 		fd.Kind = KindMissingInRedis
+	case p != nil && len(r.Unreadable) > 0:
+		// A value written outside the engine (its seq, maybe, read as 0):
+		// the seqs tell nothing, what Redis has is the finding.
+		fd.Kind, fd.Difference = KindMismatch, stored.Differences(r, p, "ledger")
 	case fd.RedisSeq > fd.LedgerSeq:
 		fd.Kind, fd.InFlight = KindInFlight, fd.RedisSeq-fd.LedgerSeq
 	case fd.LedgerSeq > fd.RedisSeq:
