@@ -80,6 +80,12 @@ func runApply(args []string, c cli) int {
 	if err != nil {
 		return f.fail("%v", err)
 	}
+	if len(data) > instructions.MaxPayload {
+		// Read only in part: neither its length nor what it is can be told,
+		// and nothing of it is sent.
+		return printOutcome(c, nil, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
+			"%s is over %d bytes, the most an instruction or a transfer may have", *file, instructions.MaxPayload))
+	}
 
 	// An interrupt cancels the apply like the timeout does: the outcome is
 	// then reported as unknown, not hidden by a dying process.

@@ -128,6 +128,8 @@ func TestApply_Rejections(t *testing.T) {
 		in := instructionJSON("m-6", "u1", `[{"op": "open"}]`) + strings.Repeat(" ", instructions.MaxPayload)
 		body := wantError(t, engined(bin, "apply", "-f", "-").withStdin(in).run(t))
 		assert.Equal(t, "INVALID_INSTRUCTION", body.Error.Code)
+		assert.Equal(t, "- is over 65536 bytes, the most an instruction or a transfer may have", body.Error.Message,
+			"read in part: neither its size nor its kind is known")
 	})
 }
 
