@@ -88,7 +88,10 @@ func parseFeedCursor(s string) (feedCursor, error) {
 	sq, holder, ok2 := strings.Cut(rest, ".")
 	xid, err1 := strconv.ParseUint(x, 10, 64)
 	seq, err2 := strconv.ParseInt(sq, 10, 64)
-	if !ok1 || !ok2 || err1 != nil || err2 != nil || seq < 1 || !validHolder(holder) || !digitsOnly(x) || !digitsOnly(sq) {
+	// The numbers as the feed writes them: no sign, no leading zero (a
+	// cursor spelt another way was never handed out).
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || seq < 1 || !validHolder(holder) ||
+		strconv.FormatUint(xid, 10) != x || strconv.FormatInt(seq, 10) != sq {
 		return feedCursor{}, instructions.Errorf(instructions.CodeInvalidInstruction, instructions.NoOp,
 			"after %q: not a cursor of the feed (give \"\" or an event's cursor, as the feed handed it out)", clip(s))
 	}

@@ -322,7 +322,7 @@ func TestFeed_BadQueries(t *testing.T) {
 	needServers(t)
 	ctx := context.Background()
 	l := openLedger(t)
-	for _, after := range []string{"x", "1.2", "1.0.h", "-1.2.h", "1.2.{h}", "+1.2.h", "1.2."} {
+	for _, after := range []string{"x", "1.2", "1.0.h", "-1.2.h", "1.2.{h}", "+1.2.h", "1.2.", "01.2.h", "1.02.h"} {
 		_, err := l.Feed(ctx, ledger.FeedQuery{After: after})
 		requireCode(t, err, instructions.CodeInvalidInstruction)
 		assert.ErrorContains(t, err, "not a cursor of the feed")
