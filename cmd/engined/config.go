@@ -169,10 +169,10 @@ var options = []option{
 			return err
 		}},
 	{flag: "webhook-secret", env: "ENGINED_WEBHOOK_SECRET", arg: "SECRET", secret: true,
-		usage: "the key of the webhooks' HMAC-SHA256 signatures, at least 16 characters (prefer the environment variable)",
+		usage: "the key of the webhooks' HMAC-SHA256 signatures, at least 16 bytes (prefer the environment variable)",
 		set: func(c *Config, v string) error {
 			if v != "" && len(v) < 16 {
-				return errors.New("want at least 16 characters")
+				return errors.New("want at least 16 bytes")
 			}
 			c.WebhookSecret = v
 			return nil

@@ -219,7 +219,7 @@ func TestConfig_Webhooks(t *testing.T) {
 		want string
 	}{
 		"a webhook without a secret":  {[]string{"--webhook", "https://a.example/"}, "--webhook needs --webhook-secret"},
-		"a short secret":              {[]string{"--webhook-secret", "short"}, "at least 16 characters"},
+		"a short secret":              {[]string{"--webhook-secret", "short"}, "at least 16 bytes"},
 		"a webhook that is not a URL": {[]string{"--webhook", "a.example/hook", "--webhook-secret", secret}, "not an absolute http:// or https:// URL"},
 		"a webhook of another scheme": {[]string{"--webhook", "ftp://user:pw@a.example/", "--webhook-secret", secret}, "not an absolute"},
 	} {
