@@ -61,11 +61,19 @@ func TestSecurityAdversary_ATokenInTheScopesPlaceIsNotQuoted(t *testing.T) {
 // The defect was in: workers.go openLedger logs `"err", err` from ledger.Open as is
 // (and the statement reader through the same function); nothing strips the
 // connection string pgconn.ParseConfigError carries, nor is the DSN checked
-// at start with a static message.
+// at start with a static message. Both are now: a string pgx cannot parse is
+// refused at start (exit 2), and ledger.Open never quotes one.
 func TestSecurityAdversary_ThePGPasswordNeverReachesTheLog(t *testing.T) {
 	needRedis(t)
 	password := newID("pgpw")
-	dsn := "host=127.0.0.1 port=1 user=engined dbname=ledger password = " + password + " sslmode=bogus"
+	// A string pgx cannot parse (its error quotes it): refused at start.
+	bad := engined(buildEngined(t), "serve", "--dev").
+		withEnv("ENGINED_PG_DSN", "host=127.0.0.1 port=1 user=engined dbname=ledger password = "+password+" sslmode=bogus").run(t)
+	assert.Equal(t, exitUsage, bad.code, "stderr: %s", bad.stderr)
+	assert.Contains(t, bad.stderr, "the connection string cannot be parsed")
+	assert.NotContains(t, bad.stderr, password, "the PostgreSQL password is in the refusal")
+	// One it parses, of a server that is not there: retried, logged.
+	dsn := "host=127.0.0.1 port=1 user=engined dbname=ledger password = " + password
 	d := startServe(t, map[string]string{"ENGINED_PG_DSN": dsn})
 	require.Eventually(t, func() bool {
 		return strings.Contains(d.stderr.String(), "ledger unavailable")
