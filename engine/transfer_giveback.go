@@ -73,7 +73,7 @@ func (e *Engine) giveBack(ctx context.Context, n instructions.NormalizedTransfer
 		return stateOf(n.ID, rec), rec.done
 	}
 	back := e.giveBackCall(n, rec, giveBackSuffix)
-	if o := e.runUntilKnown(ctx, []call{back})[0]; o.Err != nil {
+	if o := e.runUntilKnown(ctx, []call{back})[0]; !gaveBack(o) {
 		e.log.Warn("transfer: give a payment back to its payer", "transfer", n.ID, "holder", n.Parts[rec.payer].Holder,
 			"err", o.Err)
 		return stateOf(n.ID, rec), false
@@ -159,6 +159,16 @@ func (e *Engine) giveBackCall(n instructions.NormalizedTransfer, rec transferRec
 		Memo: "transfer " + n.ID + ": given back", Transfer: n.ID, Steps: giveBackSteps(payer, n.Parts[1-rec.payer])})
 	c.args[argTTL] = e.stepTTL(rec)
 	return c
+}
+
+// gaveBack tells whether o, the outcome of a give-back, says the payer has
+// it: applied, now or before, or IDEMPOTENCY_CONFLICT. Its id is the
+// engine's own (x:, which no client may use), so another body under it is
+// the same give-back made by an engine of another version, which wrote its
+// steps otherwise (before restore, a settle came back as a credit): it
+// applied, and must not be sent again.
+func gaveBack(o Outcome) bool {
+	return o.Err == nil || errors.Is(o.Err, instructions.CodeIdempotencyConflict)
 }
 
 // giveBackSteps undo the payer's ops that took value out, in their order,

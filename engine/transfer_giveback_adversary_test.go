@@ -237,6 +237,28 @@ func TestGiveBackAdversary_ASettleGoesBackIntoItsHold(t *testing.T) {
 		require.Equal(t, engine.TransferAborted, st.Status)
 		asWas(t, payer, was, 2)
 	})
+	t.Run("a give-back an engine of another version made is not made again", func(t *testing.T) {
+		// Its steps were written otherwise (a settle given back as a
+		// credit): the same id under another body, IDEMPOTENCY_CONFLICT,
+		// is that give-back, applied.
+		short := engine.New(rdb, &engine.Options{TransferTimeout: shortTransferTimeout,
+			IdempotencyTTL: 50 * shortTransferTimeout, Logger: quiet})
+		tr := instructions.Transfer{ID: newID("pay"), Parts: []instructions.Part{
+			part(payer, ops().SettleLeg("ord-1", "CNY", "1.00")),
+			part(payee, ops().Credit("CNY", "1.00")),
+		}}
+		forgetAllOnCleanup(t, tr.ID, payer, payee)
+		require.NoError(t, driverSteps(ctx, short, tr, "begin,commit:0"))
+		gb := cluster.Tx(payer, instructions.TransferHoldPrefix+tr.ID+":g")
+		require.NoError(t, rdb.Set(ctx, gb, "another-version!1", time.Minute).Err())
+		was := state(t, payer)
+		back := hideHolder(t, payee)
+		st := recoverWith(t, short, tr.ID)
+		back()
+		require.Equal(t, engine.TransferAborted, st.Status)
+		assert.True(t, st.Complete, "given back: done")
+		asWas(t, payer, was, 0)
+	})
 	t.Run("a hold settled whole has closed: to available", func(t *testing.T) {
 		e := quickEngine(t, nil, payer, payee)
 		was := state(t, payer)

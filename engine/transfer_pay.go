@@ -577,7 +577,7 @@ func (e *Engine) yieldStep(ctx context.Context, n instructions.NormalizedTransfe
 func (e *Engine) giveBackRun(ctx context.Context, n instructions.NormalizedTransfer, step call, o Outcome, why string) (ok bool) {
 	mine := transferRecord{payer: n.Payer, ttlMs: e.ttl.Milliseconds()}
 	back := e.giveBackCall(n, mine, giveBackSuffix+strconv.FormatInt(o.Result.Seq, 10))
-	if o := e.runUntilKnown(ctx, []call{back})[0]; o.Err != nil {
+	if o := e.runUntilKnown(ctx, []call{back})[0]; !gaveBack(o) {
 		e.log.Warn("transfer: give back a payer's run "+why, "transfer", n.ID,
 			"holder", n.Parts[n.Payer].Holder, "err", o.Err)
 		return false
