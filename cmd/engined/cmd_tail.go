@@ -35,7 +35,8 @@ the reader of a pipe goes away, tail ends as any filter does (SIGPIPE).
 
 Exit status: 0 at the end of the feed (or once interrupted with --follow),
 1 when the ledger (without --follow) or stdout failed, 2 for a bad
-invocation or a ledger it cannot open.
+invocation (a cursor this ledger never handed out too) or a ledger it
+cannot open.
 
 Flags:
 
@@ -95,7 +96,12 @@ func runTail(args []string, c cli) int {
 		}
 		return nil
 	}, nil)
-	if err != nil && ctx.Err() == nil {
+	var bad *instructions.Error
+	switch {
+	case err == nil || ctx.Err() != nil:
+	case errors.As(err, &bad):
+		return f.fail("%s", bad.Message) // a cursor this ledger never handed out: a bad invocation too
+	default:
 		fmt.Fprintf(c.stderr, "engined tail: %v\n", err)
 		return exitFailed
 	}

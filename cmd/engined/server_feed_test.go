@@ -140,6 +140,10 @@ func TestFeed_ThroughTheDaemonAndTail(t *testing.T) {
 		assert.Equal(t, exitUsage, code)
 		assert.Empty(t, out)
 		assert.Contains(t, errs, `engined tail: after "not-a-cursor": not a cursor of the feed`)
+		code, out, errs = rig.run("tail", "--after", "1.1.never-written")
+		assert.Equal(t, exitUsage, code, "a cursor of no event of this ledger: %s", errs)
+		assert.Empty(t, out)
+		assert.Contains(t, errs, "no event of the ledger has this cursor")
 		for query, code := range map[string]string{"after=1.2": "INVALID_INSTRUCTION", "limit=0": "INVALID_INSTRUCTION",
 			"since=3": "INVALID_INSTRUCTION", "holder=%7Bx%7D": "INVALID_ID", "after=&after=": "INVALID_INSTRUCTION"} {
 			wantErrorAnswer(t, d.do(t, http.MethodGet, "/v1/events?"+query, ""), http.StatusBadRequest, code)
