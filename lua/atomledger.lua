@@ -592,7 +592,7 @@ local NAMES = {
   give = function(a, h, c) want('h:' .. h); want('h:' .. c); want_leg(a) end,
   close = function(_, h, _, amt) want('h:' .. h); return amt ~= '0' and amt ~= '1' end,
   check = function(a, h) want('h:' .. h); want_leg(a) end,
-  restore = function(a, h) want('h:' .. h); want_leg(a); return a ~= 'points' and not asset_code(a) end,
+  restore = function(a, h) want('h:' .. h); want_leg(a); return h == '' or a ~= 'points' and not asset_code(a) end,
   set_lanes = function() want('lanes'); want('lanes_hist') end,
 }
 

@@ -475,3 +475,34 @@ func TestDoors_TransferChecksBeforeItWrites(t *testing.T) {
 	assert.ErrorContains(t, err, "WRONGTYPE")
 	assert.Equal(t, before, dumpAll(t, c), "nothing written")
 }
+
+// The engine's op restore (a payment given back into the hold it was
+// settled from) through the flat door as any client can call it: a leg that
+// is no asset and a hold left empty are malformed, an amount that is no
+// amount or one that would pass 2^53-1 is refused at its op; none writes
+// anything but a rejection's record. The JSON door does not know the op.
+func TestDoors_RestoreRefusesWhatIsNotOneWithoutWriting(t *testing.T) {
+	c := startDoors(t)
+	doorFixture(t, c)
+	ctx := context.Background()
+	for i, tc := range []struct{ leg, units, hold, want string }{
+		{"cny", "100", "o1", "err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments"},
+		{"CNY", "100", "", "err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments"},
+		{"", "100", "o1", "err\nINVALID_INSTRUCTION\n-1\nmalformed function arguments"},
+		{"CNY", "1e3", "o1", "err\nINVALID_AMOUNT\n0\n"},
+		{"CNY", "0", "o1", "err\nINVALID_AMOUNT\n0\n"},
+		{"CNY", "9007199254740991", "o1", "err\nOVERFLOW\n0\nCNY:"},
+	} {
+		id := fmt.Sprintf("r%d", i)
+		before := dumpAll(t, c)
+		v, err := c.FCall(ctx, lua.FuncApply, doorJSONKeys(id), doorHolder, id, testFP, "86400000", "external", "", "", "",
+			"restore", tc.leg, tc.units, tc.hold, "", "0").Slice()
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(v[1].(string), tc.want), "%+v: %q", tc, v[1])
+		after := dumpAll(t, c)
+		delete(after, doorJSONKeys(id)[1]) // a rejection's record, when the op judged it
+		assert.Equal(t, before, after, "%+v: nothing written", tc)
+	}
+	out := jsonOutcome(t, c, doorJSONKeys("rj"), `{"id":"rj","holder":"rz","ops":[{"op":"restore","asset":"CNY","amount":"1","hold":"o1"}]}`)
+	assert.Equal(t, "err\nINVALID_INSTRUCTION\n0\nunknown op", out)
+}
