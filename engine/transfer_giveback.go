@@ -180,11 +180,11 @@ func gaveBack(o Outcome) bool {
 func giveBackSteps(payer, payee instructions.Normalized) []instructions.Step {
 	due := map[string]int64{}
 	for _, s := range payee.Steps {
-		due[legOf(s)] += s.Units
+		due[s.Leg()] += s.Units
 	}
 	var out []instructions.Step
 	for _, s := range payer.Steps {
-		a := legOf(s)
+		a := s.Leg()
 		n := min(s.Units, due[a])
 		var back instructions.Step
 		switch {
@@ -203,12 +203,4 @@ func giveBackSteps(payer, payee instructions.Normalized) []instructions.Step {
 		out = append(out, back)
 	}
 	return out
-}
-
-// legOf is the asset a transfer's step moves, "points" for points.
-func legOf(s instructions.Step) string {
-	if s.Op == instructions.OpEarnPoints || s.Op == instructions.OpSpendPoints {
-		return instructions.PointsLeg
-	}
-	return s.Asset
 }

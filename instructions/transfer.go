@@ -309,10 +309,7 @@ func (t Transfer) normalize(reg *Registry) (NormalizedTransfer, *Error) {
 			case s.Op == OpSettle && s.Units == 0:
 				rest, restAt = &part.Steps[i], [2]int{pi, i}
 			}
-			a := s.Asset
-			if s.Op == OpEarnPoints || s.Op == OpSpendPoints {
-				a = PointsLeg
-			}
+			a := s.Leg()
 			if a == "" { // a settle of a whole hold: its leg is found below
 				pays = true
 				continue

@@ -75,6 +75,14 @@ type Step struct {
 	Rest int8
 }
 
+// Leg is what the step moves: its asset, or PointsLeg for the points ops.
+func (s Step) Leg() string {
+	if s.Op == OpEarnPoints || s.Op == OpSpendPoints {
+		return PointsLeg
+	}
+	return s.Asset
+}
+
 // The kinds of Step.Rest.
 const (
 	RestLeg  int8 = 1 // all that is left of the leg

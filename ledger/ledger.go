@@ -42,18 +42,25 @@ var errBadDSN = errors.New("the connection string cannot be parsed (not shown: i
 // connecting: a configuration checks it before anything waits for the
 // database.
 func CheckDSN(dsn string) error {
-	if _, err := pgxpool.ParseConfig(dsn); err != nil {
-		return errBadDSN
+	_, err := parseDSN(dsn)
+	return err
+}
+
+func parseDSN(dsn string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, errBadDSN
 	}
-	return nil
+	return cfg, nil
 }
 
 // Open connects to the database at dsn and migrates its schema.
 func Open(ctx context.Context, dsn string, opt *Options) (*Ledger, error) {
-	if err := CheckDSN(dsn); err != nil {
+	cfg, err := parseDSN(dsn)
+	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}
-	pool, err := pgxpool.New(ctx, dsn)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}
