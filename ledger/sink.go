@@ -247,15 +247,16 @@ const holderLockClass = 0x61746c68 // "atlh"
 // (RefusedCount).
 const unchained = "digest does not chain"
 
-// lockHeads locks the holders and reads their heads. FOR UPDATE alone
-// locks only the holders that have a row: two sinks writing a new holder's
-// first events at once (two relays) would not wait for each other, and the
-// one with seq 2, not seeing seq 1, would park it while the one with seq 1,
-// having read the parked events before, applied seq 1 alone, leaving seq 2
-// parked until the holder's next event. So each holder is locked first by
-// an advisory lock (in key order: two batches never wait in a cycle) held
-// to the end of the transaction; the heads are then read in a statement of
-// its own, which sees what the sink that held the lock committed.
+// lockHeads locks the holders and reads their heads. Each holder is locked
+// by an advisory lock (in key order: two batches never wait in a cycle) held
+// to the end of the transaction, whether it has a row or not: two sinks
+// writing a new holder's first events at once (two relays) wait for each
+// other, where a row lock would let the one with seq 2, not seeing seq 1,
+// park it while the one with seq 1, having read the parked events before,
+// applied seq 1 alone, leaving seq 2 parked until the holder's next event.
+// The heads are then read in a statement of their own, which sees what the
+// sink that held the lock committed. Nothing but the sink writes a holder's
+// row, so the read takes no row lock (a WAL record per row).
 func lockHeads(ctx context.Context, tx pgx.Tx, holders []string) (heads map[string]head, err error) {
 	// One round trip: the statements run one after the other, the read
 	// taking its snapshot once the locks are held.
@@ -263,7 +264,7 @@ func lockHeads(ctx context.Context, tx pgx.Tx, holders []string) (heads map[stri
 	b.Queue(`SELECT pg_advisory_xact_lock($2, k) FROM (
 			SELECT DISTINCT hashtext(h) AS k FROM unnest($1::text[]) AS u(h)) AS s ORDER BY k`, holders, int32(holderLockClass))
 	b.Queue(`SELECT holder, seq, digest, status, lanes, created_ms, updated_ms FROM ledger.holders
-		WHERE holder = ANY($1) ORDER BY holder FOR UPDATE`, holders)
+		WHERE holder = ANY($1)`, holders)
 	br := tx.SendBatch(ctx, b)
 	defer func() { err = errors.Join(err, br.Close()) }()
 	if _, err := br.Exec(); err != nil {

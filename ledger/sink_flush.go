@@ -50,20 +50,34 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 	// such an account without a row is zero. A holder's own account is in
 	// deltas when an instruction changed it (apply), and keeps its row even
 	// at zero, as Redis keeps its field.
-	var owners, kinds, assets, amounts []string
+	var own, cps accountColumns
 	for _, k := range slices.SortedFunc(maps.Keys(w.deltas), func(a, b acctKey) int {
 		return cmp.Or(strings.Compare(a.owner, b.owner), strings.Compare(a.kind, b.kind), strings.Compare(a.asset, b.asset))
 	}) {
-		if k.kind == stored.SideCP && w.deltas[k].Sign() == 0 {
-			continue
+		switch {
+		case k.kind != stored.SideCP:
+			own.add(k, w.deltas[k].String())
+		case w.deltas[k].Sign() != 0:
+			cps.add(k, w.deltas[k].String())
 		}
-		owners, kinds, assets, amounts = append(owners, k.owner), append(kinds, k.kind), append(assets, k.asset), append(amounts, w.deltas[k].String())
 	}
-	if len(owners) > 0 {
+	if len(own.owners) > 0 {
+		// A holder's own accounts are its events' alone, under the
+		// holder's advisory lock (lockHeads): updated where they have a
+		// row, inserted where not, with no upsert's row lock (a WAL record
+		// per row).
+		b.Queue(`WITH d AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[]) AS d(h, k, a, n)),
+			s AS (UPDATE ledger.accounts t SET amount = t.amount + d.n FROM d
+				WHERE t.holder = d.h AND t.kind = d.k AND t.asset = d.a RETURNING t.holder, t.kind, t.asset)
+			INSERT INTO ledger.accounts (holder, kind, asset, amount)
+			SELECT h, k, a, n FROM d WHERE NOT EXISTS (SELECT FROM s WHERE s.holder = d.h AND s.kind = d.k AND s.asset = d.a)`,
+			own.owners, own.kinds, own.assets, own.amounts)
+	}
+	if len(cps.owners) > 0 {
 		b.Queue(`INSERT INTO ledger.accounts (holder, kind, asset, amount)
 			SELECT h, k, a, n FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[]) WITH ORDINALITY AS u(h, k, a, n, i) ORDER BY i
 			ON CONFLICT (holder, kind, asset) DO UPDATE SET amount = ledger.accounts.amount + EXCLUDED.amount`,
-			owners, kinds, assets, amounts)
+			cps.owners, cps.kinds, cps.assets, cps.amounts)
 	}
 	var transfers, sumAssets, sums []string
 	for _, k := range slices.SortedFunc(maps.Keys(w.clearing), func(a, b clearKey) int {
@@ -84,22 +98,29 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 			WHERE c.transfer = u.t AND c.asset = u.a AND c.clearing = 0`, transfers, sumAssets)
 	}
 	if len(w.heads) > 0 {
-		var hs, digests, statuses []string
-		var seqs, created, updated []int64
-		var lanes []int32
-		// In the order of the holders, as lockHeads locks them: two batches
-		// inserting the same new holders wait for each other, never in a cycle.
+		// Each holder here is under this transaction's advisory lock
+		// (lockHeads) and only the sink writes ledger.holders: a holder
+		// lockHeads read is updated, a new one inserted. An upsert would
+		// lock each row it updates, a WAL record per holder per batch.
+		var add, set headColumns
 		for _, h := range slices.Sorted(maps.Keys(w.heads)) {
-			hd := w.heads[h]
-			hs, digests, statuses = append(hs, h), append(digests, hd.digest), append(statuses, hd.status)
-			seqs, created, updated = append(seqs, hd.seq), append(created, hd.createdMs), append(updated, hd.updatedMs)
-			lanes = append(lanes, int32(max(hd.lanes, 1)))
+			if hd := w.heads[h]; hd.exists {
+				set.add(h, hd)
+			} else {
+				add.add(h, hd)
+			}
 		}
-		b.Queue(`INSERT INTO ledger.holders (holder, seq, digest, status, created_ms, updated_ms, lanes)
-			SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::int[])
-			ON CONFLICT (holder) DO UPDATE SET seq = EXCLUDED.seq, digest = EXCLUDED.digest,
-				status = EXCLUDED.status, updated_ms = EXCLUDED.updated_ms, lanes = EXCLUDED.lanes`,
-			hs, seqs, digests, statuses, created, updated, lanes)
+		if len(add.hs) > 0 {
+			b.Queue(`INSERT INTO ledger.holders (holder, seq, digest, status, created_ms, updated_ms, lanes)
+				SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::int[])`,
+				add.hs, add.seqs, add.digests, add.statuses, add.created, add.updated, add.lanes)
+		}
+		if len(set.hs) > 0 {
+			b.Queue(`UPDATE ledger.holders h SET seq = u.seq, digest = u.digest, status = u.status, updated_ms = u.updated_ms, lanes = u.lanes
+				FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::int[]) AS u(holder, seq, digest, status, updated_ms, lanes)
+				WHERE h.holder = u.holder`,
+				set.hs, set.seqs, set.digests, set.statuses, set.updated, set.lanes)
+		}
 	}
 	if len(w.coupons) > 0 {
 		var hs, cs, states, raws []string
@@ -191,4 +212,24 @@ func joinQuoted(ss []string) string {
 		out += `"` + s + `"` // ids match [A-Za-z0-9_.:-]: nothing to escape
 	}
 	return out
+}
+
+// headColumns are holders' heads as the columns of ledger.holders.
+type headColumns struct {
+	hs, digests, statuses  []string
+	seqs, created, updated []int64
+	lanes                  []int32
+}
+
+func (c *headColumns) add(h string, hd head) {
+	c.hs, c.digests, c.statuses = append(c.hs, h), append(c.digests, hd.digest), append(c.statuses, hd.status)
+	c.seqs, c.created, c.updated = append(c.seqs, hd.seq), append(c.created, hd.createdMs), append(c.updated, hd.updatedMs)
+	c.lanes = append(c.lanes, int32(max(hd.lanes, 1)))
+}
+
+// accountColumns are accounts' changes as the columns of ledger.accounts.
+type accountColumns struct{ owners, kinds, assets, amounts []string }
+
+func (c *accountColumns) add(k acctKey, amount string) {
+	c.owners, c.kinds, c.assets, c.amounts = append(c.owners, k.owner), append(c.kinds, k.kind), append(c.assets, k.asset), append(c.amounts, amount)
 }

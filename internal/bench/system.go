@@ -181,7 +181,7 @@ func startSystem(ctx context.Context, base *env, daemonArgs ...string) (_ *sysRu
 		return nil, stop, err
 	}
 
-	pg, err := pgtest.Start(ctx)
+	pg, err := pgtest.StartDurable(ctx)
 	if err != nil {
 		return nil, stop, skipf("no PostgreSQL: %v", err)
 	}

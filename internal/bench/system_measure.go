@@ -98,6 +98,7 @@ type sysSample struct {
 	redisUsed                       float64 // used_cpu_sys + used_cpu_user, seconds, over the masters
 	cmds                            map[string]cmdStat
 	pgBytes                         int64
+	pgWAL                           int64   // bytes of WAL PostgreSQL has written since it began
 	relayed                         float64 // the daemon's atomledger_relay_events_total
 }
 
@@ -148,6 +149,9 @@ func (r *sysRun) sample(ctx context.Context) (sysSample, error) {
 	if err != nil {
 		return s, fmt.Errorf("ledger size: %w", err)
 	}
+	if err = r.pg.QueryRow(ctx, `SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint`).Scan(&s.pgWAL); err != nil {
+		return s, fmt.Errorf("WAL position: %w", err)
+	}
 	s.relayed, err = r.d.metric(ctx, "atomledger_relay_events_total")
 	return s, err
 }
@@ -158,6 +162,7 @@ func (r *sysRun) costs(p *SystemPhase, a, b sysSample) {
 	p.RedisUsedCPUPer1000 = round((b.redisUsed - a.redisUsed) * 1000 / float64(p.Ops))
 	p.RedisUsecPer1000, p.RedisCallsPerOp = splitCommands(commandDelta(a.cmds, b.cmds), b.redisUsed-a.redisUsed, float64(p.Ops), r.familyOf)
 	p.PGBytesPerOp = round(float64(b.pgBytes-a.pgBytes) / float64(p.Ops))
+	p.PGWALPerOp = round(float64(b.pgWAL-a.pgWAL) / float64(p.Ops))
 	p.EventsPerOp = round((b.relayed - a.relayed) / float64(p.Ops))
 }
 

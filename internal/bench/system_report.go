@@ -46,9 +46,10 @@ type SystemPhase struct {
 	RedisUsedCPUPer1000 float64            `json:"redis_used_cpu_s_per_1000"`
 	RedisUsecPer1000    map[string]float64 `json:"redis_usec_per_1000"`
 	RedisCallsPerOp     map[string]float64 `json:"redis_calls_per_op"`
-	PGBytesPerOp        float64            `json:"pg_bytes_per_op"` // ledger schema, tables with their indexes and TOAST
-	EventsPerOp         float64            `json:"events_per_op"`   // relayed, from the daemon's atomledger_relay_events_total
-	DrainSeconds        float64            `json:"drain_s"`         // from the last answer to empty outboxes
+	PGBytesPerOp        float64            `json:"pg_bytes_per_op"`     // ledger schema, tables with their indexes and TOAST
+	PGWALPerOp          float64            `json:"pg_wal_bytes_per_op"` // WAL written over the window: rows, indexes, cursors, and autovacuum's, a checkpoint's if any
+	EventsPerOp         float64            `json:"events_per_op"`       // relayed, from the daemon's atomledger_relay_events_total
+	DrainSeconds        float64            `json:"drain_s"`             // from the last answer to empty outboxes
 	// RelayLagMaxMs is the highest the daemon's atomledger_relay_lag_ms
 	// (the oldest undelivered event's age, as the relay measured it every
 	// 2 s) read once a second during the load.

@@ -131,7 +131,7 @@ func TestMoneyCheck_HeldPlusLeftIsWhatWasPutIn(t *testing.T) {
 func TestSystemRatiosAndTargets(t *testing.T) {
 	s := System{Phases: []SystemPhase{
 		{Name: phaseDebit, PerSec: 1000, Ops: 10000, DrainSeconds: 0.5, CPUPer1000: ProcCPU{All: 0.1}, RedisUsedCPUPer1000: 0.2, HalfLoad: HalfLoad{P99Ms: 4}},
-		{Name: phaseP2P, PerSec: 700, Ops: 7000, PGBytesPerOp: 4000, RedisUsedCPUPer1000: 0.45, HalfLoad: HalfLoad{P99Ms: 4.5}},
+		{Name: phaseP2P, PerSec: 700, Ops: 7000, PGBytesPerOp: 4000, PGWALPerOp: 1400, RedisUsedCPUPer1000: 0.45, HalfLoad: HalfLoad{P99Ms: 4.5}},
 		{Name: phaseHoldSettle, PerSec: 300, Ops: 3000, HalfLoad: HalfLoad{P99Ms: 5}},
 		{Name: phaseCheckout, PerSec: 800, Ops: 8000, HalfLoad: HalfLoad{P99Ms: 3}},
 		{Name: phaseFloor, PerSec: 4000, Ops: 40000, RedisUsedCPUPer1000: 0.08, HalfLoad: HalfLoad{P99Ms: 19}}, // the floor's is no workload's
@@ -160,6 +160,7 @@ func TestSystemRatiosAndTargets(t *testing.T) {
 	assert.True(t, met["system.debit relay_lag_max_ms under full load"])
 	assert.True(t, met["system.debit cpu_s_per_1000.all"])
 	assert.False(t, met["system.p2p pg_bytes_per_op"])
+	assert.True(t, met["system.p2p pg_wal_bytes_per_op"])
 	assert.True(t, met["system idle cores, daemon + redis"])
 	assert.True(t, met["system.money exact"])
 

@@ -207,7 +207,7 @@ func writeSystemTables(w io.Writer, s System) {
 	t.SetOutputMirror(w)
 	t.SetTitle(fmt.Sprintf("system: %s; %d holders, %d clients, %gs a phase", s.Deployment, s.Holders, s.Clients, s.Seconds))
 	t.AppendHeader(table.Row{"workload", "per s", "p50 ms", "p99 ms", "half load: p99 ms", "CPU s per 1,000: daemon", "redis", "postgres", "client", "all",
-		"cores (all)", "PG bytes/op", "events/op", "relay lag max ms", "drain s", "errors", "money"})
+		"cores (all)", "PG bytes/op", "PG WAL/op", "events/op", "relay lag max ms", "drain s", "errors", "money"})
 	for _, p := range s.Phases {
 		c := p.CPUPer1000
 		money := "exact"
@@ -216,7 +216,7 @@ func writeSystemTables(w io.Writer, s System) {
 		}
 		t.AppendRow(table.Row{p.Name, f(p.PerSec), f(p.P50Ms), f(p.P99Ms), fmt.Sprintf("%s at %s/s, %s cores", f(p.HalfLoad.P99Ms), f(p.HalfLoad.Achieved), f(p.HalfLoad.Cores.All)),
 			f(c.Daemon), f(c.Redis), f(c.Postgres), f(c.Client), f(c.All),
-			f(p.Cores.All), f(p.PGBytesPerOp), f(p.EventsPerOp), f(p.RelayLagMaxMs), f(p.DrainSeconds), f(float64(p.Errors + p.HalfLoad.Errors)), money})
+			f(p.Cores.All), f(p.PGBytesPerOp), f(p.PGWALPerOp), f(p.EventsPerOp), f(p.RelayLagMaxMs), f(p.DrainSeconds), f(float64(p.Errors + p.HalfLoad.Errors)), money})
 	}
 	money := "money exact"
 	if !s.Money.Exact {

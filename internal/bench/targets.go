@@ -130,7 +130,8 @@ func systemTargets(s System) []Target {
 	add("system.debit drain_s: the relay's backlog gone after the phase", "<= 2", debit.DrainSeconds, debit.Ops > 0 && debit.DrainSeconds <= 2, "")
 	add("system.debit cpu_s_per_1000.all", fmt.Sprintf("<= %g (half of %g before)", systemDebitCPUBefore/2, systemDebitCPUBefore),
 		debit.CPUPer1000.All, debit.Ops > 0 && debit.CPUPer1000.All <= systemDebitCPUBefore/2, "")
-	add("system.p2p pg_bytes_per_op", "<= 1500", p2p.PGBytesPerOp, p2p.Ops > 0 && p2p.PGBytesPerOp <= 1500, "")
+	add("system.p2p pg_bytes_per_op", "<= 1500", p2p.PGBytesPerOp, p2p.Ops > 0 && p2p.PGBytesPerOp <= 1500, "the ledger's tables and indexes grown")
+	add("system.p2p pg_wal_bytes_per_op", "<= 1500", p2p.PGWALPerOp, p2p.Ops > 0 && p2p.PGWALPerOp <= 1500, "the WAL written over the phase")
 	idle := s.Idle.Daemon + s.Idle.Redis
 	add("system idle cores, daemon + redis", "<= 0.02", round(idle), s.IdleSeconds > 0 && idle <= 0.02, fmt.Sprintf("over %g s", s.IdleSeconds))
 	exact := 0.0

@@ -41,6 +41,7 @@ type Server struct {
 
 	dir, bin, port string
 	cred           *syscall.Credential
+	durable        bool // PostgreSQL's own fsync, synchronous_commit and full_page_writes
 
 	mu   sync.Mutex
 	proc *exec.Cmd
@@ -83,13 +84,22 @@ func StartForTest(tb TB) *Server {
 }
 
 // Start runs initdb in a new temporary directory and starts the server on a
-// free port, returning once it accepts connections.
-func Start(ctx context.Context) (_ *Server, err error) {
+// free port, returning once it accepts connections. It trades durability
+// for speed (no fsync, no full-page images): a test server holds nothing
+// worth an fsync.
+func Start(ctx context.Context) (*Server, error) { return startServer(ctx, false) }
+
+// StartDurable is Start with PostgreSQL's own durability settings, as a
+// deployment runs it: a benchmark that counts the server's CPU and WAL
+// measures what production would write.
+func StartDurable(ctx context.Context) (*Server, error) { return startServer(ctx, true) }
+
+func startServer(ctx context.Context, durable bool) (_ *Server, err error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{bin: bin, hold: -1}
+	s := &Server{bin: bin, hold: -1, durable: durable}
 	if s.dir, err = os.MkdirTemp("", "atomledger-pg-"); err != nil {
 		return nil, fmt.Errorf("start postgresql: %w", err)
 	}
@@ -197,12 +207,12 @@ func (s *Server) start(ctx context.Context) error {
 		s.mu.Unlock()
 		return errors.New("restart postgresql: still running")
 	}
-	// The settings trade durability for speed: a test server holds nothing
-	// worth an fsync.
-	cmd := s.command(context.Background(), "postgres", "-D", filepath.Join(s.dir, "data"),
-		"-p", s.port, "-k", s.dir, "-c", "listen_addresses=127.0.0.1",
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=200", "-c", "shared_buffers=128MB")
+	args := []string{"-D", filepath.Join(s.dir, "data"), "-p", s.port, "-k", s.dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", "-c", "shared_buffers=128MB"}
+	if !s.durable {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	cmd := s.command(context.Background(), "postgres", args...)
 	logf, err := os.OpenFile(filepath.Join(s.dir, "postgres.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		s.mu.Unlock()
