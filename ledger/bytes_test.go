@@ -147,3 +147,66 @@ func BenchmarkLedgerBytes(b *testing.B) {
 		require.Zero(b, open, "every payment settled: nothing open")
 	})
 }
+
+// BenchmarkLedgerWAL measures the WAL PostgreSQL writes per two-part payment
+// (as BenchmarkLedgerBytes' payments) applied in batches of 50 events, the
+// holders' events taken in turn as a relay reads them, and logs it by WAL
+// record type (pg_walinspect): rows, index entries, row locks, updates.
+// The tests' server writes no full-page images (full_page_writes=off), which
+// a deployment adds after each checkpoint:
+//
+//	go test -run '^$' -bench LedgerWAL -benchtime 1x -v ./ledger/ [-args -bytes.payments=N]
+func BenchmarkLedgerWAL(b *testing.B) {
+	needServers(b)
+	ctx := context.Background()
+	l, err := ledger.Open(ctx, pg.NewDatabase(b), nil)
+	require.NoError(b, err)
+	b.Cleanup(l.Close)
+	names, byHolder := payments(b, rand.Uint64(), 500, *bytesPayments)
+	// Each holder's opening first, then its parts in turn with the others'.
+	var rounds [][]map[string]string
+	for _, h := range names {
+		for k, ev := range byHolder[h] {
+			if k == len(rounds) {
+				rounds = append(rounds, nil)
+			}
+			rounds[k] = append(rounds[k], ev)
+		}
+	}
+	applyAll := func(evs []map[string]string) {
+		for lo := 0; lo < len(evs); lo += 50 {
+			_, err := l.Apply(ctx, stored.Entries(evs[lo:min(lo+50, len(evs))]...))
+			require.NoError(b, err)
+		}
+	}
+	applyAll(rounds[0])
+	lsn := func() (at string) {
+		require.NoError(b, l.Pool().QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&at))
+		return at
+	}
+	from := lsn()
+	for _, r := range rounds[1:] {
+		applyAll(r)
+	}
+	to := lsn()
+	// The server commits without waiting for the WAL's flush; a checkpoint
+	// flushes it up to to, which pg_walinspect reads no further than.
+	_, err = l.Pool().Exec(ctx, "CHECKPOINT; CREATE EXTENSION IF NOT EXISTS pg_walinspect")
+	require.NoError(b, err)
+	rows, err := l.Pool().Query(ctx, `SELECT "resource_manager/record_type", count, record_size + fpi_size
+		FROM pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, true) WHERE count > 0 ORDER BY record_size + fpi_size DESC`, from, to)
+	require.NoError(b, err)
+	var sb strings.Builder
+	var total float64
+	per := float64(*bytesPayments)
+	for rows.Next() {
+		var kind string
+		var n, size int64
+		require.NoError(b, rows.Scan(&kind, &n, &size))
+		total += float64(size)
+		fmt.Fprintf(&sb, "\n  %-28s %6.2f records, %6.1f bytes", kind, float64(n)/per, float64(size)/per)
+	}
+	require.NoError(b, rows.Err())
+	b.Logf("WAL per payment (%d of them), by record type:%s", *bytesPayments, sb.String())
+	b.ReportMetric(total/per, "wal-bytes/payment")
+}
