@@ -40,10 +40,14 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 		}
 	}
 	b := &pgx.Batch{}
-	// Rows another batch may change at once (a counterparty's account, a
-	// transfer's clearing sum, whose parts are other holders' events) are
-	// upserted in key order, the same in every batch, so two batches wait
-	// for each other's row locks without a deadlock.
+	// A holder's own rows (its head, accounts, coupons, holds) change only
+	// by its events, under its advisory lock (lockHeads): each is updated
+	// where it has a row and inserted where not, with no upsert, whose row
+	// lock is a WAL record per row. Rows another batch may change at once
+	// (a counterparty's account, a transfer's clearing sum, whose parts are
+	// other holders' events) are upserted in key order, the same in every
+	// batch, so two batches wait for each other's row locks without a
+	// deadlock.
 	//
 	// A counterparty's or clearing sum the batch leaves as it was (a
 	// transfer whose parts all came in this batch) is not written at all:
@@ -62,10 +66,6 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 		}
 	}
 	if len(own.owners) > 0 {
-		// A holder's own accounts are its events' alone, under the
-		// holder's advisory lock (lockHeads): updated where they have a
-		// row, inserted where not, with no upsert's row lock (a WAL record
-		// per row).
 		b.Queue(`WITH d AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[]) AS d(h, k, a, n)),
 			s AS (UPDATE ledger.accounts t SET amount = t.amount + d.n FROM d
 				WHERE t.holder = d.h AND t.kind = d.k AND t.asset = d.a RETURNING t.holder, t.kind, t.asset)
@@ -98,10 +98,7 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 			WHERE c.transfer = u.t AND c.asset = u.a AND c.clearing = 0`, transfers, sumAssets)
 	}
 	if len(w.heads) > 0 {
-		// Each holder here is under this transaction's advisory lock
-		// (lockHeads) and only the sink writes ledger.holders: a holder
-		// lockHeads read is updated, a new one inserted. An upsert would
-		// lock each row it updates, a WAL record per holder per batch.
+		// lockHeads read the heads that have a row.
 		var add, set headColumns
 		for _, h := range slices.Sorted(maps.Keys(w.heads)) {
 			if hd := w.heads[h]; hd.exists {
@@ -129,9 +126,11 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 			st, exp := stored.ParseCoupon(raw)
 			hs, cs, states, raws, exps = append(hs, k.holder), append(cs, k.name), append(states, st), append(raws, raw), append(exps, exp)
 		}
-		b.Queue(`INSERT INTO ledger.coupons (holder, coupon, state, expires_ms, raw)
-			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
-			ON CONFLICT (holder, coupon) DO UPDATE SET state = EXCLUDED.state, expires_ms = EXCLUDED.expires_ms, raw = EXCLUDED.raw`,
+		b.Queue(`WITH d AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[]) AS d(h, c, st, e, r)),
+			s AS (UPDATE ledger.coupons t SET state = d.st, expires_ms = d.e, raw = d.r FROM d
+				WHERE t.holder = d.h AND t.coupon = d.c RETURNING t.holder, t.coupon)
+			INSERT INTO ledger.coupons (holder, coupon, state, expires_ms, raw)
+			SELECT * FROM d WHERE NOT EXISTS (SELECT FROM s WHERE s.holder = d.h AND s.coupon = d.c)`,
 			hs, cs, states, exps, raws)
 	}
 	var openH, openN, openRaw, openCoupons, closedH, closedN []string
@@ -150,10 +149,11 @@ func (w *batchWrites) flush(ctx context.Context, tx pgx.Tx) error {
 		openCoupons = append(openCoupons, "{"+joinQuoted(cs)+"}")
 	}
 	if len(openH) > 0 {
-		b.Queue(`INSERT INTO ledger.holds (holder, hold, expires_ms, legs, coupons, raw)
-			SELECT h, n, e, l, c::text[], r FROM unnest($1::text[], $2::text[], $3::bigint[], $4::jsonb[], $5::text[], $6::text[]) AS u(h, n, e, l, c, r)
-			ON CONFLICT (holder, hold) DO UPDATE SET expires_ms = EXCLUDED.expires_ms, legs = EXCLUDED.legs,
-				coupons = EXCLUDED.coupons, raw = EXCLUDED.raw`,
+		b.Queue(`WITH d AS (SELECT h, n, e, l, c::text[], r FROM unnest($1::text[], $2::text[], $3::bigint[], $4::jsonb[], $5::text[], $6::text[]) AS d(h, n, e, l, c, r)),
+			s AS (UPDATE ledger.holds t SET expires_ms = d.e, legs = d.l, coupons = d.c, raw = d.r FROM d
+				WHERE t.holder = d.h AND t.hold = d.n RETURNING t.holder, t.hold)
+			INSERT INTO ledger.holds (holder, hold, expires_ms, legs, coupons, raw)
+			SELECT * FROM d WHERE NOT EXISTS (SELECT FROM s WHERE s.holder = d.h AND s.hold = d.n)`,
 			openH, openN, openExp, openLegs, openCoupons, openRaw)
 	}
 	if len(closedH) > 0 {
