@@ -116,22 +116,16 @@ func BenchmarkLedgerBytes(b *testing.B) {
 			require.NoError(b, err)
 		}
 	}
-	newLedger := func() *ledger.Ledger {
-		l, err := ledger.Open(ctx, pg.NewDatabase(b), nil)
-		require.NoError(b, err)
-		b.Cleanup(l.Close)
-		return l
-	}
 	b.Run("instructions", func(b *testing.B) {
 		_, evs := workload(b, rand.Uint64(), 500, *bytesInstructions)
-		l := newLedger()
+		l := openLedger(b)
 		before := relationSizes(b, l)
 		applyAll(l, evs)
 		b.ReportMetric(logGrowth(b, "an instruction", before, relationSizes(b, l), len(evs)), "bytes/instruction")
 	})
 	b.Run("payments", func(b *testing.B) {
 		names, byHolder := payments(b, rand.Uint64(), 500, *bytesPayments)
-		l := newLedger()
+		l := openLedger(b)
 		var opens, parts []map[string]string
 		for _, h := range names {
 			opens = append(opens, byHolder[h][0])
@@ -159,9 +153,7 @@ func BenchmarkLedgerBytes(b *testing.B) {
 func BenchmarkLedgerWAL(b *testing.B) {
 	needServers(b)
 	ctx := context.Background()
-	l, err := ledger.Open(ctx, pg.NewDatabase(b), nil)
-	require.NoError(b, err)
-	b.Cleanup(l.Close)
+	l := openLedger(b)
 	names, byHolder := payments(b, rand.Uint64(), 500, *bytesPayments)
 	// Each holder's opening first, then its parts in turn with the others'.
 	var rounds [][]map[string]string
@@ -191,7 +183,7 @@ func BenchmarkLedgerWAL(b *testing.B) {
 	to := lsn()
 	// The server commits without waiting for the WAL's flush; a checkpoint
 	// flushes it up to to, which pg_walinspect reads no further than.
-	_, err = l.Pool().Exec(ctx, "CHECKPOINT; CREATE EXTENSION IF NOT EXISTS pg_walinspect")
+	_, err := l.Pool().Exec(ctx, "CHECKPOINT; CREATE EXTENSION IF NOT EXISTS pg_walinspect")
 	require.NoError(b, err)
 	rows, err := l.Pool().Query(ctx, `SELECT "resource_manager/record_type", count, record_size + fpi_size
 		FROM pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, true) WHERE count > 0 ORDER BY record_size + fpi_size DESC`, from, to)

@@ -383,9 +383,7 @@ func TestFeed_Plans(t *testing.T) {
 func BenchmarkFeed_Read(b *testing.B) {
 	needServers(b)
 	ctx := context.Background()
-	l, err := ledger.Open(ctx, pg.NewDatabase(b), nil)
-	require.NoError(b, err)
-	b.Cleanup(l.Close)
+	l := openLedger(b)
 	hs := make([]*history, 100)
 	var evs []map[string]string
 	for i := range hs {

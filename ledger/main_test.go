@@ -64,7 +64,7 @@ func needServers(t testing.TB) {
 }
 
 // openLedger opens a ledger on a fresh database.
-func openLedger(t *testing.T) *ledger.Ledger {
+func openLedger(t testing.TB) *ledger.Ledger {
 	t.Helper()
 	l, err := ledger.Open(context.Background(), pg.NewDatabase(t), nil)
 	require.NoError(t, err)
